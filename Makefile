@@ -1,0 +1,28 @@
+# distsgd: `make demo` and `make test` install what is missing, build, and run.
+BUILD ?= build
+BUILD_TYPE ?= Release
+DEMO_OUT ?= runs/demo
+
+.PHONY: setup configure build demo test bench clean
+
+setup:
+	@scripts/setup.sh
+
+configure: setup
+	@test -f $(BUILD)/build.ninja || cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE)
+
+build: configure
+	cmake --build $(BUILD)
+
+demo: build
+	$(BUILD)/distsgd train --model lenet5 --dataset fashion-mnist --epochs 1 --batch-size 64 --lr 0.05 \
+		--seed 1 --out $(DEMO_OUT)
+
+test: build
+	cd $(BUILD) && ctest --output-on-failure --timeout 900
+
+bench: build
+	bench/throughput.sh
+
+clean:
+	rm -rf $(BUILD)

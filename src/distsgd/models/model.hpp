@@ -1,0 +1,49 @@
+// A trainable network, whatever it was built from: a C++ module of the registry or a TorchScript file.
+#pragma once
+#include <ATen/core/Tensor.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace distsgd::models {
+
+// What the dataset dictates about the model.
+struct InputSpec {
+  int64_t channels = 1, height = 28, width = 28, classes = 10;
+};
+
+struct ModelOptions {
+  std::string name = "lenet5";  // a registry name (see model_names()) or a path to a TorchScript .pt file
+  int64_t mlp_width = 2048;     // hidden width of mlp
+  int64_t mlp_hidden_layers = 2;
+  bool batch_norm = true;  // vgg: with BatchNorm (torchvision's vgg*_bn); false gives the original vgg*
+};
+
+class Model {
+ public:
+  virtual ~Model() = default;
+  // Logits [B, classes] for a float batch [B, C, H, W].
+  virtual at::Tensor forward(const at::Tensor& input) = 0;
+  // Trainable tensors in registration order (the order of the flat buffer), with their dotted names.
+  virtual std::vector<at::Tensor> parameters() = 0;
+  virtual std::vector<std::string> parameter_names() = 0;
+  // Non-trainable state that is part of the model (BatchNorm running statistics); may be empty.
+  virtual std::vector<at::Tensor> buffers() = 0;
+  virtual void set_training(bool training) = 0;
+  virtual std::string name() const = 0;
+};
+
+// Valid registry names.
+std::vector<std::string> model_names();
+
+// Builds a model with freshly initialized weights (drawn from torch's global generator: seed it first so
+// that every worker starts from the same weights). Throws distsgd::Error listing the valid names for an
+// unknown name, or naming the file when a TorchScript file is missing or unreadable.
+std::unique_ptr<Model> make_model(const ModelOptions& options, const InputSpec& input);
+
+// Number of trainable scalars.
+int64_t count_parameters(Model& model);
+
+}  // namespace distsgd::models

@@ -1,0 +1,3 @@
+// Precompiled for every target: torch is the one heavy header set.
+#pragma once
+#include <torch/torch.h>
