@@ -1,0 +1,91 @@
+#include "distsgd/core/config.hpp"
+
+#include "distsgd/core/error.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+
+namespace distsgd {
+
+std::vector<std::string> algorithm_names() { return {"sgd"}; }
+
+namespace {
+std::string joined(const std::vector<std::string>& names) {
+  std::string s;
+  for (const auto& n : names) s += (s.empty() ? "" : ", ") + n;
+  return s;
+}
+}  // namespace
+
+void validate(const TrainConfig& c) {
+  require(c.batch_size > 0, "--batch-size must be positive (got " + std::to_string(c.batch_size) + ")");
+  require(c.lr >= 0, "--lr must not be negative");
+  require(c.momentum >= 0 && c.momentum < 1, "--momentum must be in [0, 1)");
+  require(c.weight_decay >= 0, "--weight-decay must not be negative");
+  require(c.lr_scaling == "none" || c.lr_scaling == "linear",
+          "--lr-scaling must be 'none' or 'linear' (got '" + c.lr_scaling + "')");
+  require(c.warmup_epochs >= 0, "--warmup-epochs must not be negative");
+  require(std::is_sorted(c.lr_decay_epochs.begin(), c.lr_decay_epochs.end()),
+          "--lr-decay-epochs must be given in increasing order");
+  require(c.lr_decay_factor > 0 && c.lr_decay_factor <= 1, "--lr-decay-factor must be in (0, 1]");
+  require(c.epochs > 0, "--epochs must be positive");
+  require(c.time_budget >= 0, "--time-budget must not be negative");
+  require(c.target_accuracy >= 0 && c.target_accuracy <= 1, "--target-accuracy must be in [0, 1]");
+  require(c.max_steps >= 0, "--max-steps must not be negative");
+  require(c.threads >= 0, "--threads must not be negative");
+  require(c.prefetch >= 0, "--prefetch must not be negative");
+  require(c.eval_batch_size > 0, "--eval-batch-size must be positive");
+  require(c.workers >= 1, "--workers must be at least 1");
+  require(c.servers >= 0, "--servers must not be negative");
+  require(c.checkpoint_every_steps >= 0, "--checkpoint-every-steps must not be negative");
+  require(c.mlp_width > 0 && c.mlp_hidden_layers >= 0, "--mlp-width must be positive");
+  const auto algos = algorithm_names();
+  require(std::find(algos.begin(), algos.end(), c.algorithm) != algos.end(),
+          "unknown algorithm '" + c.algorithm + "'; valid: " + joined(algos));
+  require(c.algorithm != "sgd" || c.workers == 1,
+          "--algo sgd is single-process training: use --workers 1 (distributed algorithms are not built yet)");
+  require(c.algorithm != "sgd" || c.servers == 0, "--algo sgd takes no --servers");
+  require(!c.overwrite || c.resume.empty(), "--overwrite and --resume exclude each other");
+}
+
+nlohmann::json to_json(const TrainConfig& c) {
+  return {
+      {"model", c.model},
+      {"mlp_width", c.mlp_width},
+      {"mlp_hidden_layers", c.mlp_hidden_layers},
+      {"batch_norm", c.batch_norm},
+      {"dataset", c.dataset},
+      {"data_dir", c.data_dir},
+      {"synthetic_shape", c.synthetic_shape},
+      {"synthetic_classes", c.synthetic_classes},
+      {"synthetic_train_size", c.synthetic_train_size},
+      {"synthetic_test_size", c.synthetic_test_size},
+      {"batch_size", c.batch_size},
+      {"global_batch", c.global_batch()},
+      {"lr", c.lr},
+      {"momentum", c.momentum},
+      {"weight_decay", c.weight_decay},
+      {"lr_scaling", c.lr_scaling},
+      {"warmup_epochs", c.warmup_epochs},
+      {"lr_decay_epochs", c.lr_decay_epochs},
+      {"lr_decay_factor", c.lr_decay_factor},
+      {"epochs", c.epochs},
+      {"time_budget", c.time_budget},
+      {"target_accuracy", c.target_accuracy},
+      {"max_steps", c.max_steps},
+      {"seed", c.seed},
+      {"threads", c.threads},
+      {"prefetch", c.prefetch},
+      {"eval_batch_size", c.eval_batch_size},
+      {"algorithm", c.algorithm},
+      {"workers", c.workers},
+      {"servers", c.servers},
+      {"out", c.out},
+      {"resume", c.resume},
+      {"checkpoint_each_epoch", c.checkpoint_each_epoch},
+      {"checkpoint_every_steps", c.checkpoint_every_steps},
+  };
+}
+
+}  // namespace distsgd

@@ -1,0 +1,70 @@
+// Every knob of a training run, with validation. The command line fills it; config.json records it.
+#pragma once
+#include <nlohmann/json_fwd.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace distsgd {
+
+struct TrainConfig {
+  // Model and data.
+  std::string model = "lenet5";  // registry name or TorchScript .pt path
+  int64_t mlp_width = 2048;
+  int64_t mlp_hidden_layers = 2;
+  bool batch_norm = true;
+  std::string dataset = "fashion-mnist";
+  std::string data_dir;                         // empty: the dataset's default directory
+  std::vector<int64_t> synthetic_shape{1, 28, 28};  // C, H, W
+  int64_t synthetic_classes = 10;
+  int64_t synthetic_train_size = 4096;
+  int64_t synthetic_test_size = 512;
+
+  // Optimization (Goyal et al. recipe).
+  int64_t batch_size = 64;  // per worker
+  double lr = 0.05;
+  double momentum = 0.9;
+  double weight_decay = 1e-4;
+  std::string lr_scaling = "none";  // none | linear (lr * global_batch / 256)
+  double warmup_epochs = 0;
+  std::vector<double> lr_decay_epochs;
+  double lr_decay_factor = 0.1;
+
+  // When to stop: whichever comes first. 0 means "no limit" for all but epochs.
+  int64_t epochs = 1;
+  double time_budget = 0;      // seconds of wall time
+  double target_accuracy = 0;  // stop after the evaluation that reaches it
+  int64_t max_steps = 0;       // iterations per worker
+
+  // Execution.
+  uint64_t seed = 1;
+  int64_t threads = 0;  // intra-op threads per process; 0: cores / processes
+  int64_t prefetch = 4;
+  int64_t eval_batch_size = 1000;
+  double progress_seconds = 5;  // progress line interval on stderr
+
+  // Distribution.
+  std::string algorithm = "sgd";
+  int64_t workers = 1;
+  int64_t servers = 0;
+
+  // Output and checkpoints.
+  std::string out;  // run directory; empty: runs/<model>-<dataset>-<time>
+  bool overwrite = false;
+  std::string resume;  // run directory (or checkpoint file) to continue from
+  bool checkpoint_each_epoch = true;
+  int64_t checkpoint_every_steps = 0;  // 0: only at epoch ends
+
+  int64_t global_batch() const { return batch_size * workers; }
+};
+
+// Algorithm names the engine knows (more arrive with the distributed runtime).
+std::vector<std::string> algorithm_names();
+
+// Throws distsgd::Error naming the first invalid value or impossible combination.
+void validate(const TrainConfig& config);
+
+nlohmann::json to_json(const TrainConfig& config);
+
+}  // namespace distsgd

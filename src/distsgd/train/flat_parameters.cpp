@@ -1,0 +1,31 @@
+#include "distsgd/train/flat_parameters.hpp"
+
+#include "distsgd/models/model.hpp"
+
+#include <torch/torch.h>
+
+namespace distsgd::train {
+
+FlatParameters::FlatParameters(models::Model& model) {
+  auto parameters = model.parameters();
+  auto names = model.parameter_names();
+  int64_t total = 0;
+  for (size_t i = 0; i < parameters.size(); ++i) {
+    slots_.push_back({names.at(i), total, parameters[i].numel()});
+    total += parameters[i].numel();
+  }
+  params_ = torch::empty({total}, torch::kFloat32);
+  grads_ = torch::zeros({total}, torch::kFloat32);
+  torch::NoGradGuard no_grad;
+  for (size_t i = 0; i < parameters.size(); ++i) {
+    auto& p = parameters[i];
+    const auto& slot = slots_[i];
+    auto param_view = params_.narrow(0, slot.offset, slot.numel).view(p.sizes());
+    param_view.copy_(p);
+    p.set_data(param_view);
+    // A defined gradient is accumulated into in place, so backward writes straight into grads_.
+    p.mutable_grad() = grads_.narrow(0, slot.offset, slot.numel).view(p.sizes());
+  }
+}
+
+}  // namespace distsgd::train

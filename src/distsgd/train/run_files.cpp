@@ -1,0 +1,52 @@
+#include "distsgd/train/run_files.hpp"
+
+#include "distsgd/core/error.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+
+namespace distsgd::train {
+namespace fs = std::filesystem;
+
+void write_json_atomically(const std::string& path, const nlohmann::json& value) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp);
+    require(static_cast<bool>(out), "cannot write " + tmp);
+    out << value.dump(2) << '\n';
+    require(static_cast<bool>(out), "cannot write " + tmp + " (disk full?)");
+  }
+  fs::rename(tmp, path);
+}
+
+RunFiles::RunFiles(const std::string& dir, bool overwrite, bool resume) : dir_(dir) {
+  const fs::path metrics = fs::path(dir) / "metrics.jsonl";
+  if (fs::exists(metrics) && !resume) {
+    require(overwrite, "run directory " + dir +
+                           " already holds a run; choose another --out, continue it with --resume " + dir +
+                           ", or replace it with --overwrite");
+    for (const char* name : {"metrics.jsonl", "summary.json", "config.json", "checkpoint.pt", "trace.json"}) {
+      fs::remove(fs::path(dir) / name);
+    }
+  }
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  require(!ec, "cannot create run directory " + dir + ": " + ec.message());
+  metrics_.open(metrics, std::ios::app);
+  require(static_cast<bool>(metrics_), "cannot write " + metrics.string());
+}
+
+void RunFiles::write_config(const nlohmann::json& config) const {
+  write_json_atomically((fs::path(dir_) / "config.json").string(), config);
+}
+
+void RunFiles::append_metrics(const nlohmann::json& record) {
+  metrics_ << record.dump() << '\n' << std::flush;
+}
+
+void RunFiles::write_summary(const nlohmann::json& summary) const {
+  write_json_atomically((fs::path(dir_) / "summary.json").string(), summary);
+}
+
+}  // namespace distsgd::train

@@ -1,0 +1,31 @@
+// The files of a run directory: config.json, metrics.jsonl (one record per evaluation), summary.json.
+// JSON files are written atomically; metrics.jsonl is appended and flushed record by record, so a crash loses
+// nothing already evaluated.
+#pragma once
+#include <nlohmann/json_fwd.hpp>
+
+#include <fstream>
+#include <string>
+
+namespace distsgd::train {
+
+class RunFiles {
+ public:
+  // Creates the directory. Refuses a directory that already holds a run unless `overwrite` (start afresh) or
+  // `resume` (append to its metrics).
+  RunFiles(const std::string& dir, bool overwrite, bool resume);
+
+  const std::string& dir() const { return dir_; }
+  void write_config(const nlohmann::json& config) const;
+  void append_metrics(const nlohmann::json& record);
+  void write_summary(const nlohmann::json& summary) const;
+
+ private:
+  std::string dir_;
+  std::ofstream metrics_;
+};
+
+// Writes JSON to path via a temporary file and a rename.
+void write_json_atomically(const std::string& path, const nlohmann::json& value);
+
+}  // namespace distsgd::train

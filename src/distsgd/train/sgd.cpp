@@ -1,0 +1,23 @@
+#include "distsgd/train/sgd.hpp"
+
+#include <torch/torch.h>
+
+namespace distsgd::train {
+
+MomentumSgd::MomentumSgd(int64_t numel, double momentum, double weight_decay)
+    : velocity_(torch::zeros({numel}, torch::kFloat32)), momentum_(momentum), weight_decay_(weight_decay) {}
+
+void MomentumSgd::step(at::Tensor params, at::Tensor grads, double lr, int64_t offset) {
+  torch::NoGradGuard no_grad;
+  if (weight_decay_ != 0) grads.add_(params, weight_decay_);
+  if (momentum_ != 0) {
+    // v starts at zero, so the first step gives v = d, as PyTorch's buffer initialization does.
+    auto v = velocity_.narrow(0, offset, params.numel());
+    v.mul_(momentum_).add_(grads);
+    params.add_(v, -lr);
+  } else {
+    params.add_(grads, -lr);
+  }
+}
+
+}  // namespace distsgd::train
