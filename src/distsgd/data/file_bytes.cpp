@@ -39,11 +39,13 @@ std::vector<uint8_t> inflate_gzip(const std::string& path, const std::vector<uin
   std::unique_ptr<z_stream, int (*)(z_stream*)> guard(&stream, &inflateEnd);
 
   std::vector<uint8_t> out;
-  // The gzip trailer holds the uncompressed size mod 2^32: a good first guess for the buffer.
+  // The gzip trailer holds the uncompressed size mod 2^32: a good first guess for the buffer, trusted only up to
+  // deflate's maximum ratio (~1032:1) so that a corrupt trailer cannot make us allocate gigabytes.
   size_t guess = compressed.size() * 4;
   if (compressed.size() >= 4) {
     const uint8_t* t = compressed.data() + compressed.size() - 4;
-    guess = std::max<size_t>(guess, uint32_t(t[0]) | uint32_t(t[1]) << 8 | uint32_t(t[2]) << 16 | uint32_t(t[3]) << 24);
+    const size_t trailer = uint32_t(t[0]) | uint32_t(t[1]) << 8 | uint32_t(t[2]) << 16 | uint32_t(t[3]) << 24;
+    if (trailer <= compressed.size() * 1032) guess = std::max(guess, trailer);
   }
   out.resize(guess + 1);
 
