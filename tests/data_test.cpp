@@ -126,6 +126,18 @@ TEST_F(IdxTest, ReadsGzipImagesAndLabels) {
   EXPECT_TRUE(read_idx_labels(path("labels.gz")).equal(torch::arange(1, 7, torch::kInt64)));
 }
 
+TEST_F(IdxTest, ReadsConcatenatedGzipMembers) {
+  // gzip -d reads concatenated members as one stream; so do we.
+  const Bytes whole = idx_labels({4, 5, 6, 7});
+  write_gzip(path("head.gz"), Bytes(whole.begin(), whole.begin() + 9));
+  write_gzip(path("tail.gz"), Bytes(whole.begin() + 9, whole.end()));
+  Bytes joined = read_raw(path("head.gz"));
+  const Bytes tail = read_raw(path("tail.gz"));
+  joined.insert(joined.end(), tail.begin(), tail.end());
+  write_raw(path("labels.gz"), joined);
+  EXPECT_TRUE(read_idx_labels(path("labels.gz")).equal(torch::arange(4, 8, torch::kInt64)));
+}
+
 TEST_F(IdxTest, BadMagicNamesFileAndExpectedMagic) {
   write_raw(path("labels"), idx_labels({1, 2}));
   EXPECT_THROW(read_idx_images(path("labels")), distsgd::Error);

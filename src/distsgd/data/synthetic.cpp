@@ -36,11 +36,18 @@ Split draw_split(const at::Tensor& patterns, int64_t size, uint64_t seed, Stream
   // Balanced labels in a random order.
   at::Tensor labels = torch::arange(size, torch::kInt64).remainder_(classes);
   labels = labels.index_select(0, torch::randperm(size, gen, torch::kInt64));
-  std::vector<int64_t> shape{size};
-  for (int64_t d = 1; d < patterns.dim(); ++d) shape.push_back(patterns.size(d));
-  at::Tensor pixels = torch::randint(-kNoise, kNoise + 1, shape, gen, torch::kInt16);
-  pixels.add_(patterns.index_select(0, labels)).add_(128).clamp_(0, 255);
-  return Split{pixels.to(torch::kUInt8), labels};
+  std::vector<int64_t> shape = patterns.sizes().vec();
+  shape[0] = size;
+  at::Tensor images = torch::empty(shape, torch::kUInt8);
+  // In chunks, so the int16 intermediates stay small next to the uint8 result even for large images.
+  constexpr int64_t kChunk = 256;
+  for (int64_t begin = 0; begin < size; begin += kChunk) {
+    shape[0] = std::min(kChunk, size - begin);
+    at::Tensor pixels = torch::randint(-kNoise, kNoise + 1, shape, gen, torch::kInt16);
+    pixels.add_(patterns.index_select(0, labels.narrow(0, begin, shape[0]))).add_(128).clamp_(0, 255);
+    images.narrow(0, begin, shape[0]).copy_(pixels);
+  }
+  return Split{images, labels};
 }
 
 std::string shape_text(const std::vector<int64_t>& shape) {
