@@ -96,6 +96,9 @@ TEST(Models, CifarVggHeadIsOneLinearLayer) {
   const auto parameters = model->parameters();
   ASSERT_EQ(names.back(), "classifier.0.bias");
   EXPECT_EQ(parameters[parameters.size() - 2].sizes(), (std::vector<int64_t>{10, 512}));
+  // Counts of the same CIFAR head written in PyTorch.
+  EXPECT_EQ(dm::count_parameters(*build("vgg11", cifar())), 9'231'114);
+  EXPECT_EQ(dm::count_parameters(*build("vgg16", cifar())), 14'728'266);
 }
 
 TEST(Models, ParameterNamesAreUniqueAndMatchParameters) {
