@@ -29,7 +29,8 @@ class Model {
   // Trainable tensors in registration order (the order of the flat buffer), with their dotted names.
   virtual std::vector<at::Tensor> parameters() = 0;
   virtual std::vector<std::string> parameter_names() = 0;
-  // Non-trainable state that is part of the model (BatchNorm running statistics); may be empty.
+  // Non-trainable state that is part of the model (BatchNorm running statistics); may be empty. Not all float:
+  // BatchNorm's num_batches_tracked is an int64 scalar.
   virtual std::vector<at::Tensor> buffers() = 0;
   virtual void set_training(bool training) = 0;
   virtual std::string name() const = 0;
