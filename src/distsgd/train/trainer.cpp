@@ -216,6 +216,7 @@ nlohmann::json run_training(TrainConfig config, const TrainHooks& hooks) {
       phases.data_wait.stop();
       if (!batch) {
         train_time.stop();
+        position.train_seconds = train_seconds_before + train_time.total();
         break;
       }
       const double lr = schedule.at(position.global_step, steps_per_epoch);
@@ -233,7 +234,8 @@ nlohmann::json run_training(TrainConfig config, const TrainHooks& hooks) {
       phases.update.start();
       optimizer.step(flat.params(), flat.grads(), lr);
       phases.update.stop();
-      position.train_seconds = train_seconds_before + train_time.stop();
+      train_time.stop();
+      position.train_seconds = train_seconds_before + train_time.total();
 
       const double loss_value = loss.item<double>();
       require(std::isfinite(loss_value), "training diverged: loss is " + std::to_string(loss_value) +
