@@ -16,7 +16,7 @@ build: configure
 
 demo: build
 	$(BUILD)/distsgd train --model lenet5 --dataset fashion-mnist --epochs 1 --batch-size 64 --lr 0.05 \
-		--seed 1 --out $(DEMO_OUT)
+		--seed 1 --out $(DEMO_OUT) --overwrite
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure --timeout 900
