@@ -4,7 +4,8 @@ set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build pkg-config
-  libtorch-dev            # libtorch 1.13: tensors, autograd, c10d/Gloo
+  libtorch-dev            # libtorch 1.13: tensors, autograd, c10d
+  libgloo-dev             # Gloo headers, needed by c10d's ProcessGroupGloo.hpp
   libopenblas0-openmp     # fast BLAS for linear layers (the reference BLAS is ~14x slower)
   libcli11-dev nlohmann-json3-dev zlib1g-dev
   googletest libgtest-dev libbenchmark-dev

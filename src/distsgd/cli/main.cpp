@@ -1,4 +1,8 @@
 // distsgd: the command-line program. `distsgd train ...` runs a training job; see `distsgd train --help`.
+#include "distsgd/algo/algorithm.hpp"
+#include "distsgd/comm/launcher.hpp"
+#include "distsgd/comm/process_env.hpp"
+#include "distsgd/comm/store_host.hpp"
 #include "distsgd/core/config.hpp"
 #include "distsgd/core/error.hpp"
 #include "distsgd/core/log.hpp"
@@ -40,7 +44,28 @@ std::vector<int64_t> parse_shape(const std::string& text) {
   return dims;
 }
 
-void add_train_options(CLI::App& cmd, distsgd::TrainConfig& c, std::string& synthetic_shape) {
+// "RANK:FACTOR" -> (rank, factor).
+std::pair<int64_t, double> parse_slowdown(const std::string& text) {
+  const auto colon = text.find(':');
+  try {
+    if (colon != std::string::npos) {
+      size_t used_rank = 0, used_factor = 0;
+      const int64_t rank = std::stoll(text.substr(0, colon), &used_rank);
+      const double factor = std::stod(text.substr(colon + 1), &used_factor);
+      if (used_rank == colon && used_factor == text.size() - colon - 1) return {rank, factor};
+    }
+  } catch (const std::exception&) {
+  }
+  throw distsgd::Error("--slowdown: '" + text + "' is not of the form RANK:FACTOR (e.g. 3:10)");
+}
+
+struct TextOptions {
+  std::string synthetic_shape = "1x28x28";
+  std::vector<std::string> slowdowns;
+};
+
+void add_train_options(CLI::App& cmd, distsgd::TrainConfig& c, TextOptions& text) {
+  std::string& synthetic_shape = text.synthetic_shape;
   cmd.add_option("--model", c.model,
                  "model: " + joined(distsgd::models::model_names()) + ", or a TorchScript .pt file")
       ->capture_default_str();
@@ -86,9 +111,27 @@ void add_train_options(CLI::App& cmd, distsgd::TrainConfig& c, std::string& synt
   cmd.add_option("--progress-seconds", c.progress_seconds, "seconds between progress lines on stderr")
       ->capture_default_str();
 
-  cmd.add_option("--algo", c.algorithm, "algorithm: " + joined(distsgd::algorithm_names()))->capture_default_str();
+  std::string algos;
+  for (const auto& a : distsgd::algo::builtin_algorithms()) algos += "\n    " + a.name + ": " + a.description;
+  cmd.add_option("--algo", c.algorithm, "algorithm:" + algos)->capture_default_str();
   cmd.add_option("--workers", c.workers, "worker processes")->capture_default_str();
-  cmd.add_option("--servers", c.servers, "parameter-server processes")->capture_default_str();
+  cmd.add_option("--servers", c.servers, "parameter-server processes (ranks after the workers)")
+      ->capture_default_str();
+  cmd.add_option("--timeout", c.timeout, "seconds any communication may take before the run fails")
+      ->capture_default_str();
+  cmd.add_option("--overlap", c.overlap,
+                 "AR-SGD: none (one allreduce after backward), wfbp (bucketed allreduce during backward), "
+                 "multistep (reduce-scatter during backward, sliced update, allgather during next forward)")
+      ->capture_default_str();
+  cmd.add_option("--bucket-mb", c.bucket_mb, "AR-SGD: gradient bucket size")->capture_default_str();
+  cmd.add_option("--first-bucket-mb", c.first_bucket_mb, "AR-SGD: size of the first (last layers') bucket")
+      ->capture_default_str();
+  cmd.add_option("--sharding", c.sharding,
+                 "parameter server: memory (equal contiguous ranges) or layer (whole tensors)")
+      ->capture_default_str();
+  cmd.add_option("--slowdown", text.slowdowns,
+                 "RANK:FACTOR: worker RANK takes FACTOR times its compute time (repeatable)");
+  cmd.add_flag("--trace", c.trace, "write trace.json (Chrome trace format: chrome://tracing, Perfetto)");
 
   cmd.add_option("--out", c.out, "run directory (default: runs/<model>-<dataset>-<time>)");
   cmd.add_flag("--overwrite", c.overwrite, "replace a run already in --out");
@@ -109,6 +152,27 @@ std::string results_line(const nlohmann::json& s) {
   return line.str();
 }
 
+// Without an external launcher, `distsgd train --workers W --servers S` starts W+S copies of itself on this
+// host, hosts their rendezvous store, and supervises them.
+int launch_processes(distsgd::TrainConfig& config, int argc, char** argv) {
+  distsgd::validate(config);
+  if (config.out.empty()) config.out = distsgd::train::default_run_dir(config);
+  distsgd::comm::StoreHost store;
+  distsgd::comm::LaunchSpec spec;
+  spec.argv.push_back("/proc/self/exe");
+  for (int i = 1; i < argc; ++i) spec.argv.push_back(argv[i]);
+  for (int64_t r = 0; r < config.processes(); ++r) {
+    spec.labels.push_back(r < config.workers ? "worker " + std::to_string(r)
+                                             : "server " + std::to_string(r - config.workers));
+  }
+  spec.env = {{"MASTER_ADDR", "127.0.0.1"},
+              {"MASTER_PORT", std::to_string(store.port())},
+              {"DISTSGD_OUT", config.out}};
+  distsgd::log::info("launching " + std::to_string(config.workers) + " worker(s) and " +
+                     std::to_string(config.servers) + " server(s) on this host; run directory " + config.out);
+  return distsgd::comm::launch_local(spec);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -117,9 +181,9 @@ int main(int argc, char** argv) {
   app.set_help_all_flag("--help-all", "help of every command");
 
   distsgd::TrainConfig config;
-  std::string synthetic_shape = "1x28x28";
+  TextOptions text;
   auto* train = app.add_subcommand("train", "train a model; writes config.json, metrics.jsonl, summary.json");
-  add_train_options(*train, config, synthetic_shape);
+  add_train_options(*train, config, text);
 
   try {
     app.parse(argc, argv);
@@ -129,9 +193,13 @@ int main(int argc, char** argv) {
 
   try {
     if (train->parsed()) {
-      config.synthetic_shape = parse_shape(synthetic_shape);
+      config.synthetic_shape = parse_shape(text.synthetic_shape);
+      for (const auto& s : text.slowdowns) config.slowdowns.push_back(parse_slowdown(s));
+      if (config.processes() > 1 && !distsgd::comm::process_env_from_environment()) {
+        return launch_processes(config, argc, argv);
+      }
       auto summary = distsgd::train::run_training(config);
-      std::cout << results_line(summary) << std::endl;
+      if (summary.contains("test_accuracy")) std::cout << results_line(summary) << std::endl;
     }
     return 0;
   } catch (const distsgd::Error& e) {

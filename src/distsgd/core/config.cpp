@@ -4,19 +4,19 @@
 
 #include <nlohmann/json.hpp>
 
+#include "distsgd/algo/algorithm.hpp"
+
 #include <algorithm>
 
 namespace distsgd {
 
-std::vector<std::string> algorithm_names() { return {"sgd"}; }
-
-namespace {
-std::string joined(const std::vector<std::string>& names) {
-  std::string s;
-  for (const auto& n : names) s += (s.empty() ? "" : ", ") + n;
-  return s;
+double TrainConfig::slowdown_of(int64_t worker) const {
+  double factor = 1;
+  for (const auto& [rank, f] : slowdowns) {
+    if (rank == worker) factor = f;
+  }
+  return factor;
 }
-}  // namespace
 
 void validate(const TrainConfig& c) {
   require(c.batch_size > 0, "--batch-size must be positive (got " + std::to_string(c.batch_size) + ")");
@@ -40,12 +40,23 @@ void validate(const TrainConfig& c) {
   require(c.servers >= 0, "--servers must not be negative");
   require(c.checkpoint_every_steps >= 0, "--checkpoint-every-steps must not be negative");
   require(c.mlp_width > 0 && c.mlp_hidden_layers >= 0, "--mlp-width must be positive");
-  const auto algos = algorithm_names();
-  require(std::find(algos.begin(), algos.end(), c.algorithm) != algos.end(),
-          "unknown algorithm '" + c.algorithm + "'; valid: " + joined(algos));
+  const auto& algo = algo::find_algorithm(c.algorithm);
   require(c.algorithm != "sgd" || c.workers == 1,
-          "--algo sgd is single-process training: use --workers 1 (distributed algorithms are not built yet)");
-  require(c.algorithm != "sgd" || c.servers == 0, "--algo sgd takes no --servers");
+          "--algo sgd is single-process training: use --workers 1, or a distributed algorithm (--algo arsgd)");
+  require(!algo.needs_servers || c.servers >= 1,
+          "--algo " + c.algorithm + " is a parameter-server algorithm: give --servers 1 or more");
+  require(algo.needs_servers || c.servers == 0, "--algo " + c.algorithm + " takes no --servers (it has none)");
+  require(c.timeout > 0, "--timeout must be positive");
+  require(c.overlap == "none" || c.overlap == "wfbp" || c.overlap == "multistep",
+          "--overlap must be none, wfbp or multistep (got '" + c.overlap + "')");
+  require(c.bucket_mb > 0 && c.first_bucket_mb > 0, "--bucket-mb and --first-bucket-mb must be positive");
+  require(c.sharding == "layer" || c.sharding == "memory",
+          "--sharding must be layer or memory (got '" + c.sharding + "')");
+  for (const auto& [rank, factor] : c.slowdowns) {
+    require(rank >= 0 && rank < c.workers, "--slowdown " + std::to_string(rank) + ":" + std::to_string(factor) +
+                                               ": there is no worker " + std::to_string(rank));
+    require(factor >= 1, "--slowdown factor must be at least 1");
+  }
   require(!c.overwrite || c.resume.empty(), "--overwrite and --resume exclude each other");
 }
 
@@ -81,6 +92,13 @@ nlohmann::json to_json(const TrainConfig& c) {
       {"algorithm", c.algorithm},
       {"workers", c.workers},
       {"servers", c.servers},
+      {"timeout", c.timeout},
+      {"overlap", c.overlap},
+      {"bucket_mb", c.bucket_mb},
+      {"first_bucket_mb", c.first_bucket_mb},
+      {"sharding", c.sharding},
+      {"slowdowns", c.slowdowns},
+      {"trace", c.trace},
       {"out", c.out},
       {"resume", c.resume},
       {"checkpoint_each_epoch", c.checkpoint_each_epoch},

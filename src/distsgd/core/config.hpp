@@ -45,9 +45,16 @@ struct TrainConfig {
   double progress_seconds = 5;  // progress line interval on stderr
 
   // Distribution.
-  std::string algorithm = "sgd";
+  std::string algorithm = "arsgd";
   int64_t workers = 1;
   int64_t servers = 0;
+  double timeout = 300;             // seconds; bounds every communication
+  std::string overlap = "wfbp";     // AR-SGD: none | wfbp | multistep
+  double bucket_mb = 25;            // AR-SGD buckets
+  double first_bucket_mb = 1;
+  std::string sharding = "memory";  // parameter server: layer | memory
+  std::vector<std::pair<int64_t, double>> slowdowns;  // worker rank -> compute time factor
+  bool trace = false;               // write trace.json (Chrome trace format)
 
   // Output and checkpoints.
   std::string out;  // run directory; empty: runs/<model>-<dataset>-<time>
@@ -57,10 +64,9 @@ struct TrainConfig {
   int64_t checkpoint_every_steps = 0;  // 0: only at epoch ends
 
   int64_t global_batch() const { return batch_size * workers; }
+  int64_t processes() const { return workers + servers; }
+  double slowdown_of(int64_t worker) const;
 };
-
-// Algorithm names the engine knows (more arrive with the distributed runtime).
-std::vector<std::string> algorithm_names();
 
 // Throws distsgd::Error naming the first invalid value or impossible combination.
 void validate(const TrainConfig& config);

@@ -1,5 +1,7 @@
 #include "distsgd/train/trainer.hpp"
 
+#include "distsgd/algo/algorithm.hpp"
+#include "distsgd/comm/communicator.hpp"
 #include "distsgd/core/error.hpp"
 #include "distsgd/core/log.hpp"
 #include "distsgd/core/threads.hpp"
@@ -12,7 +14,7 @@
 #include "distsgd/train/flat_parameters.hpp"
 #include "distsgd/train/lr_schedule.hpp"
 #include "distsgd/train/run_files.hpp"
-#include "distsgd/train/sgd.hpp"
+#include "distsgd/train/timeline.hpp"
 
 #include <torch/torch.h>
 
@@ -21,6 +23,7 @@
 #include <filesystem>
 #include <iomanip>
 #include <sstream>
+#include <thread>
 
 namespace distsgd::train {
 namespace {
@@ -56,18 +59,383 @@ models::ModelOptions model_options(const TrainConfig& c) {
   return o;
 }
 
-// Time spent per phase of an iteration, summed over this run's steps.
-struct PhaseTimes {
-  Stopwatch data_wait, forward, backward, update;
-  nlohmann::json per_iteration(int64_t steps) const {
-    const double n = std::max<int64_t>(1, steps);
-    return {{"data_wait", data_wait.total() / n},
-            {"forward", forward.total() / n},
-            {"backward", backward.total() / n},
-            {"communication_wait", 0.0},
-            {"update", update.total() / n}};
-  }
+LrSchedule make_schedule(const TrainConfig& c) {
+  LrSchedule schedule;
+  schedule.base_lr = c.lr;
+  schedule.scale = c.lr_scaling == "linear" ? static_cast<double>(c.global_batch()) / 256.0 : 1.0;
+  schedule.warmup_epochs = c.warmup_epochs;
+  schedule.decay_epochs = c.lr_decay_epochs;
+  schedule.decay_factor = c.lr_decay_factor;
+  return schedule;
+}
+
+std::string role_label(const TrainConfig& c, int64_t rank) {
+  return rank < c.workers ? "worker " + std::to_string(rank) : "server " + std::to_string(rank - c.workers);
+}
+
+// What every process of a run holds: data, model, flat buffers, and (when distributed) the communicator.
+struct Process {
+  TrainConfig config;
+  int64_t threads = 1;
+  data::Dataset dataset;
+  std::unique_ptr<models::Model> model;
+  std::unique_ptr<FlatParameters> flat;
+  std::unique_ptr<Timeline> timeline;
+  std::unique_ptr<comm::Communicator> comm;  // declared after timeline: destroyed first (its threads use it)
+  int64_t rank = 0;
 };
+
+// Gathers every process's trace events through the store; rank 0 writes trace.json.
+void publish_trace(Process& p) {
+  if (!p.config.trace) return;
+  if (!p.comm) {
+    write_chrome_trace((std::filesystem::path(p.config.out) / "trace.json").string(), {p.timeline->events()});
+    return;
+  }
+  p.comm->store_set("trace/" + std::to_string(p.rank), p.timeline->events().dump());
+  if (p.rank != 0) return;
+  std::vector<nlohmann::json> all;
+  for (int64_t r = 0; r < p.comm->world_size(); ++r) {
+    all.push_back(nlohmann::json::parse(p.comm->store_get("trace/" + std::to_string(r))));
+  }
+  write_chrome_trace((std::filesystem::path(p.config.out) / "trace.json").string(), all);
+}
+
+// Sums values over the workers (identity in a single process).
+std::vector<double> sum_over_workers(Process& p, std::vector<double> values) {
+  if (!p.comm) return values;
+  auto t = torch::tensor(values, torch::kFloat64);
+  p.comm->allreduce_sum(t).wait();
+  return std::vector<double>(t.data_ptr<double>(), t.data_ptr<double>() + t.numel());
+}
+
+class WorkerLoop {
+ public:
+  WorkerLoop(Process& p, const TrainHooks& hooks) : p_(p), c_(p.config), hooks_(hooks) {}
+  nlohmann::json run();
+
+ private:
+  Evaluation evaluate_distributed();
+  void evaluate_and_record();
+  void save_checkpoint_now();
+  bool out_of_time();
+  void progress_line(int64_t epoch, int64_t step_in_epoch, double loss, double lr);
+  nlohmann::json summary();
+
+  Process& p_;
+  const TrainConfig& c_;
+  const TrainHooks& hooks_;
+  std::unique_ptr<algo::WorkerAlgorithm> algorithm_;
+  std::unique_ptr<RunFiles> files_;  // rank 0 only
+  LrSchedule schedule_;
+  TrainingPosition position_;
+  int64_t steps_per_epoch_ = 0, step_limit_ = 0;
+  Clock::time_point wall_start_ = Clock::now(), last_progress_ = Clock::now();
+  double train_seconds_before_ = 0, wall_seconds_before_ = 0;
+  int64_t steps_before_ = 0;
+  Stopwatch train_time_, data_wait_, forward_, backward_, slowdown_;
+  Evaluation last_eval_;
+  int64_t last_eval_step_ = -1;
+  double time_to_target_ = -1;
+  double epoch_loss_sum_ = 0;
+  int64_t epoch_loss_count_ = 0;
+  std::string stop_reason_ = "epochs";
+
+  double wall_now() const { return wall_seconds_before_ + seconds_since(wall_start_); }
+  bool leader() const { return p_.rank == 0; }
+  bool single_process() const { return !p_.comm; }
+};
+
+Evaluation WorkerLoop::evaluate_distributed() {
+  algorithm_->before_evaluation();
+  auto buffers = p_.model->buffers();
+  if (p_.comm && !buffers.empty()) {
+    // BatchNorm statistics differ between workers; evaluate with worker 0's, as DDP does.
+    for (auto& b : buffers) p_.comm->broadcast(b, 0).wait();
+  }
+  const auto& test = p_.dataset.test;
+  const int64_t workers = c_.workers, n = test.size();
+  const int64_t begin = n * p_.rank / workers, end = n * (p_.rank + 1) / workers;
+  data::Split part{test.images.narrow(0, begin, end - begin), test.labels.narrow(0, begin, end - begin)};
+  Evaluation mine = evaluate(*p_.model, p_.dataset, part, c_.eval_batch_size);
+  auto sums = sum_over_workers(p_, {mine.loss * static_cast<double>(mine.samples),
+                                    mine.accuracy * static_cast<double>(mine.samples),
+                                    static_cast<double>(mine.samples)});
+  Evaluation all;
+  all.samples = static_cast<int64_t>(sums[2]);
+  all.loss = sums[0] / std::max(1.0, sums[2]);
+  all.accuracy = sums[1] / std::max(1.0, sums[2]);
+  return all;
+}
+
+void WorkerLoop::evaluate_and_record() {
+  last_eval_ = evaluate_distributed();
+  last_eval_step_ = position_.global_step;
+  if (c_.target_accuracy > 0 && last_eval_.accuracy >= c_.target_accuracy && time_to_target_ < 0) {
+    time_to_target_ = wall_now();
+  }
+  if (!leader()) return;
+  const double epoch = static_cast<double>(position_.global_step) / static_cast<double>(steps_per_epoch_);
+  const double train_loss = epoch_loss_count_ > 0 ? epoch_loss_sum_ / static_cast<double>(epoch_loss_count_) : NAN;
+  files_->append_metrics({{"epoch", epoch},
+                          {"step", position_.global_step},
+                          {"wall_seconds", wall_now()},
+                          {"train_seconds", position_.train_seconds},
+                          {"samples", position_.samples},
+                          {"train_loss", train_loss},
+                          {"test_loss", last_eval_.loss},
+                          {"test_accuracy", last_eval_.accuracy},
+                          {"lr", schedule_.at(std::max<int64_t>(0, position_.global_step - 1), steps_per_epoch_)}});
+  std::ostringstream line;
+  line << std::fixed << std::setprecision(4) << "epoch " << epoch << ": test accuracy " << last_eval_.accuracy
+       << ", test loss " << last_eval_.loss << ", train loss " << train_loss << " (worker 0)";
+  log::info(line.str());
+}
+
+void WorkerLoop::save_checkpoint_now() {
+  if (!single_process()) return;  // distributed optimizer state is not checkpointed yet
+  position_.wall_seconds = wall_now();
+  Checkpoint ckpt;
+  ckpt.position = position_;
+  ckpt.params = p_.flat->params();
+  ckpt.momentum = algorithm_->optimizer_state();
+  if (!ckpt.momentum.defined()) ckpt.momentum = torch::zeros({p_.flat->numel()});
+  ckpt.buffers = p_.model->buffers();
+  ckpt.rng_state = cpu_rng_state();
+  ckpt.model = p_.model->name();
+  save_checkpoint(checkpoint_path(c_.out), ckpt);
+}
+
+// Every worker must stop at the same step (their collectives must match), so the time budget is agreed on.
+bool WorkerLoop::out_of_time() {
+  if (c_.time_budget <= 0) return false;
+  const double mine = wall_now() >= c_.time_budget ? 1.0 : 0.0;
+  return sum_over_workers(p_, {mine})[0] > 0;
+}
+
+void WorkerLoop::progress_line(int64_t epoch, int64_t step_in_epoch, double loss, double lr) {
+  if (!leader() || seconds_since(last_progress_) < c_.progress_seconds) return;
+  last_progress_ = Clock::now();
+  const double this_run_train = position_.train_seconds - train_seconds_before_;
+  const double steps_per_second = (position_.global_step - steps_before_) / std::max(1e-9, this_run_train);
+  double remaining = (step_limit_ - position_.global_step) / std::max(1e-9, steps_per_second);
+  if (c_.time_budget > 0) remaining = std::min(remaining, c_.time_budget - wall_now());
+  std::ostringstream line;
+  line << "epoch " << epoch + 1 << '/' << c_.epochs << " step " << step_in_epoch << '/' << steps_per_epoch_
+       << std::fixed << std::setprecision(4) << " loss " << loss << " lr " << lr << std::setprecision(0) << ' '
+       << steps_per_second * static_cast<double>(c_.global_batch()) << " samples/s ETA "
+       << format_duration(remaining);
+  log::info(line.str());
+}
+
+nlohmann::json WorkerLoop::run() {
+  const bool resuming = !c_.resume.empty();
+  require(!resuming || single_process(), "--resume works for single-process runs only (for now)");
+  algorithm_ = algo::find_algorithm(c_.algorithm)
+                   .make_worker(algo::WorkerSetup{c_, p_.comm.get(), *p_.model, *p_.flat, *p_.timeline});
+  // Read the checkpoint before touching the run directory, so a bad --resume leaves nothing behind.
+  if (resuming) {
+    Checkpoint ckpt = load_checkpoint(c_.resume);
+    require(ckpt.model == p_.model->name() && ckpt.params.numel() == p_.flat->numel(),
+            "--resume: checkpoint in " + c_.resume + " is of model '" + ckpt.model + "' with " +
+                std::to_string(ckpt.params.numel()) + " parameters, not '" + p_.model->name() + "' with " +
+                std::to_string(p_.flat->numel()));
+    auto buffers = p_.model->buffers();
+    require(buffers.size() == ckpt.buffers.size(), "--resume: checkpoint buffers do not match the model");
+    torch::NoGradGuard no_grad;
+    p_.flat->params().copy_(ckpt.params);
+    auto momentum = algorithm_->optimizer_state();
+    if (momentum.defined()) momentum.copy_(ckpt.momentum);
+    for (size_t i = 0; i < buffers.size(); ++i) buffers[i].copy_(ckpt.buffers[i]);
+    set_cpu_rng_state(ckpt.rng_state);
+    position_ = ckpt.position;
+    log::info("resuming from " + c_.resume + " at epoch " + std::to_string(position_.epoch + 1) + ", step " +
+              std::to_string(position_.step_in_epoch));
+  }
+  if (leader()) {
+    files_ = std::make_unique<RunFiles>(c_.out, c_.overwrite, resuming);
+    auto config_json = to_json(c_);
+    config_json["threads_effective"] = p_.threads;
+    config_json["parameters"] = p_.flat->numel();
+    files_->write_config(config_json);
+  }
+
+  data::LoaderOptions loader_options;
+  loader_options.rank = p_.rank;
+  loader_options.world = c_.workers;
+  loader_options.batch_size = c_.batch_size;
+  loader_options.seed = c_.seed;
+  loader_options.prefetch = c_.prefetch;
+  data::ShardedLoader loader(p_.dataset, p_.dataset.train, loader_options);
+  steps_per_epoch_ = loader.steps_per_epoch();
+  schedule_ = make_schedule(c_);
+  step_limit_ = c_.epochs * steps_per_epoch_;
+  if (c_.max_steps > 0) step_limit_ = std::min(step_limit_, c_.max_steps);
+  train_seconds_before_ = position_.train_seconds;
+  wall_seconds_before_ = position_.wall_seconds;
+  steps_before_ = position_.global_step;
+  const double slowdown = c_.slowdown_of(p_.rank);
+  auto& timeline = *p_.timeline;
+
+  if (leader()) {
+    log::info("training " + p_.model->name() + " (" + std::to_string(p_.flat->numel()) + " parameters) on " +
+              p_.dataset.name + " (" + std::to_string(p_.dataset.train.size()) + " train / " +
+              std::to_string(p_.dataset.test.size()) + " test samples) with " + c_.algorithm + ", " +
+              std::to_string(c_.workers) + " worker(s) x batch " + std::to_string(c_.batch_size) +
+              (c_.servers > 0 ? ", " + std::to_string(c_.servers) + " server(s)" : "") + ", " +
+              std::to_string(steps_per_epoch_) + " steps per epoch, " + std::to_string(p_.threads) +
+              " thread(s) per process, run directory " + c_.out);
+  }
+
+  auto stop_because = [&](const std::string& reason) {
+    stop_reason_ = reason;
+    return true;
+  };
+  auto limit_reason = [&] {
+    return c_.max_steps > 0 && position_.global_step >= c_.max_steps ? "max_steps" : "epochs";
+  };
+  bool stop = position_.global_step >= step_limit_ && stop_because(limit_reason());
+  for (int64_t epoch = position_.epoch; !stop && epoch < c_.epochs; ++epoch) {
+    loader.start_epoch(epoch, position_.step_in_epoch);
+    epoch_loss_sum_ = 0;
+    epoch_loss_count_ = 0;
+    while (true) {
+      if (position_.global_step >= step_limit_) {
+        stop = stop_because(limit_reason());
+        break;
+      }
+      if (out_of_time()) {
+        stop = stop_because("time_budget");
+        break;
+      }
+      train_time_.start();
+      data_wait_.start();
+      std::optional<data::Batch> batch;
+      {
+        Timeline::Scope span(timeline, "data");
+        batch = loader.next();
+      }
+      data_wait_.stop();
+      if (!batch) {
+        train_time_.stop();
+        position_.train_seconds = train_seconds_before_ + train_time_.total();
+        break;
+      }
+      const int64_t step = position_.global_step;
+      const double lr = schedule_.at(step, steps_per_epoch_);
+      algorithm_->before_forward(step);
+
+      at::Tensor loss;
+      const auto compute_start = Clock::now();
+      {
+        Timeline::Scope span(timeline, "forward");
+        forward_.start();
+        loss = torch::nn::functional::cross_entropy(p_.model->forward(batch->images), batch->labels);
+        forward_.stop();
+      }
+      {
+        algorithm_->before_backward(step);
+        Timeline::Scope span(timeline, "backward");
+        backward_.start();
+        p_.flat->zero_grads();
+        loss.backward();
+        backward_.stop();
+      }
+      if (slowdown > 1) {
+        // Emulate a slower machine: this worker's compute takes `slowdown` times as long.
+        Timeline::Scope span(timeline, "slowdown");
+        slowdown_.start();
+        std::this_thread::sleep_for(std::chrono::duration<double>((slowdown - 1) * seconds_since(compute_start)));
+        slowdown_.stop();
+      }
+      algorithm_->after_backward(step, lr);
+      train_time_.stop();
+      position_.train_seconds = train_seconds_before_ + train_time_.total();
+
+      const double loss_value = loss.item<double>();
+      require(std::isfinite(loss_value), "training diverged: loss is " + std::to_string(loss_value) +
+                                             " at step " + std::to_string(step) + " (try a smaller --lr)");
+      epoch_loss_sum_ += loss_value;
+      ++epoch_loss_count_;
+      if (hooks_.on_step) hooks_.on_step({step, epoch, loss_value, lr});
+      ++position_.global_step;
+      position_.step_in_epoch = batch->step + 1;
+      position_.samples += batch->labels.size(0) * c_.workers;
+
+      if (c_.checkpoint_every_steps > 0 && position_.global_step % c_.checkpoint_every_steps == 0) {
+        save_checkpoint_now();
+      }
+      progress_line(epoch, batch->step + 1, loss_value, lr);
+    }
+    if (!stop) {
+      position_.epoch = epoch + 1;
+      position_.step_in_epoch = 0;
+      evaluate_and_record();
+      if (c_.checkpoint_each_epoch || c_.checkpoint_every_steps > 0) save_checkpoint_now();
+      if (c_.target_accuracy > 0 && last_eval_.accuracy >= c_.target_accuracy) stop = stop_because("target_accuracy");
+    }
+  }
+  if (last_eval_step_ != position_.global_step) {
+    evaluate_and_record();
+    if (c_.checkpoint_each_epoch || c_.checkpoint_every_steps > 0) save_checkpoint_now();
+  }
+  algorithm_->finish();
+  return summary();
+}
+
+nlohmann::json WorkerLoop::summary() {
+  const int64_t steps = position_.global_step - steps_before_;
+  const auto stats = algorithm_->stats();
+  // Per-worker figures, averaged over the workers.
+  auto sums = sum_over_workers(p_, {data_wait_.total(), forward_.total(), backward_.total(),
+                                    stats.communication_wait_seconds, stats.update_seconds, slowdown_.total(),
+                                    static_cast<double>(stats.bytes_sent)});
+  const double per_iteration = static_cast<double>(c_.workers) * static_cast<double>(std::max<int64_t>(1, steps));
+  const double train_seconds_this_run = position_.train_seconds - train_seconds_before_;
+  nlohmann::json summary = {
+      {"test_accuracy", last_eval_.accuracy},
+      {"test_loss", last_eval_.loss},
+      {"samples_per_second",
+       train_seconds_this_run > 0 ? static_cast<double>(steps * c_.global_batch()) / train_seconds_this_run : 0.0},
+      {"wall_seconds", wall_now()},
+      {"train_seconds", position_.train_seconds},
+      {"epochs", static_cast<double>(position_.global_step) / static_cast<double>(steps_per_epoch_)},
+      {"steps", position_.global_step},
+      {"samples", position_.samples},
+      {"stop_reason", stop_reason_},
+      {"time_to_target_seconds", time_to_target_ >= 0 ? nlohmann::json(time_to_target_) : nlohmann::json()},
+      {"model", p_.model->name()},
+      {"dataset", p_.dataset.name},
+      {"parameters", p_.flat->numel()},
+      {"algorithm", c_.algorithm},
+      {"workers", c_.workers},
+      {"servers", c_.servers},
+      {"batch_size", c_.batch_size},
+      {"global_batch", c_.global_batch()},
+      {"threads", p_.threads},
+      {"seconds_per_iteration",
+       {{"data_wait", sums[0] / per_iteration},
+        {"forward", sums[1] / per_iteration},
+        {"backward", sums[2] / per_iteration},
+        {"communication_wait", sums[3] / per_iteration},
+        {"update", sums[4] / per_iteration},
+        {"slowdown", sums[5] / per_iteration}}},
+      {"bytes_sent_per_worker", sums[6] / static_cast<double>(c_.workers)},
+      {"out", c_.out},
+  };
+  if (!c_.overlap.empty() && c_.algorithm == "arsgd") summary["overlap"] = c_.overlap;
+  if (c_.servers > 0) summary["sharding"] = c_.sharding;
+  publish_trace(p_);
+  if (leader()) files_->write_summary(summary);
+  return summary;
+}
+
+void run_server(Process& p) {
+  algo::ServerSetup setup{p.config, *p.comm, p.rank - p.config.workers, *p.flat, *p.timeline};
+  auto server = algo::find_algorithm(p.config.algorithm).make_server(setup);
+  server->serve();
+  publish_trace(p);
+}
 
 }  // namespace
 
@@ -83,236 +451,43 @@ std::string default_run_dir(const TrainConfig& c) {
 
 nlohmann::json run_training(TrainConfig config, const TrainHooks& hooks) {
   validate(config);
-  if (config.out.empty()) config.out = config.resume.empty() ? default_run_dir(config) : config.resume;
-  const auto wall_start = Clock::now();
-  const int64_t threads = configure_threads(config.threads);
-
-  const data::Dataset dataset = data::load_dataset(dataset_options(config));
-  const models::InputSpec input{dataset.channels, dataset.height, dataset.width, dataset.classes};
-  torch::manual_seed(config.seed);  // same initial weights for the same seed, on every worker
-  auto model = models::make_model(model_options(config), input);
-  FlatParameters flat(*model);
-  MomentumSgd optimizer(flat.numel(), config.momentum, config.weight_decay);
-
-  // Read the checkpoint before touching the run directory, so a bad --resume leaves nothing behind.
-  const bool resuming = !config.resume.empty();
-  TrainingPosition position;
-  if (resuming) {
-    Checkpoint ckpt = load_checkpoint(config.resume);
-    require(ckpt.model == model->name() && ckpt.params.numel() == flat.numel(),
-            "--resume: checkpoint in " + config.resume + " is of model '" + ckpt.model + "' with " +
-                std::to_string(ckpt.params.numel()) + " parameters, not '" + model->name() + "' with " +
-                std::to_string(flat.numel()));
-    auto buffers = model->buffers();
-    require(buffers.size() == ckpt.buffers.size(), "--resume: checkpoint buffers do not match the model");
-    torch::NoGradGuard no_grad;
-    flat.params().copy_(ckpt.params);
-    optimizer.momentum_buffer().copy_(ckpt.momentum);
-    for (size_t i = 0; i < buffers.size(); ++i) buffers[i].copy_(ckpt.buffers[i]);
-    set_cpu_rng_state(ckpt.rng_state);
-    position = ckpt.position;
-    log::info("resuming from " + config.resume + " at epoch " + std::to_string(position.epoch + 1) + ", step " +
-              std::to_string(position.step_in_epoch));
+  if (config.out.empty()) {
+    // Processes started by distsgd's own launcher share the directory it chose.
+    const char* launcher_out = std::getenv("DISTSGD_OUT");
+    config.out = launcher_out ? launcher_out : config.resume.empty() ? default_run_dir(config) : config.resume;
   }
-
-  RunFiles files(config.out, config.overwrite, resuming);
-  auto config_json = to_json(config);
-  config_json["threads_effective"] = threads;
-  config_json["parameters"] = flat.numel();
-  files.write_config(config_json);
-
-  data::LoaderOptions loader_options;
-  loader_options.batch_size = config.batch_size;
-  loader_options.seed = config.seed;
-  loader_options.prefetch = config.prefetch;
-  data::ShardedLoader loader(dataset, dataset.train, loader_options);
-  const int64_t steps_per_epoch = loader.steps_per_epoch();
-
-  LrSchedule schedule;
-  schedule.base_lr = config.lr;
-  schedule.scale = config.lr_scaling == "linear" ? static_cast<double>(config.global_batch()) / 256.0 : 1.0;
-  schedule.warmup_epochs = config.warmup_epochs;
-  schedule.decay_epochs = config.lr_decay_epochs;
-  schedule.decay_factor = config.lr_decay_factor;
-
-  int64_t step_limit = config.epochs * steps_per_epoch;
-  if (config.max_steps > 0) step_limit = std::min(step_limit, config.max_steps);
-
-  log::info("training " + model->name() + " (" + std::to_string(flat.numel()) + " parameters) on " +
-            dataset.name + " (" + std::to_string(dataset.train.size()) + " train / " +
-            std::to_string(dataset.test.size()) + " test samples), batch " + std::to_string(config.batch_size) +
-            ", " + std::to_string(steps_per_epoch) + " steps per epoch, " + std::to_string(threads) +
-            " thread(s), run directory " + config.out);
-
-  auto save = [&](const TrainingPosition& at) {
-    Checkpoint ckpt;
-    ckpt.position = at;
-    ckpt.params = flat.params();
-    ckpt.momentum = optimizer.momentum_buffer();
-    ckpt.buffers = model->buffers();
-    ckpt.rng_state = cpu_rng_state();
-    ckpt.model = model->name();
-    save_checkpoint(checkpoint_path(config.out), ckpt);
-  };
-
-  PhaseTimes phases;
-  Stopwatch train_time;
-  const double train_seconds_before = position.train_seconds;
-  const double wall_seconds_before = position.wall_seconds;
-  const int64_t steps_before = position.global_step;
-  auto wall_now = [&] { return wall_seconds_before + seconds_since(wall_start); };
-  std::string stop_reason = "epochs";
-  Evaluation last_eval;
-  int64_t last_eval_step = -1;
-  double time_to_target = -1;
-  double epoch_loss_sum = 0;
-  int64_t epoch_loss_count = 0;
-  auto last_progress = Clock::now();
-
-  auto run_evaluation = [&] {
-    last_eval = evaluate(*model, dataset, dataset.test, config.eval_batch_size);
-    last_eval_step = position.global_step;
-    nlohmann::json record = {
-        {"epoch", static_cast<double>(position.global_step) / static_cast<double>(steps_per_epoch)},
-        {"step", position.global_step},
-        {"wall_seconds", wall_now()},
-        {"train_seconds", position.train_seconds},
-        {"samples", position.samples},
-        {"train_loss", epoch_loss_count > 0 ? epoch_loss_sum / static_cast<double>(epoch_loss_count) : NAN},
-        {"test_loss", last_eval.loss},
-        {"test_accuracy", last_eval.accuracy},
-        {"lr", schedule.at(std::max<int64_t>(0, position.global_step - 1), steps_per_epoch)}};
-    files.append_metrics(record);
-    std::ostringstream line;
-    line << std::fixed << std::setprecision(4) << "epoch " << record["epoch"].get<double>() << ": test accuracy "
-         << last_eval.accuracy << ", test loss " << last_eval.loss << ", train loss "
-         << record["train_loss"].get<double>();
-    log::info(line.str());
-    if (config.target_accuracy > 0 && last_eval.accuracy >= config.target_accuracy && time_to_target < 0) {
-      time_to_target = wall_now();
-    }
-  };
-
-  bool stop = position.global_step >= step_limit;
-  if (stop) stop_reason = config.max_steps > 0 && position.global_step >= config.max_steps ? "max_steps" : "epochs";
-  for (int64_t epoch = position.epoch; !stop && epoch < config.epochs; ++epoch) {
-    loader.start_epoch(epoch, position.step_in_epoch);
-    epoch_loss_sum = 0;
-    epoch_loss_count = 0;
-    while (true) {
-      if (position.global_step >= step_limit) {
-        stop = true;
-        stop_reason = config.max_steps > 0 && position.global_step >= config.max_steps ? "max_steps" : "epochs";
-        break;
-      }
-      if (config.time_budget > 0 && wall_now() >= config.time_budget) {
-        stop = true;
-        stop_reason = "time_budget";
-        break;
-      }
-      train_time.start();
-      phases.data_wait.start();
-      auto batch = loader.next();
-      phases.data_wait.stop();
-      if (!batch) {
-        train_time.stop();
-        position.train_seconds = train_seconds_before + train_time.total();
-        break;
-      }
-      const double lr = schedule.at(position.global_step, steps_per_epoch);
-
-      phases.forward.start();
-      auto logits = model->forward(batch->images);
-      auto loss = torch::nn::functional::cross_entropy(logits, batch->labels);
-      phases.forward.stop();
-
-      phases.backward.start();
-      flat.zero_grads();
-      loss.backward();
-      phases.backward.stop();
-
-      phases.update.start();
-      optimizer.step(flat.params(), flat.grads(), lr);
-      phases.update.stop();
-      train_time.stop();
-      position.train_seconds = train_seconds_before + train_time.total();
-
-      const double loss_value = loss.item<double>();
-      require(std::isfinite(loss_value), "training diverged: loss is " + std::to_string(loss_value) +
-                                             " at step " + std::to_string(position.global_step) +
-                                             " (try a smaller --lr)");
-      epoch_loss_sum += loss_value;
-      ++epoch_loss_count;
-      if (hooks.on_step) hooks.on_step({position.global_step, epoch, loss_value, lr});
-      ++position.global_step;
-      position.step_in_epoch = batch->step + 1;
-      position.samples += batch->labels.size(0);
-
-      if (config.checkpoint_every_steps > 0 && position.global_step % config.checkpoint_every_steps == 0) {
-        position.wall_seconds = wall_now();
-        save(position);
-      }
-      if (seconds_since(last_progress) >= config.progress_seconds) {
-        last_progress = Clock::now();
-        const double this_run_train = position.train_seconds - train_seconds_before;
-        const double steps_per_second = (position.global_step - steps_before) / std::max(1e-9, this_run_train);
-        double remaining = (step_limit - position.global_step) / std::max(1e-9, steps_per_second);
-        if (config.time_budget > 0) remaining = std::min(remaining, config.time_budget - wall_now());
-        std::ostringstream line;
-        line << "epoch " << epoch + 1 << '/' << config.epochs << " step " << batch->step + 1 << '/'
-             << steps_per_epoch << std::fixed << std::setprecision(4) << " loss " << loss_value << " lr " << lr
-             << std::setprecision(0) << ' ' << steps_per_second * config.batch_size << " samples/s ETA "
-             << format_duration(remaining);
-        log::info(line.str());
-      }
-    }
-    if (!stop) {
-      position.epoch = epoch + 1;
-      position.step_in_epoch = 0;
-      run_evaluation();
-      position.wall_seconds = wall_now();
-      if (config.checkpoint_each_epoch || config.checkpoint_every_steps > 0) save(position);
-      if (config.target_accuracy > 0 && last_eval.accuracy >= config.target_accuracy) {
-        stop = true;
-        stop_reason = "target_accuracy";
-      }
-    }
+  Process p;
+  p.config = config;
+  const auto env = comm::process_env_from_environment();
+  const bool distributed = config.processes() > 1;
+  if (distributed) {
+    require(env.has_value(), "a run of " + std::to_string(config.processes()) +
+                                 " processes must be started by a launcher (distsgd train, mpirun, srun, torchrun)");
+    require(env->world_size == config.processes(),
+            "the launcher started " + std::to_string(env->world_size) + " processes but --workers " +
+                std::to_string(config.workers) + " --servers " + std::to_string(config.servers) + " needs " +
+                std::to_string(config.processes()));
+    p.rank = env->rank;
+    log::set_prefix(env->launcher == "distsgd" ? "" : "[" + role_label(config, p.rank) + "] ");
   }
-  if (last_eval_step != position.global_step) {
-    run_evaluation();
-    position.wall_seconds = wall_now();
-    if (config.checkpoint_each_epoch || config.checkpoint_every_steps > 0) save(position);
-  }
+  p.threads = configure_threads(config.threads, env ? env->local_world_size : 1);
 
-  const int64_t steps_this_run = position.global_step - steps_before;
-  const double train_seconds_this_run = position.train_seconds - train_seconds_before;
-  nlohmann::json summary = {
-      {"test_accuracy", last_eval.accuracy},
-      {"test_loss", last_eval.loss},
-      {"samples_per_second",
-       train_seconds_this_run > 0 ? steps_this_run * config.batch_size / train_seconds_this_run : 0.0},
-      {"wall_seconds", wall_now()},
-      {"train_seconds", position.train_seconds},
-      {"epochs", static_cast<double>(position.global_step) / static_cast<double>(steps_per_epoch)},
-      {"steps", position.global_step},
-      {"samples", position.samples},
-      {"stop_reason", stop_reason},
-      {"time_to_target_seconds", time_to_target >= 0 ? nlohmann::json(time_to_target) : nlohmann::json()},
-      {"model", model->name()},
-      {"dataset", dataset.name},
-      {"parameters", flat.numel()},
-      {"algorithm", config.algorithm},
-      {"workers", config.workers},
-      {"servers", config.servers},
-      {"batch_size", config.batch_size},
-      {"global_batch", config.global_batch()},
-      {"threads", threads},
-      {"seconds_per_iteration", phases.per_iteration(steps_this_run)},
-      {"bytes_sent_per_worker", 0},
-      {"out", config.out},
-  };
-  files.write_summary(summary);
-  return summary;
+  p.dataset = data::load_dataset(dataset_options(config));
+  const models::InputSpec input{p.dataset.channels, p.dataset.height, p.dataset.width, p.dataset.classes};
+  torch::manual_seed(static_cast<uint64_t>(config.seed));  // the same initial weights in every process
+  p.model = models::make_model(model_options(config), input);
+  p.flat = std::make_unique<FlatParameters>(*p.model);
+  p.timeline = std::make_unique<Timeline>(config.trace, p.rank, role_label(config, p.rank));
+  if (distributed) {
+    p.comm = std::make_unique<comm::Communicator>(
+        *env, config.workers, std::chrono::milliseconds(static_cast<int64_t>(config.timeout * 1000)));
+  }
+  if (p.rank >= config.workers) {
+    run_server(p);
+    return {{"role", "server"}};
+  }
+  WorkerLoop loop(p, hooks);
+  return loop.run();
 }
 
 }  // namespace distsgd::train

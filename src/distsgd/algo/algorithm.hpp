@@ -1,0 +1,96 @@
+// The algorithm seam. An algorithm is a worker side (hooks into the training step) and, for parameter-server
+// algorithms, a server side (handlers over the shared substrate in algo/ps/), registered under one name.
+// Adding an algorithm is one new file defining an AlgorithmInfo, one line in algo/builtin.cpp, and its tests.
+#pragma once
+#include "distsgd/core/config.hpp"
+
+#include <ATen/core/Tensor.h>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace distsgd::comm {
+class Communicator;
+}
+namespace distsgd::models {
+class Model;
+}
+namespace distsgd::train {
+class FlatParameters;
+class Timeline;
+}  // namespace distsgd::train
+
+namespace distsgd::algo {
+
+// What a worker-side algorithm works on. All references outlive the algorithm.
+struct WorkerSetup {
+  const TrainConfig& config;
+  comm::Communicator* comm;  // null in a single-process run
+  models::Model& model;
+  train::FlatParameters& flat;
+  train::Timeline& timeline;
+};
+
+// Where an iteration's time went, beyond forward and backward (which the loop measures).
+struct AlgorithmStats {
+  double communication_wait_seconds = 0;  // blocked on communication (exposed, not overlapped)
+  double update_seconds = 0;              // optimizer work on this worker
+  int64_t bytes_sent = 0;
+};
+
+class WorkerAlgorithm {
+ public:
+  virtual ~WorkerAlgorithm() = default;
+  // Before the forward pass of every iteration (e.g. wait for parameters still being gathered).
+  virtual void before_forward(int64_t step) {}
+  // Before backward: the loop has not yet zeroed gradients; algorithms that overlap communication with
+  // backward arm their hooks here.
+  virtual void before_backward(int64_t step) {}
+  // After backward: combine gradients and update the model. lr is this step's learning rate.
+  virtual void after_backward(int64_t step, double lr) = 0;
+  // Before an evaluation: make the model hold the parameters to evaluate (e.g. the servers' x~).
+  virtual void before_evaluation() {}
+  // After the last iteration: drain communication, release the servers.
+  virtual void finish() {}
+  virtual AlgorithmStats stats() const = 0;
+  // Optimizer state of this worker (momentum buffer over the flat vector) for checkpoints; undefined if none.
+  virtual at::Tensor optimizer_state() { return {}; }
+};
+
+// What a server-side algorithm works on. The server builds the same model as the workers (same seed), so
+// `flat` holds the initial parameters and the layout the shards are cut from.
+struct ServerSetup {
+  const TrainConfig& config;
+  comm::Communicator& comm;
+  int64_t server_index = 0;  // 0 .. servers-1
+  train::FlatParameters& flat;
+  train::Timeline& timeline;
+};
+
+class ServerAlgorithm {
+ public:
+  virtual ~ServerAlgorithm() = default;
+  // Serves the workers until every one of them has finished.
+  virtual void serve() = 0;
+};
+
+using WorkerFactory = std::function<std::unique_ptr<WorkerAlgorithm>(const WorkerSetup&)>;
+using ServerFactory = std::function<std::unique_ptr<ServerAlgorithm>(const ServerSetup&)>;
+
+struct AlgorithmInfo {
+  std::string name;
+  std::string description;
+  bool needs_servers = false;  // centralized (parameter server) algorithms
+  WorkerFactory make_worker;
+  ServerFactory make_server;  // null for algorithms without servers
+};
+
+// The built-in algorithms (algo/builtin.cpp lists them; explicit, so no linker drops a self-registering file).
+const std::vector<AlgorithmInfo>& builtin_algorithms();
+const AlgorithmInfo& find_algorithm(const std::string& name);  // throws distsgd::Error listing valid names
+std::vector<std::string> registered_algorithm_names();
+
+}  // namespace distsgd::algo

@@ -1,0 +1,19 @@
+// The list of algorithms distsgd knows. Each is defined in its own file.
+#include "distsgd/algo/algorithm.hpp"
+
+namespace distsgd::algo {
+
+AlgorithmInfo local_sgd_algorithm();
+AlgorithmInfo allreduce_sgd_algorithm();
+AlgorithmInfo bsp_algorithm();
+
+const std::vector<AlgorithmInfo>& builtin_algorithms() {
+  static const std::vector<AlgorithmInfo> algorithms{
+      local_sgd_algorithm(),
+      allreduce_sgd_algorithm(),
+      bsp_algorithm(),
+  };
+  return algorithms;
+}
+
+}  // namespace distsgd::algo

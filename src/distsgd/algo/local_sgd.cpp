@@ -1,0 +1,48 @@
+// "sgd": plain single-process momentum SGD, the reference every distributed algorithm is compared with.
+#include "distsgd/algo/algorithm.hpp"
+#include "distsgd/core/timer.hpp"
+#include "distsgd/train/flat_parameters.hpp"
+#include "distsgd/train/sgd.hpp"
+#include "distsgd/train/timeline.hpp"
+
+namespace distsgd::algo {
+namespace {
+
+class LocalSgd final : public WorkerAlgorithm {
+ public:
+  explicit LocalSgd(const WorkerSetup& s)
+      : flat_(s.flat), timeline_(s.timeline), optimizer_(s.flat.numel(), s.config.momentum, s.config.weight_decay) {}
+
+  void after_backward(int64_t, double lr) override {
+    train::Timeline::Scope span(timeline_, "update");
+    update_.start();
+    optimizer_.step(flat_.params(), flat_.grads(), lr);
+    update_.stop();
+  }
+
+  AlgorithmStats stats() const override {
+    AlgorithmStats s;
+    s.update_seconds = update_.total();
+    return s;
+  }
+
+  at::Tensor optimizer_state() override { return optimizer_.momentum_buffer(); }
+
+ private:
+  train::FlatParameters& flat_;
+  train::Timeline& timeline_;
+  train::MomentumSgd optimizer_;
+  Stopwatch update_;
+};
+
+}  // namespace
+
+AlgorithmInfo local_sgd_algorithm() {
+  AlgorithmInfo info;
+  info.name = "sgd";
+  info.description = "single-process momentum SGD (the reference)";
+  info.make_worker = [](const WorkerSetup& s) { return std::make_unique<LocalSgd>(s); };
+  return info;
+}
+
+}  // namespace distsgd::algo

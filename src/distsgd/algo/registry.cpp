@@ -1,0 +1,22 @@
+#include "distsgd/algo/algorithm.hpp"
+
+#include "distsgd/core/error.hpp"
+
+namespace distsgd::algo {
+
+const AlgorithmInfo& find_algorithm(const std::string& name) {
+  for (const auto& info : builtin_algorithms()) {
+    if (info.name == name) return info;
+  }
+  std::string valid;
+  for (const auto& n : registered_algorithm_names()) valid += (valid.empty() ? "" : ", ") + n;
+  throw Error("unknown algorithm '" + name + "'; valid: " + valid);
+}
+
+std::vector<std::string> registered_algorithm_names() {
+  std::vector<std::string> names;
+  for (const auto& info : builtin_algorithms()) names.push_back(info.name);
+  return names;
+}
+
+}  // namespace distsgd::algo

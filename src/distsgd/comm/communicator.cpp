@@ -1,0 +1,194 @@
+#include "distsgd/comm/communicator.hpp"
+
+#include "distsgd/core/error.hpp"
+
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
+#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
+
+#include <cstdlib>
+
+namespace distsgd::comm {
+
+struct Work::Impl {
+  c10::intrusive_ptr<c10d::Work> work;
+  std::vector<at::Tensor> tensors;  // kept alive while the operation runs
+  std::vector<std::vector<at::Tensor>> outputs;
+  std::string what;
+};
+
+namespace {
+
+std::string without_backtrace(const std::exception& e) {
+  if (auto* c10_error = dynamic_cast<const c10::Error*>(&e)) return c10_error->what_without_backtrace();
+  return e.what();
+}
+
+Work make_work(c10::intrusive_ptr<c10d::Work> work, std::vector<at::Tensor> tensors, std::string what,
+               std::vector<std::vector<at::Tensor>> outputs = {}) {
+  auto impl = std::make_shared<Work::Impl>();
+  impl->work = std::move(work);
+  impl->tensors = std::move(tensors);
+  impl->outputs = std::move(outputs);
+  impl->what = std::move(what);
+  return Work(std::move(impl));
+}
+
+std::shared_ptr<::gloo::transport::Device> make_device(const std::string& master_addr) {
+  if (const char* ifname = std::getenv("GLOO_SOCKET_IFNAME")) {
+    return c10d::ProcessGroupGloo::createDeviceForInterface(ifname);
+  }
+  if (master_addr == "127.0.0.1" || master_addr == "localhost") {
+    return c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1");
+  }
+  return c10d::ProcessGroupGloo::createDefaultDevice();
+}
+
+}  // namespace
+
+void Work::wait() {
+  if (!impl_) return;
+  try {
+    impl_->work->wait();
+    if (source_ < 0) {
+      try {
+        source_ = impl_->work->sourceRank();
+      } catch (const std::exception&) {
+        // Only receives know their source.
+      }
+    }
+  } catch (const std::exception& e) {
+    const std::string what = impl_->what;
+    impl_.reset();
+    throw Error(what + " failed: " + without_backtrace(e) + " (a peer process died or timed out)");
+  }
+  impl_.reset();
+}
+
+void Work::on_complete(std::function<void()> callback) {
+  if (!impl_) {
+    callback();
+    return;
+  }
+  try {
+    impl_->work->getFuture()->addCallback([callback = std::move(callback)](c10::ivalue::Future&) { callback(); });
+  } catch (const std::exception&) {
+    // Point-to-point work has no future in this libtorch: the span ends when it is waited instead.
+  }
+}
+
+int Work::source_rank() {
+  wait();
+  return source_;
+}
+
+struct Communicator::Groups {
+  c10::intrusive_ptr<c10d::Store> store;
+  c10::intrusive_ptr<c10d::ProcessGroupGloo> world;
+  c10::intrusive_ptr<c10d::ProcessGroupGloo> workers;
+};
+
+Communicator::Communicator(const ProcessEnv& env, int64_t workers, std::chrono::milliseconds timeout)
+    : groups_(std::make_unique<Groups>()),
+      rank_(env.rank),
+      world_size_(env.world_size),
+      workers_(workers),
+      timeout_(timeout) {
+  require(workers >= 1 && workers <= env.world_size,
+          "the run has " + std::to_string(env.world_size) + " processes but --workers " + std::to_string(workers));
+  try {
+    c10d::TCPStoreOptions store_options;
+    store_options.port = static_cast<std::uint16_t>(env.port);
+    store_options.isServer = env.rank == 0 && !env.store_is_external;
+    store_options.numWorkers = c10::nullopt;
+    store_options.waitWorkers = false;
+    store_options.timeout = timeout;
+    groups_->store = c10::make_intrusive<c10d::TCPStore>(env.master_addr, store_options);
+  } catch (const std::exception& e) {
+    throw Error("rank " + std::to_string(env.rank) + ": cannot reach the rendezvous store at " + env.master_addr +
+                ":" + std::to_string(env.port) + ": " + without_backtrace(e));
+  }
+  auto options = c10d::ProcessGroupGloo::Options::create(timeout);
+  options->devices.push_back(make_device(env.master_addr));
+  options->threads = 2;
+  try {
+    groups_->world = c10::make_intrusive<c10d::ProcessGroupGloo>(
+        c10::make_intrusive<c10d::PrefixStore>("world", groups_->store), static_cast<int>(env.rank),
+        static_cast<int>(env.world_size), options);
+    if (is_worker()) {
+      groups_->workers = c10::make_intrusive<c10d::ProcessGroupGloo>(
+          c10::make_intrusive<c10d::PrefixStore>("workers", groups_->store), static_cast<int>(env.rank),
+          static_cast<int>(workers), options);
+    }
+  } catch (const std::exception& e) {
+    throw Error("rank " + std::to_string(env.rank) + ": connecting to the other " +
+                std::to_string(env.world_size - 1) + " processes failed: " + without_backtrace(e));
+  }
+}
+
+Communicator::~Communicator() = default;
+
+Work Communicator::allreduce_sum(at::Tensor tensor) {
+  std::vector<at::Tensor> tensors{tensor};
+  auto work = groups_->workers->allreduce(tensors);
+  return make_work(work, std::move(tensors), "allreduce");
+}
+
+Work Communicator::alltoall(at::Tensor output, at::Tensor input) {
+  std::vector<int64_t> counts;  // empty: equal splits
+  std::vector<int64_t> counts_out;
+  auto work = groups_->workers->alltoall_base(output, input, counts_out, counts);
+  return make_work(work, {output, input}, "alltoall");
+}
+
+Work Communicator::allgather(std::vector<at::Tensor> outputs, at::Tensor input) {
+  std::vector<std::vector<at::Tensor>> out{std::move(outputs)};
+  std::vector<at::Tensor> in{input};
+  auto work = groups_->workers->allgather(out, in);
+  return make_work(work, std::move(in), "allgather", std::move(out));
+}
+
+Work Communicator::broadcast(at::Tensor tensor, int64_t root) {
+  std::vector<at::Tensor> tensors{tensor};
+  c10d::BroadcastOptions options;
+  options.rootRank = root;
+  auto work = groups_->workers->broadcast(tensors, options);
+  return make_work(work, std::move(tensors), "broadcast");
+}
+
+void Communicator::barrier_workers() { make_work(groups_->workers->barrier(), {}, "barrier").wait(); }
+
+void Communicator::barrier_world() { make_work(groups_->world->barrier(), {}, "barrier").wait(); }
+
+Work Communicator::send(at::Tensor tensor, int64_t destination, int64_t tag) {
+  std::vector<at::Tensor> tensors{tensor};
+  auto work = groups_->world->send(tensors, static_cast<int>(destination), static_cast<int>(tag));
+  return make_work(work, std::move(tensors), "send to rank " + std::to_string(destination));
+}
+
+Work Communicator::receive(at::Tensor tensor, int64_t source, int64_t tag) {
+  std::vector<at::Tensor> tensors{tensor};
+  auto work = groups_->world->recv(tensors, static_cast<int>(source), static_cast<int>(tag));
+  return make_work(work, std::move(tensors), "receive from rank " + std::to_string(source));
+}
+
+Work Communicator::receive_any(at::Tensor tensor, int64_t tag) {
+  std::vector<at::Tensor> tensors{tensor};
+  auto work = groups_->world->recvAnysource(tensors, static_cast<int>(tag));
+  return make_work(work, std::move(tensors), "receive");
+}
+
+void Communicator::store_set(const std::string& key, const std::string& value) {
+  groups_->store->set(key, std::vector<uint8_t>(value.begin(), value.end()));
+}
+
+std::string Communicator::store_get(const std::string& key) {
+  try {
+    auto bytes = groups_->store->get(key);
+    return std::string(bytes.begin(), bytes.end());
+  } catch (const std::exception& e) {
+    throw Error("waiting for '" + key + "' in the rendezvous store failed: " + without_backtrace(e));
+  }
+}
+
+}  // namespace distsgd::comm
