@@ -1,0 +1,101 @@
+#include "distsgd/comm/child_process.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "distsgd/core/error.hpp"
+
+namespace distsgd::comm {
+namespace {
+
+struct Pipe {
+  UniqueFd read_end;
+  UniqueFd write_end;
+};
+
+Pipe make_pipe() {
+  int ends[2];
+  require(::pipe2(ends, O_CLOEXEC) == 0, std::string("launcher: cannot create a pipe: ") + std::strerror(errno));
+  Pipe pipe{UniqueFd(ends[0]), UniqueFd(ends[1])};
+  ::fcntl(pipe.read_end.get(), F_SETFL, ::fcntl(pipe.read_end.get(), F_GETFL) | O_NONBLOCK);
+  return pipe;
+}
+
+std::vector<char*> null_terminated(const std::vector<std::string>& strings) {
+  std::vector<char*> pointers;
+  for (const auto& s : strings) pointers.push_back(const_cast<char*>(s.c_str()));
+  pointers.push_back(nullptr);
+  return pointers;
+}
+
+void write_text(int fd, const char* text) {
+  [[maybe_unused]] const ssize_t written = ::write(fd, text, std::strlen(text));
+}
+
+// Between fork and exec of a multithreaded parent only async-signal-safe calls are allowed: no allocation here.
+[[noreturn]] void become_child(pid_t launcher, const char* path, char* const* argv, char* const* envp,
+                               const std::vector<int>& signals_to_default, const sigset_t& launcher_mask,
+                               int stdin_fd, int stdout_fd, int stderr_fd, const char* exec_failure_prefix) {
+  ::setpgid(0, 0);
+  // The launcher's death (even by SIGKILL) takes the child with it; if it already died, the orphan stops here.
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (::getppid() != launcher) ::_exit(1);
+  for (int signal : signals_to_default) ::signal(signal, SIG_DFL);
+  ::sigprocmask(SIG_SETMASK, &launcher_mask, nullptr);
+  ::dup2(stdin_fd, STDIN_FILENO);
+  ::dup2(stdout_fd, STDOUT_FILENO);
+  ::dup2(stderr_fd, STDERR_FILENO);
+  // Descriptors the host program opened without O_CLOEXEC (other children's pipes included) must not keep pipes open.
+  ::close_range(3, ~0U, 0);
+  ::execve(path, argv, envp);
+  const int error = errno;
+  write_text(STDERR_FILENO, exec_failure_prefix);
+  write_text(STDERR_FILENO, strerrordesc_np(error));  // strerror may translate (locks, allocation); this cannot
+  write_text(STDERR_FILENO, "\n");
+  ::_exit(127);
+}
+
+}  // namespace
+
+ChildProcess start_child(const std::vector<std::string>& argv, const std::vector<std::string>& environment,
+                         const std::vector<int>& signals_to_default) {
+  require(!argv.empty(), "launcher: no command to run");
+  // Everything the child needs is prepared before fork.
+  const std::vector<char*> argv_pointers = null_terminated(argv);
+  const std::vector<char*> environment_pointers = null_terminated(environment);
+  const std::string exec_failure_prefix = "cannot execute " + argv[0] + ": ";
+  const pid_t launcher = ::getpid();
+  UniqueFd dev_null(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+  require(dev_null.valid(), std::string("launcher: cannot open /dev/null: ") + std::strerror(errno));
+  Pipe out = make_pipe();
+  Pipe err = make_pipe();
+
+  // Signals stay blocked across fork so that no handler of the launcher runs in the child before it resets them.
+  sigset_t all, launcher_mask;
+  sigfillset(&all);
+  ::pthread_sigmask(SIG_SETMASK, &all, &launcher_mask);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    become_child(launcher, argv[0].c_str(), argv_pointers.data(), environment_pointers.data(), signals_to_default,
+                 launcher_mask, dev_null.get(), out.write_end.get(), err.write_end.get(),
+                 exec_failure_prefix.c_str());
+  }
+  const int fork_error = errno;
+  ::pthread_sigmask(SIG_SETMASK, &launcher_mask, nullptr);
+  require(pid > 0, std::string("launcher: cannot start a process: ") + std::strerror(fork_error));
+  // Also from this side, so the group exists before the launcher may signal it (whichever runs first wins).
+  ::setpgid(pid, pid);
+
+  ChildProcess child;
+  child.pid = pid;
+  child.stdout_pipe = std::move(out.read_end);
+  child.stderr_pipe = std::move(err.read_end);
+  return child;
+}
+
+}  // namespace distsgd::comm

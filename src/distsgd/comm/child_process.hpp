@@ -1,0 +1,26 @@
+// Starts one child of the launcher: in its own process group (so the launcher can signal its whole tree), killed when
+// the launcher dies, stdin from /dev/null, stdout and stderr through pipes the launcher reads.
+#pragma once
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+#include "distsgd/comm/unique_fd.hpp"
+
+namespace distsgd::comm {
+
+struct ChildProcess {
+  pid_t pid = -1;  // also the id of the child's process group
+  UniqueFd stdout_pipe;  // read ends, non-blocking
+  UniqueFd stderr_pipe;
+};
+
+// Runs argv (argv[0] is the path executed, no PATH search) with exactly the environment `environment` ("KEY=value").
+// `signals_to_default` are reset to SIG_DFL in the child before exec (the launcher's own handlers and ignores must not
+// leak into it). When exec fails, the child writes "cannot execute <path>: <reason>" to its stderr and exits 127.
+// Throws Error when the pipes or the fork cannot be made.
+ChildProcess start_child(const std::vector<std::string>& argv, const std::vector<std::string>& environment,
+                         const std::vector<int>& signals_to_default);
+
+}  // namespace distsgd::comm
