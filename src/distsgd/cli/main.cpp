@@ -195,11 +195,11 @@ int main(int argc, char** argv) {
     if (train->parsed()) {
       config.synthetic_shape = parse_shape(text.synthetic_shape);
       for (const auto& s : text.slowdowns) config.slowdowns.push_back(parse_slowdown(s));
-      if (config.processes() > 1 && !distsgd::comm::process_env_from_environment()) {
-        return launch_processes(config, argc, argv);
-      }
+      const auto env = distsgd::comm::process_env_from_environment();
+      if (config.processes() > 1 && !env) return launch_processes(config, argc, argv);
       auto summary = distsgd::train::run_training(config);
-      if (summary.contains("test_accuracy")) std::cout << results_line(summary) << std::endl;
+      // One results line per run: from worker 0.
+      if (!env || env->rank == 0 || config.processes() == 1) std::cout << results_line(summary) << std::endl;
     }
     return 0;
   } catch (const distsgd::Error& e) {

@@ -35,6 +35,11 @@ void save_checkpoint(const std::string& path, const Checkpoint& checkpoint);
 // Accepts a run directory or a checkpoint file. Throws distsgd::Error when missing or unreadable.
 Checkpoint load_checkpoint(const std::string& dir_or_file);
 
+// The trained model's flat parameter vector (parameters.pt in the run directory), loadable with
+// torch::load (C++); written atomically.
+void save_parameters(const at::Tensor& flat, const std::string& path);
+at::Tensor load_parameters(const std::string& path);
+
 at::Tensor cpu_rng_state();
 void set_cpu_rng_state(const at::Tensor& state);
 

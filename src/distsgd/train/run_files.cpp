@@ -26,7 +26,7 @@ RunFiles::RunFiles(const std::string& dir, bool overwrite, bool resume) : dir_(d
     require(overwrite, "run directory " + dir +
                            " already holds a run; choose another --out, continue it with --resume " + dir +
                            ", or replace it with --overwrite");
-    for (const char* name : {"metrics.jsonl", "summary.json", "config.json", "checkpoint.pt", "trace.json"}) {
+    for (const char* name : {"metrics.jsonl", "summary.json", "config.json", "checkpoint.pt", "trace.json", "parameters.pt"}) {
       fs::remove(fs::path(dir) / name);
     }
   }

@@ -379,6 +379,8 @@ nlohmann::json WorkerLoop::run() {
     evaluate_and_record();
     if (c_.checkpoint_each_epoch || c_.checkpoint_every_steps > 0) save_checkpoint_now();
   }
+  algorithm_->before_evaluation();
+  if (leader()) save_parameters(p_.flat->params(), (std::filesystem::path(c_.out) / "parameters.pt").string());
   algorithm_->finish();
   return summary();
 }
