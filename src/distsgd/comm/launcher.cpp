@@ -30,6 +30,8 @@ constexpr auto kKilledExitTimeout = std::chrono::seconds(5);
 // After the last child exited: how long output still in flight may take to arrive.
 constexpr auto kFinalDrainTimeout = std::chrono::milliseconds(500);
 constexpr std::size_t kReadChunkBytes = 64 * 1024;
+// Keeps the deadline arithmetic far from overflow.
+constexpr double kMaxGraceSeconds = 24 * 3600;
 
 // The launcher's environment, then spec.env, then the rank variables: a later entry replaces an earlier one.
 std::vector<std::string> child_environment(const LaunchSpec& spec, std::size_t rank) {
@@ -202,17 +204,15 @@ class Supervisor {
     read_pipe(child.process.stderr_pipe, child.stderr_lines, ReadMode::UntilEmpty);
     const bool succeeded = result > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
     if (succeeded || stopping_) return;
-    const std::string how = result > 0 ? describe_exit(status) : "ended with an unknown status (reaped elsewhere)";
-    const std::string last_line = without_error_prefix(child.stderr_lines.last_line());
-    failure_ = "distsgd: error: " + child.label + " (rank " + std::to_string(child.rank) + ") " + how +
-               (last_line.empty() ? "" : ": " + last_line) + "\n";
+    first_failure_ = Failure{child.rank,
+                             result > 0 ? describe_exit(status) : "ended with an unknown status (reaped elsewhere)"};
     stop_all();
   }
 
   void stop_all() {
     stopping_ = true;
-    kill_time_ = Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                    std::chrono::duration<double>(std::max(0.0, spec_.grace_seconds)));
+    const double grace_seconds = spec_.grace_seconds > 0 ? std::min(spec_.grace_seconds, kMaxGraceSeconds) : 0.0;
+    kill_time_ = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(grace_seconds));
     for (auto& child : children_) {
       if (child.running) signal_tree(child.process.pid, SIGTERM);
     }
@@ -253,8 +253,12 @@ class Supervisor {
       write_fully(STDERR_FILENO, "distsgd: warning: " + std::to_string(unreaped) +
                                      " processes did not exit after SIGKILL\n");
     }
-    if (failure_) {
-      write_fully(STDERR_FILENO, *failure_);
+    if (first_failure_) {
+      // Composed only now: a last line still in flight when the child was reaped has arrived by this point.
+      const Child& child = children_[first_failure_->rank];
+      const std::string last_line = without_error_prefix(child.stderr_lines.last_line());
+      write_fully(STDERR_FILENO, "distsgd: error: " + child.label + " (rank " + std::to_string(child.rank) + ") " +
+                                     first_failure_->how + (last_line.empty() ? "" : ": " + last_line) + "\n");
       return 1;
     }
     if (interrupt_signal_ != 0) {
@@ -272,7 +276,11 @@ class Supervisor {
   bool killed_ = false;    // SIGKILL sent
   Clock::time_point kill_time_;
   Clock::time_point give_up_time_ = Clock::now() + kKilledExitTimeout;
-  std::optional<std::string> failure_;
+  struct Failure {
+    std::size_t rank;
+    std::string how;  // "exited with status 3", "was killed by signal 9 (Killed)"
+  };
+  std::optional<Failure> first_failure_;
   int interrupt_signal_ = 0;
   long interrupted_processes_ = 0;
 };
