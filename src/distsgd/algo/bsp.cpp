@@ -57,6 +57,7 @@ class BspServer final : public ServerAlgorithm {
   explicit BspServer(const ServerSetup& s)
       : range_(layout(s)),
         server_(s.comm, s.server_index, range_, s.flat.params()),
+        timeline_(s.timeline),
         optimizer_(range_.numel, s.config.momentum, s.config.weight_decay),
         gradients_(static_cast<size_t>(s.comm.workers())),
         arrived_(static_cast<size_t>(s.comm.workers()), false) {}
@@ -88,6 +89,7 @@ class BspServer final : public ServerAlgorithm {
   }
 
   void aggregate_and_update(double lr) {
+    train::Timeline::Scope span(timeline_, "update");
     torch::NoGradGuard no_grad;
     auto sum = gradients_[0].clone();
     for (size_t w = 1; w < gradients_.size(); ++w) sum.add_(gradients_[w]);
@@ -101,6 +103,7 @@ class BspServer final : public ServerAlgorithm {
 
   ps::ShardRange range_;
   ps::ShardServer server_;
+  train::Timeline& timeline_;
   train::MomentumSgd optimizer_;
   std::vector<at::Tensor> gradients_;  // views of the handlers' payload buffers, one per worker
   std::vector<bool> arrived_;

@@ -1,0 +1,227 @@
+// Distributed runs end to end, each through the distsgd program and its launcher (or mpirun):
+// equivalence with single-process training, failure handling, and accuracy on real data.
+#include "distsgd/train/checkpoint.hpp"
+#include "test_util.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <torch/torch.h>
+
+#include <chrono>
+#include <iostream>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <csignal>
+#include <map>
+#include <set>
+#include <thread>
+#include <sys/wait.h>
+#include <unistd.h>
+
+using distsgd::testing::read_file;
+using distsgd::testing::run_distsgd;
+using distsgd::testing::TempDir;
+
+namespace {
+
+// Small, fast, and no BatchNorm (whose batch statistics differ between batch B and 3B by design).
+const std::string kEquivalenceRun =
+    " --model lenet5 --dataset synthetic --synthetic-shape 1x28x28 --synthetic-train-size 3840 "
+    "--synthetic-test-size 64 --max-steps 20 --epochs 1 --seed 5 --threads 1 --no-checkpoint "
+    "--progress-seconds 1000";
+
+at::Tensor parameters_of(const std::string& run_dir) {
+  return distsgd::train::load_parameters(run_dir + "/parameters.pt");
+}
+
+double relative_error(const at::Tensor& a, const at::Tensor& b) {
+  return ((a - b).norm() / b.norm()).item<double>();
+}
+
+class Equivalence : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    reference_dir_ = new TempDir();
+    auto r = run_distsgd("train --algo sgd --workers 1 --batch-size 48 --lr 0.05" + kEquivalenceRun + " --out " +
+                         (*reference_dir_ / "ref"));
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    reference_ = new at::Tensor(parameters_of(*reference_dir_ / "ref"));
+  }
+  static void TearDownTestSuite() {
+    delete reference_;
+    delete reference_dir_;
+  }
+
+  // n=3 workers of batch 16 against one process of batch 48, same samples, 20 steps.
+  void expect_equivalent(const std::string& flags) {
+    TempDir dir;
+    auto r = run_distsgd("train --workers 3 --batch-size 16 --lr 0.05" + kEquivalenceRun + " " + flags + " --out " +
+                         (dir / "run"));
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    auto params = parameters_of(dir / "run");
+    // Training moved the parameters: the comparison is not of two initializations.
+    ASSERT_GT(relative_error(params, initial()), 1e-3);
+    const double error = relative_error(params, *reference_);
+    std::cout << "relative error against one process of batch 3B: " << error << std::endl;
+    EXPECT_LT(error, 1e-4) << flags;
+    auto summary = nlohmann::json::parse(read_file(dir / "run/summary.json"));
+    EXPECT_EQ(summary["steps"], 20);
+    EXPECT_EQ(summary["workers"], 3);
+    EXPECT_GT(summary["bytes_sent_per_worker"].get<double>(), 0);
+  }
+
+  // The initial parameters: the same run with learning rate 0.
+  static at::Tensor initial() {
+    static at::Tensor init = [] {
+      TempDir dir;
+      auto r = run_distsgd("train --algo sgd --batch-size 48 --lr 0" + kEquivalenceRun + " --out " + (dir / "init"));
+      return r.exit_code == 0 ? parameters_of(dir / "init") : torch::zeros({1});
+    }();
+    return init;
+  }
+
+  static TempDir* reference_dir_;
+  static at::Tensor* reference_;
+};
+TempDir* Equivalence::reference_dir_ = nullptr;
+at::Tensor* Equivalence::reference_ = nullptr;
+
+}  // namespace
+
+TEST_F(Equivalence, AllreduceWithoutOverlap) { expect_equivalent("--algo arsgd --overlap none"); }
+// Tiny buckets so lenet5's gradients span several buckets launched during backward.
+TEST_F(Equivalence, AllreduceWaitFreeBackprop) {
+  expect_equivalent("--algo arsgd --overlap wfbp --first-bucket-mb 0.004 --bucket-mb 0.05");
+}
+TEST_F(Equivalence, AllreduceMultistep) {
+  expect_equivalent("--algo arsgd --overlap multistep --first-bucket-mb 0.004 --bucket-mb 0.05");
+}
+TEST_F(Equivalence, BspOneServerMemorySharding) { expect_equivalent("--algo bsp --servers 1 --sharding memory"); }
+TEST_F(Equivalence, BspOneServerLayerSharding) { expect_equivalent("--algo bsp --servers 1 --sharding layer"); }
+TEST_F(Equivalence, BspThreeServersMemorySharding) { expect_equivalent("--algo bsp --servers 3 --sharding memory"); }
+TEST_F(Equivalence, BspThreeServersLayerSharding) { expect_equivalent("--algo bsp --servers 3 --sharding layer"); }
+
+// A worker killed mid-run: the launcher stops the others and exits non-zero within 30 s, naming the rank.
+TEST(Failure, KilledWorkerStopsTheRunAndIsNamed) {
+  TempDir dir;
+  const std::string log = dir / "log";
+  pid_t launcher = fork();
+  ASSERT_GE(launcher, 0);
+  if (launcher == 0) {
+    const std::string command = std::string(DISTSGD_BINARY) +
+                                " train --workers 4 --model mlp --mlp-width 64 --dataset synthetic --epochs 1000 "
+                                "--threads 1 --progress-seconds 1000 --no-checkpoint --out " +
+                                (dir / "run") + " > " + log + " 2>&1";
+    execl("/bin/sh", "sh", "-c", ("exec " + command).c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  // Wait until training runs (worker 0 has printed its start line), then kill worker 2.
+  const auto start = std::chrono::steady_clock::now();
+  while (read_file(log).find("training mlp") == std::string::npos &&
+         std::chrono::steady_clock::now() - start < std::chrono::seconds(60)) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  // Children of the launcher, in rank order (they are started in order).
+  std::vector<pid_t> children;
+  std::ifstream list("/proc/" + std::to_string(launcher) + "/task/" + std::to_string(launcher) + "/children");
+  pid_t pid;
+  while (list >> pid) children.push_back(pid);
+  ASSERT_EQ(children.size(), 4u) << read_file(log);
+  ASSERT_EQ(kill(children[2], SIGKILL), 0);
+  const auto killed_at = std::chrono::steady_clock::now();
+
+  int status = 0;
+  while (waitpid(launcher, &status, WNOHANG) == 0 &&
+         std::chrono::steady_clock::now() - killed_at < std::chrono::seconds(60)) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - killed_at).count();
+  ASSERT_LT(seconds, 30) << read_file(log);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_NE(WEXITSTATUS(status), 0);
+  const std::string output = read_file(log);
+  EXPECT_NE(output.find("worker 2 (rank 2)"), std::string::npos) << output;
+  EXPECT_NE(output.find("signal 9"), std::string::npos) << output;
+  for (pid_t child : children) {
+    EXPECT_TRUE(kill(child, 0) != 0 || read_file("/proc/" + std::to_string(child) + "/stat").find(") Z") !=
+                                           std::string::npos)
+        << "process " << child << " survived";
+  }
+}
+
+// An existing launcher: mpirun starts the processes, distsgd reads OMPI_COMM_WORLD_RANK/SIZE.
+TEST(Launchers, MpirunStartsAWorkingRun) {
+  if (system("command -v mpirun > /dev/null 2>&1") != 0) GTEST_SKIP() << "mpirun (openmpi-bin) is not installed";
+  TempDir dir;
+  std::random_device rd;
+  const int port = 20000 + static_cast<int>(rd() % 20000);
+  const std::string command = "MASTER_ADDR=127.0.0.1 MASTER_PORT=" + std::to_string(port) +
+                              " mpirun -np 3 --oversubscribe " + (geteuid() == 0 ? "--allow-run-as-root " : "") +
+                              "-x MASTER_ADDR -x MASTER_PORT " + DISTSGD_BINARY +
+                              " train --workers 3 --dataset synthetic --max-steps 10 --threads 1 --no-checkpoint"
+                              " --out " + (dir / "run") + " 2>&1";
+  FILE* pipe = popen(command.c_str(), "r");
+  ASSERT_NE(pipe, nullptr);
+  std::string output;
+  char buffer[4096];
+  size_t n;
+  while ((n = fread(buffer, 1, sizeof buffer, pipe)) > 0) output.append(buffer, n);
+  const int status = pclose(pipe);
+  ASSERT_EQ(WEXITSTATUS(status), 0) << output;
+  auto summary = nlohmann::json::parse(read_file(dir / "run/summary.json"));
+  EXPECT_EQ(summary["workers"], 3);
+  EXPECT_EQ(summary["steps"], 10);
+  // One results line for the run, from rank 0.
+  size_t results = 0;
+  for (size_t at = output.find("result "); at != std::string::npos; at = output.find("result ", at + 1)) ++results;
+  EXPECT_EQ(results, 1u) << output;
+}
+
+TEST(Trace, TimelineHasARowPerRankWithNamedSpans) {
+  TempDir dir;
+  auto r = run_distsgd("train --workers 2 --algo bsp --servers 1 --dataset synthetic --max-steps 5 --threads 1 "
+                       "--no-checkpoint --trace --out " + (dir / "run"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  auto trace = nlohmann::json::parse(read_file(dir / "run/trace.json"));
+  std::map<int, std::set<std::string>> names;
+  for (const auto& e : trace["traceEvents"]) {
+    if (e["ph"] == "X") names[e["pid"].get<int>()].insert(e["name"].get<std::string>());
+  }
+  ASSERT_EQ(names.size(), 3u) << "two workers and one server";
+  for (int w = 0; w < 2; ++w) {
+    for (const char* span : {"forward", "backward", "push gradient, pull parameters"}) {
+      EXPECT_TRUE(names[w].count(span)) << "worker " << w << " lacks " << span;
+    }
+  }
+  EXPECT_TRUE(names[2].count("update")) << "the server's updates";
+
+  auto ar = run_distsgd("train --workers 2 --overlap wfbp --first-bucket-mb 0.004 --bucket-mb 0.05 --dataset "
+                        "synthetic --max-steps 5 --threads 1 --no-checkpoint --trace --out " + (dir / "ar"));
+  ASSERT_EQ(ar.exit_code, 0) << ar.output;
+  auto ar_trace = nlohmann::json::parse(read_file(dir / "ar/trace.json"));
+  std::set<std::string> ar_names;
+  for (const auto& e : ar_trace["traceEvents"]) {
+    if (e["ph"] == "X") ar_names.insert(e["name"].get<std::string>());
+  }
+  for (const char* span : {"forward", "backward", "update", "allreduce bucket 0", "allreduce bucket 1"}) {
+    EXPECT_TRUE(ar_names.count(span)) << span;
+  }
+}
+
+// The acceptance runs: 4 workers, lenet5 on real Fashion-MNIST, 2 epochs, test accuracy >= 0.85.
+TEST(EndToEndDistributed, FourWorkersAllreduceAndBspReach085) {
+  if (!std::filesystem::exists("/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz")) {
+    GTEST_SKIP() << "dataset-fashion-mnist is not installed";
+  }
+  TempDir dir;
+  for (const std::string algo : {"--algo arsgd", "--algo bsp --servers 2"}) {
+    auto r = run_distsgd("train " + algo + " --workers 4 --model lenet5 --dataset fashion-mnist --epochs 2 "
+                         "--batch-size 64 --lr 0.05 --seed 1 --out " + (dir / "run") + " --overwrite");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    auto summary = nlohmann::json::parse(read_file(dir / "run/summary.json"));
+    EXPECT_GE(summary["test_accuracy"].get<double>(), 0.85) << algo << "\n" << summary.dump(2);
+    EXPECT_EQ(summary["epochs"], 2.0);
+  }
+}
