@@ -226,3 +226,25 @@ TEST(EndToEndDistributed, FourWorkersAllreduceAndBspReach085) {
     EXPECT_EQ(summary["epochs"], 2.0);
   }
 }
+
+// --slowdown 1:3: worker 1 sleeps twice its compute time each iteration, and the others wait for it.
+TEST(ClusterConditions, SlowdownStretchesOneWorkersCompute) {
+  TempDir dir;
+  auto r = run_distsgd("train --workers 2 --slowdown 1:3 --dataset synthetic --max-steps 30 --threads 1 "
+                       "--no-checkpoint --out " + (dir / "run"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  auto summary = nlohmann::json::parse(read_file(dir / "run/summary.json"));
+  ASSERT_EQ(summary["per_worker"].size(), 2u);
+  auto fast = summary["per_worker"][0]["seconds_per_iteration"];
+  auto slow = summary["per_worker"][1]["seconds_per_iteration"];
+  EXPECT_EQ(fast["slowdown"].get<double>(), 0.0);
+  const double compute = slow["forward"].get<double>() + slow["backward"].get<double>();
+  const double ratio = slow["slowdown"].get<double>() / compute;
+  EXPECT_GT(ratio, 1.7) << summary.dump(2);
+  EXPECT_LT(ratio, 2.6) << summary.dump(2);
+  EXPECT_GT(fast["communication_wait"].get<double>(), slow["communication_wait"].get<double>()) << summary.dump(2);
+
+  auto bad = run_distsgd("train --workers 2 --slowdown 5:3 --out " + (dir / "bad"));
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_NE(bad.output.find("no worker 5"), std::string::npos) << bad.output;
+}

@@ -109,6 +109,20 @@ std::vector<double> sum_over_workers(Process& p, std::vector<double> values) {
   return std::vector<double>(t.data_ptr<double>(), t.data_ptr<double>() + t.numel());
 }
 
+// Row w of the result is worker w's `values` (just `values` in a single process).
+std::vector<std::vector<double>> gather_from_workers(Process& p, const std::vector<double>& values) {
+  const int64_t workers = p.comm ? p.comm->workers() : 1;
+  const auto k = static_cast<int64_t>(values.size());
+  auto table = torch::zeros({workers, k}, torch::kFloat64);
+  table[p.rank].copy_(torch::tensor(values, torch::kFloat64));
+  if (p.comm) p.comm->allreduce_sum(table).wait();
+  std::vector<std::vector<double>> rows;
+  for (int64_t w = 0; w < workers; ++w) {
+    rows.emplace_back(table[w].data_ptr<double>(), table[w].data_ptr<double>() + k);
+  }
+  return rows;
+}
+
 class WorkerLoop {
  public:
   WorkerLoop(Process& p, const TrainHooks& hooks) : p_(p), c_(p.config), hooks_(hooks) {}
@@ -388,11 +402,27 @@ nlohmann::json WorkerLoop::run() {
 nlohmann::json WorkerLoop::summary() {
   const int64_t steps = position_.global_step - steps_before_;
   const auto stats = algorithm_->stats();
-  // Per-worker figures, averaged over the workers.
-  auto sums = sum_over_workers(p_, {data_wait_.total(), forward_.total(), backward_.total(),
-                                    stats.communication_wait_seconds, stats.update_seconds, slowdown_.total(),
-                                    static_cast<double>(stats.bytes_sent)});
-  const double per_iteration = static_cast<double>(c_.workers) * static_cast<double>(std::max<int64_t>(1, steps));
+  // Every worker's own figures (stragglers show here), and their mean.
+  const std::vector<std::string> phases{"data_wait", "forward", "backward", "communication_wait", "update",
+                                        "slowdown"};
+  auto rows = gather_from_workers(p_, {data_wait_.total(), forward_.total(), backward_.total(),
+                                       stats.communication_wait_seconds, stats.update_seconds, slowdown_.total(),
+                                       static_cast<double>(stats.bytes_sent)});
+  const double iterations = static_cast<double>(std::max<int64_t>(1, steps));
+  nlohmann::json per_worker = nlohmann::json::array();
+  nlohmann::json mean_per_iteration = nlohmann::json::object();
+  for (const auto& phase : phases) mean_per_iteration[phase] = 0.0;
+  double mean_bytes = 0;
+  for (size_t w = 0; w < rows.size(); ++w) {
+    nlohmann::json seconds;
+    for (size_t k = 0; k < phases.size(); ++k) {
+      seconds[phases[k]] = rows[w][k] / iterations;
+      mean_per_iteration[phases[k]] =
+          mean_per_iteration[phases[k]].get<double>() + rows[w][k] / iterations / static_cast<double>(rows.size());
+    }
+    per_worker.push_back({{"worker", w}, {"seconds_per_iteration", seconds}, {"bytes_sent", rows[w][6]}});
+    mean_bytes += rows[w][6] / static_cast<double>(rows.size());
+  }
   const double train_seconds_this_run = position_.train_seconds - train_seconds_before_;
   nlohmann::json summary = {
       {"test_accuracy", last_eval_.accuracy},
@@ -415,14 +445,9 @@ nlohmann::json WorkerLoop::summary() {
       {"batch_size", c_.batch_size},
       {"global_batch", c_.global_batch()},
       {"threads", p_.threads},
-      {"seconds_per_iteration",
-       {{"data_wait", sums[0] / per_iteration},
-        {"forward", sums[1] / per_iteration},
-        {"backward", sums[2] / per_iteration},
-        {"communication_wait", sums[3] / per_iteration},
-        {"update", sums[4] / per_iteration},
-        {"slowdown", sums[5] / per_iteration}}},
-      {"bytes_sent_per_worker", sums[6] / static_cast<double>(c_.workers)},
+      {"seconds_per_iteration", mean_per_iteration},
+      {"bytes_sent_per_worker", mean_bytes},
+      {"per_worker", per_worker},
       {"out", c_.out},
   };
   if (!c_.overlap.empty() && c_.algorithm == "arsgd") summary["overlap"] = c_.overlap;
