@@ -14,9 +14,10 @@ configure: setup
 build: configure
 	cmake --build $(BUILD)
 
+# Four AR-SGD workers on this host, lenet5 on Fashion-MNIST, 2 epochs (global batch 128, decay for the last half).
 demo: build
-	$(BUILD)/distsgd train --model lenet5 --dataset fashion-mnist --epochs 1 --batch-size 64 --lr 0.05 \
-		--seed 1 --out $(DEMO_OUT) --overwrite
+	$(BUILD)/distsgd train --algo arsgd --workers 4 --model lenet5 --dataset fashion-mnist --epochs 2 \
+		--batch-size 32 --lr 0.05 --lr-decay-epochs 1.5 --seed 1 --out $(DEMO_OUT) --overwrite
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure --timeout 900
