@@ -51,8 +51,10 @@ class WorkerAlgorithm {
   virtual void before_backward(int64_t step) {}
   // After backward: combine gradients and update the model. lr is this step's learning rate.
   virtual void after_backward(int64_t step, double lr) = 0;
-  // Before an evaluation: make the model hold the parameters to evaluate (e.g. the servers' x~).
+  // Before an evaluation: make the model hold the parameters to evaluate (e.g. the servers' x~) ...
   virtual void before_evaluation() {}
+  // ... and after it: give the worker its own parameters back.
+  virtual void after_evaluation() {}
   // After the last iteration: drain communication, release the servers.
   virtual void finish() {}
   virtual AlgorithmStats stats() const = 0;

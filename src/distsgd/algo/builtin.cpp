@@ -6,12 +6,20 @@ namespace distsgd::algo {
 AlgorithmInfo local_sgd_algorithm();
 AlgorithmInfo allreduce_sgd_algorithm();
 AlgorithmInfo bsp_algorithm();
+AlgorithmInfo asp_algorithm();
+AlgorithmInfo ssp_algorithm();
+AlgorithmInfo easgd_algorithm();
+AlgorithmInfo aladdin_algorithm();
 
 const std::vector<AlgorithmInfo>& builtin_algorithms() {
   static const std::vector<AlgorithmInfo> algorithms{
       local_sgd_algorithm(),
       allreduce_sgd_algorithm(),
       bsp_algorithm(),
+      asp_algorithm(),
+      ssp_algorithm(),
+      easgd_algorithm(),
+      aladdin_algorithm(),
   };
   return algorithms;
 }

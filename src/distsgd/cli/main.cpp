@@ -131,6 +131,23 @@ void add_train_options(CLI::App& cmd, distsgd::TrainConfig& c, TextOptions& text
       ->capture_default_str();
   cmd.add_option("--slowdown", text.slowdowns,
                  "RANK:FACTOR: worker RANK takes FACTOR times its compute time (repeatable)");
+  cmd.add_option("--momentum-at", c.momentum_at,
+                 "asynchronous PS algorithms: where momentum lives: worker, server, or auto (ASP/SSP: server, "
+                 "EASGD/ALADDIN: worker)")
+      ->capture_default_str();
+  cmd.add_option("--staleness", c.staleness, "SSP: staleness bound s (pull every s+1 iterations)")
+      ->capture_default_str();
+  cmd.add_option("--tau", c.tau, "EASGD: iterations between elastic exchanges")->capture_default_str();
+  cmd.add_option("--moving-rate", c.moving_rate, "EASGD: moving rate alpha (0: 0.9 / workers)")
+      ->capture_default_str();
+  cmd.add_option("--pi", c.pi, "ALADDIN: gradients of one worker that trigger a global update")
+      ->capture_default_str();
+  cmd.add_option("--aladdin-alpha", c.aladdin_alpha,
+                 "ALADDIN mixing weight: text (1 - 1/sqrt(n*pi)) or count (1 - 1/sqrt(gradients accumulated))")
+      ->capture_default_str();
+  cmd.add_option("--aladdin-variant", c.aladdin_variant,
+                 "ALADDIN: full, l1 (local self-update only), l2 (mixing, PS applies each gradient at once)")
+      ->capture_default_str();
   cmd.add_flag("--trace", c.trace, "write trace.json (Chrome trace format: chrome://tracing, Perfetto)");
 
   cmd.add_option("--out", c.out, "run directory (default: runs/<model>-<dataset>-<time>)");

@@ -52,6 +52,16 @@ void validate(const TrainConfig& c) {
   require(c.bucket_mb > 0 && c.first_bucket_mb > 0, "--bucket-mb and --first-bucket-mb must be positive");
   require(c.sharding == "layer" || c.sharding == "memory",
           "--sharding must be layer or memory (got '" + c.sharding + "')");
+  require(c.momentum_at == "auto" || c.momentum_at == "worker" || c.momentum_at == "server",
+          "--momentum-at must be worker, server or auto (got '" + c.momentum_at + "')");
+  require(c.staleness >= 0, "--staleness must not be negative");
+  require(c.tau >= 1, "--tau must be at least 1");
+  require(c.moving_rate >= 0 && c.moving_rate <= 1, "--moving-rate must be in [0, 1] (0: 0.9 / workers)");
+  require(c.pi >= 1, "--pi must be at least 1");
+  require(c.aladdin_alpha == "text" || c.aladdin_alpha == "count",
+          "--aladdin-alpha must be text or count (got '" + c.aladdin_alpha + "')");
+  require(c.aladdin_variant == "full" || c.aladdin_variant == "l1" || c.aladdin_variant == "l2",
+          "--aladdin-variant must be full, l1 or l2 (got '" + c.aladdin_variant + "')");
   for (const auto& [rank, factor] : c.slowdowns) {
     require(rank >= 0 && rank < c.workers, "--slowdown " + std::to_string(rank) + ":" + std::to_string(factor) +
                                                ": there is no worker " + std::to_string(rank));
@@ -99,6 +109,13 @@ nlohmann::json to_json(const TrainConfig& c) {
       {"sharding", c.sharding},
       {"slowdowns", c.slowdowns},
       {"trace", c.trace},
+      {"momentum_at", c.momentum_at},
+      {"staleness", c.staleness},
+      {"tau", c.tau},
+      {"moving_rate", c.moving_rate},
+      {"pi", c.pi},
+      {"aladdin_alpha", c.aladdin_alpha},
+      {"aladdin_variant", c.aladdin_variant},
       {"out", c.out},
       {"resume", c.resume},
       {"checkpoint_each_epoch", c.checkpoint_each_epoch},

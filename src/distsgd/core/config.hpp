@@ -55,6 +55,14 @@ struct TrainConfig {
   std::string sharding = "memory";  // parameter server: layer | memory
   std::vector<std::pair<int64_t, double>> slowdowns;  // worker rank -> compute time factor
   bool trace = false;               // write trace.json (Chrome trace format)
+  // Asynchronous parameter-server algorithms.
+  std::string momentum_at = "auto";  // worker | server | auto (each algorithm's default)
+  int64_t staleness = 10;            // SSP bound s
+  int64_t tau = 2;                   // EASGD: iterations between exchanges
+  double moving_rate = 0;            // EASGD alpha; 0: 0.9 / workers
+  int64_t pi = 4;                    // ALADDIN: gradients of a worker per global update
+  std::string aladdin_alpha = "text";    // text: 1 - 1/sqrt(n*pi); count: 1 - 1/sqrt(c)
+  std::string aladdin_variant = "full";  // full | l1 | l2
 
   // Output and checkpoints.
   std::string out;  // run directory; empty: runs/<model>-<dataset>-<time>

@@ -20,4 +20,13 @@ void MomentumSgd::step(at::Tensor params, at::Tensor grads, double lr, int64_t o
   }
 }
 
+at::Tensor MomentumSgd::direction(const at::Tensor& params, at::Tensor grads, int64_t offset) {
+  torch::NoGradGuard no_grad;
+  if (weight_decay_ != 0) grads.add_(params, weight_decay_);
+  if (momentum_ == 0) return grads;
+  auto v = velocity_.narrow(0, offset, params.numel());
+  v.mul_(momentum_).add_(grads);
+  return v;
+}
+
 }  // namespace distsgd::train

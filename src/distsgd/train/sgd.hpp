@@ -13,6 +13,10 @@ class MomentumSgd {
   // grads is modified (weight decay is added into it).
   void step(at::Tensor params, at::Tensor grads, double lr, int64_t offset = 0);
 
+  // The update direction without applying it: grads += wd*params; v = mu*v + grads; returns v's slice
+  // (or grads itself without momentum). For algorithms that send the direction instead of the gradient.
+  at::Tensor direction(const at::Tensor& params, at::Tensor grads, int64_t offset = 0);
+
   at::Tensor& momentum_buffer() { return velocity_; }
   double momentum() const { return momentum_; }
   double weight_decay() const { return weight_decay_; }

@@ -172,6 +172,7 @@ Evaluation WorkerLoop::evaluate_distributed() {
   const int64_t begin = n * p_.rank / workers, end = n * (p_.rank + 1) / workers;
   data::Split part{test.images.narrow(0, begin, end - begin), test.labels.narrow(0, begin, end - begin)};
   Evaluation mine = evaluate(*p_.model, p_.dataset, part, c_.eval_batch_size);
+  algorithm_->after_evaluation();
   auto sums = sum_over_workers(p_, {mine.loss * static_cast<double>(mine.samples),
                                     mine.accuracy * static_cast<double>(mine.samples),
                                     static_cast<double>(mine.samples)});

@@ -1,7 +1,7 @@
 // The request/reply protocol between workers and parameter-server shards. Every request is a small header
-// (float64[4]: kind, step, lr, clock) followed, for kinds that carry one, by a payload of the shard's size;
-// replies are a payload of the shard's size. Each message kind has its own tag, as c10d point-to-point matches
-// messages by (source, tag).
+// (float64: kind, step, lr, clock, version) followed, for kinds that carry one, by a payload of the shard's size.
+// Replies are a header (kind, version, alpha) and a shard-sized payload. Server-initiated pushes (ALADDIN) use
+// their own tags so they never mix with replies. c10d matches point-to-point messages by (source, tag).
 #pragma once
 #include "distsgd/algo/ps/shard_layout.hpp"
 
@@ -18,20 +18,44 @@ class Work;
 namespace distsgd::algo::ps {
 
 enum class RequestKind : int64_t {
-  kDone = 0,      // the worker has finished; no payload, no reply
-  kGradient = 1,  // payload: gradient slice
-  kPull = 2,      // no payload; reply: parameters
-  kParameters = 3,  // payload: the worker's parameter slice (EASGD)
+  kDone = 0,           // the worker has finished; no payload, no reply
+  kGradient = 1,       // payload: gradient slice; reply: parameters (BSP, ASP)
+  kPushGradient = 2,   // payload: gradient slice; no reply (SSP, ALADDIN)
+  kPull = 3,           // no payload; reply: parameters (SSP gated by clock; evaluation with clock < 0)
+  kParameters = 4,     // payload: the worker's parameter slice; reply: its new slice (EASGD)
 };
 
-enum Tag : int64_t { kHeaderTag = 101, kPayloadTag = 102, kReplyTag = 103 };
+enum Tag : int64_t {
+  kHeaderTag = 101,
+  kPayloadTag = 102,
+  kReplyHeaderTag = 103,
+  kReplyTag = 104,
+  kPushHeaderTag = 105,
+  kPushTag = 106,
+};
 
 struct Request {
   RequestKind kind = RequestKind::kDone;
   int64_t step = 0;
   double lr = 0;
-  int64_t clock = 0;
+  int64_t clock = 0;    // iterations the worker has completed (SSP); < 0: not gated
+  int64_t version = 0;  // server version the worker's parameters derive from (staleness)
 };
+constexpr int64_t kRequestHeaderSize = 5;
+
+enum class ReplyKind : int64_t { kParameters = 1, kGoodbye = 2 };
+
+struct Reply {
+  ReplyKind kind = ReplyKind::kParameters;
+  int64_t version = 0;  // updates the shard had applied when it replied
+  double alpha = 0;     // mixing weight (ALADDIN)
+};
+constexpr int64_t kReplyHeaderSize = 3;
+
+at::Tensor encode(const Request& request);
+Request decode_request(const at::Tensor& header);
+at::Tensor encode(const Reply& reply);
+Reply decode_reply(const at::Tensor& header);
 
 // Worker side: talks to every shard.
 class PsClient {
@@ -41,20 +65,22 @@ class PsClient {
   int64_t server_rank(size_t shard) const;
   const std::vector<ShardRange>& shards() const { return shards_; }
 
-  // Sends the request header and the slice of `payload` (a flat vector) to every shard; returns when sent.
+  // Sends the request header and the slice of `payload` (a flat vector; undefined: none) to every shard;
+  // returns when sent.
   void send_to_all(const Request& request, const at::Tensor& payload);
-  // Receives every shard's reply into the slices of `flat` (in place).
-  void receive_from_all(at::Tensor& flat);
+  // The same without waiting: the returned sends must be waited before `payload` changes.
+  std::vector<comm::Work> send_to_all_async(const Request& request, const at::Tensor& payload);
+  // Receives every shard's reply into the slices of `flat` (in place); returns the replies' headers.
+  std::vector<Reply> receive_from_all(at::Tensor& flat);
+  // A pull of x~ into flat, not gated by clocks (evaluation).
+  std::vector<Reply> pull_all(at::Tensor& flat);
   int64_t bytes_sent() const { return bytes_sent_; }
+  comm::Communicator& comm() { return comm_; }
 
  private:
   comm::Communicator& comm_;
   std::vector<ShardRange> shards_;
-  std::vector<at::Tensor> headers_;  // kept alive until their sends complete
   int64_t bytes_sent_ = 0;
 };
-
-at::Tensor encode(const Request& request);
-Request decode(const at::Tensor& header);
 
 }  // namespace distsgd::algo::ps

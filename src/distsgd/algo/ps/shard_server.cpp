@@ -14,21 +14,74 @@
 namespace distsgd::algo::ps {
 
 WorkerChannel::WorkerChannel(ShardServer& server, int64_t worker)
-    : server_(server), worker_(worker), payload_(torch::empty({server.range().numel})) {}
+    : server_(server),
+      worker_(worker),
+      payload_(torch::empty({server.range().numel})),
+      reply_buffer_(torch::empty({server.range().numel})) {}
 
 at::Tensor& WorkerChannel::receive_payload() {
   server_.comm().receive(payload_, worker_, kPayloadTag).wait();
   return payload_;
 }
 
-void WorkerChannel::reply(const at::Tensor& values) { server_.comm().send(values, worker_, kReplyTag).wait(); }
+void WorkerChannel::reply(const at::Tensor& values, const Reply& header) {
+  auto h = server_.comm().send(encode(header), worker_, kReplyHeaderTag);
+  auto v = server_.comm().send(values, worker_, kReplyTag);
+  h.wait();
+  v.wait();
+}
+
+void WorkerChannel::reply_with_parameters() {
+  Reply header;
+  {
+    std::lock_guard<std::mutex> lock(server_.mutex());
+    reply_buffer_.copy_(server_.parameters());
+    header.version = server_.version();
+  }
+  reply(reply_buffer_, header);
+}
+
+void WorkerChannel::push(const at::Tensor& values, const Reply& header) {
+  auto h = server_.comm().send(encode(header), worker_, kPushHeaderTag);
+  auto v = values.defined() ? server_.comm().send(values, worker_, kPushTag) : comm::Work();
+  h.wait();
+  v.wait();
+}
 
 ShardServer::ShardServer(comm::Communicator& comm, int64_t shard, ShardRange range, const at::Tensor& initial)
     : comm_(comm), shard_(shard), range_(range), parameters_(initial.narrow(0, range.offset, range.numel).clone()) {}
 
 int64_t ShardServer::workers() const { return comm_.workers(); }
 
-void ShardServer::serve(const Handler& handle) {
+void ShardServer::record_staleness(int64_t staleness) {
+  staleness_sum_ += static_cast<double>(staleness);
+  ++staleness_count_;
+  staleness_max_ = std::max(staleness_max_, staleness);
+}
+
+nlohmann::json ShardServer::statistics() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  nlohmann::json s = extra_;
+  s["shard"] = shard_;
+  s["updates"] = version_;
+  s["staleness_mean"] = staleness_count_ > 0 ? staleness_sum_ / static_cast<double>(staleness_count_) : 0.0;
+  s["staleness_max"] = staleness_max_;
+  return s;
+}
+
+void ShardServer::publish(comm::Communicator& comm, int64_t shard, const nlohmann::json& statistics) {
+  comm.store_set("ps-stats/" + std::to_string(shard), statistics.dump());
+}
+
+std::vector<nlohmann::json> ShardServer::collect(comm::Communicator& comm) {
+  std::vector<nlohmann::json> all;
+  for (int64_t s = 0; s < comm.servers(); ++s) {
+    all.push_back(nlohmann::json::parse(comm.store_get("ps-stats/" + std::to_string(s))));
+  }
+  return all;
+}
+
+void ShardServer::serve(const Handler& handle, const DoneHandler& on_done) {
   std::mutex state_mutex;
   std::condition_variable state_changed;
   int64_t finished = 0;
@@ -39,12 +92,19 @@ void ShardServer::serve(const Handler& handle) {
       std::string error;
       try {
         WorkerChannel channel(*this, w);
-        auto header = torch::empty({4}, torch::kFloat64);
+        auto header = torch::empty({kRequestHeaderSize}, torch::kFloat64);
         while (true) {
           comm_.receive(header, w, kHeaderTag).wait();
-          const Request request = decode(header);
-          if (request.kind == RequestKind::kDone) break;
-          handle(request, channel);
+          const Request request = decode_request(header);
+          if (request.kind == RequestKind::kDone) {
+            if (on_done) on_done(channel);
+            break;
+          }
+          if (request.kind == RequestKind::kPull && request.clock < 0) {
+            channel.reply_with_parameters();
+          } else {
+            handle(request, channel);
+          }
         }
       } catch (const std::exception& e) {
         error = "serving worker " + std::to_string(w) + ": " + e.what();

@@ -1,11 +1,13 @@
 // A parameter-server shard: its slice of x~ and one handler thread per worker, each receiving that worker's
 // requests and passing them to the algorithm's handler (ps-lite / MXNet KVStore style: the update rule is
-// pluggable, the serving loop is shared). serve() returns when every worker has sent kDone; an error in any
-// handler (a worker died, a timeout) stops the shard and is rethrown by serve().
+// pluggable, the serving loop is shared). Evaluation pulls (kPull with clock < 0) are answered here for every
+// algorithm. serve() returns when every worker has sent kDone; an error in any handler (a worker died, a
+// timeout) ends the process with a message (other handlers may be blocked on workers that will never answer).
 #pragma once
 #include "distsgd/algo/ps/protocol.hpp"
 
 #include <ATen/core/Tensor.h>
+#include <nlohmann/json.hpp>
 
 #include <functional>
 #include <mutex>
@@ -21,31 +23,54 @@ class WorkerChannel {
   int64_t worker() const { return worker_; }
   // Receives the request's payload (shard-sized) into a per-worker buffer and returns it.
   at::Tensor& receive_payload();
-  // Sends a shard-sized tensor back to the worker and waits until it is sent.
-  void reply(const at::Tensor& values);
+  // Sends header and values (shard-sized) as the reply to the current request; waits until sent.
+  void reply(const at::Tensor& values, const Reply& header);
+  // Copies x~ under the shard's lock and replies with it and the current version.
+  void reply_with_parameters();
+  // A server-initiated message on the push tags (ALADDIN); waits until sent.
+  void push(const at::Tensor& values, const Reply& header);
+  // A per-worker buffer of the shard's size, for replies assembled under the lock.
+  at::Tensor& reply_buffer() { return reply_buffer_; }
 
  private:
   ShardServer& server_;
   int64_t worker_;
   at::Tensor payload_;
+  at::Tensor reply_buffer_;
 };
 
 class ShardServer {
  public:
   using Handler = std::function<void(const Request&, WorkerChannel&)>;
+  using DoneHandler = std::function<void(WorkerChannel&)>;
 
   // Takes this shard's slice of `initial` (the whole flat parameter vector) as its starting x~.
   ShardServer(comm::Communicator& comm, int64_t shard, ShardRange range, const at::Tensor& initial);
 
-  // Runs one handler thread per worker until all are done. `handle` is called for every request but kDone,
-  // concurrently from the worker threads: it must do its own locking (mutex() is there for that).
-  void serve(const Handler& handle);
+  // Runs one handler thread per worker until all are done. `handle` is called for every request but kDone and
+  // evaluation pulls, concurrently from the worker threads: it does its own locking (mutex() is there for that).
+  // `on_done` (optional) runs when a worker says kDone, before its thread ends.
+  void serve(const Handler& handle, const DoneHandler& on_done = nullptr);
 
   at::Tensor& parameters() { return parameters_; }  // x~ of this shard
   std::mutex& mutex() { return mutex_; }
   int64_t workers() const;
+  int64_t shard() const { return shard_; }
   const ShardRange& range() const { return range_; }
   comm::Communicator& comm() { return comm_; }
+
+  // Under mutex(): the number of updates applied to x~, and the staleness of the gradient just applied.
+  int64_t version() const { return version_; }
+  void count_update() { ++version_; }
+  void record_staleness(int64_t staleness);
+
+  // Figures for summary.json: staleness (mean, max), updates, plus what the algorithm adds to extra().
+  nlohmann::json statistics();
+  nlohmann::json& extra() { return extra_; }
+
+  // Publishes statistics() through the store, and (worker 0) collects every shard's.
+  static void publish(comm::Communicator& comm, int64_t shard, const nlohmann::json& statistics);
+  static std::vector<nlohmann::json> collect(comm::Communicator& comm);
 
  private:
   comm::Communicator& comm_;
@@ -53,6 +78,10 @@ class ShardServer {
   ShardRange range_;
   at::Tensor parameters_;
   std::mutex mutex_;
+  int64_t version_ = 0;
+  double staleness_sum_ = 0;
+  int64_t staleness_count_ = 0, staleness_max_ = 0;
+  nlohmann::json extra_ = nlohmann::json::object();
 };
 
 }  // namespace distsgd::algo::ps

@@ -1,0 +1,172 @@
+// ALADDIN (spec: "ALADDIN"; Ko et al., CIKM 2021): asymmetric centralized training. Workers send every gradient
+// and never wait for the server; each takes local momentum-SGD steps and, after each iteration, checks without
+// blocking whether the server pushed a global model, mixing it in as x_i <- (1-alpha) x_i + alpha x~. The server
+// updates x~ lazily with the average of the gradients accumulated since its last update, whenever one worker has
+// contributed pi of them, and pushes (x~, alpha) to that worker only.
+// --aladdin-variant l1: local self-update only (the server updates x~ but never pushes it);
+//                   l2: the server applies every gradient at once (no lazy update) and still pushes every pi.
+#include "distsgd/algo/algorithm.hpp"
+#include "distsgd/algo/ps/lazy_averager.hpp"
+#include "distsgd/algo/ps/momentum_placement.hpp"
+#include "distsgd/algo/ps/ps_worker.hpp"
+#include "distsgd/algo/ps/shard_server.hpp"
+#include "distsgd/comm/communicator.hpp"
+#include "distsgd/core/error.hpp"
+#include "distsgd/train/flat_parameters.hpp"
+#include "distsgd/train/timeline.hpp"
+
+#include <torch/torch.h>
+
+namespace distsgd::algo {
+namespace {
+
+constexpr bool kMomentumOnWorkerByDefault = true;
+
+class AladdinWorker final : public ps::PsWorker {
+ public:
+  explicit AladdinWorker(const WorkerSetup& s)
+      : PsWorker(s),
+        local_(ps::worker_optimizer(s.config, s.flat.numel(), ps::momentum_on_worker(s.config, true))),
+        outgoing_(torch::empty({s.flat.numel()})),
+        incoming_(torch::empty({s.flat.numel()})) {
+    for (size_t shard = 0; shard < client_.shards().size(); ++shard) {
+      headers_.push_back(torch::empty({ps::kReplyHeaderSize}, torch::kFloat64));
+      push_headers_.emplace_back();
+      post_header_receive(shard);
+    }
+  }
+
+  void after_backward(int64_t step, double lr) override {
+    auto& flat = setup_.flat;
+    // The previous gradient must have left before its buffer is reused (a send, not a round trip).
+    wait_for_sends();
+    {
+      train::Timeline::Scope span(setup_.timeline, "update");
+      update_time_.start();
+      local_.step(flat.params(), flat.grads(), lr);  // grads now hold g + wd*x: what the server averages
+      outgoing_.copy_(flat.grads());
+      update_time_.stop();
+    }
+    sends_ = client_.send_to_all_async({ps::RequestKind::kPushGradient, step, lr, step, version_}, outgoing_);
+    mix_arrived_models(/*block=*/false);
+  }
+
+  void finish() override {
+    wait_for_sends();
+    PsWorker::finish();
+    mix_arrived_models(/*block=*/true);  // until every shard said goodbye
+  }
+
+ private:
+  void post_header_receive(size_t shard) {
+    push_headers_[shard] = client_.comm().receive(headers_[shard], client_.server_rank(shard), ps::kPushHeaderTag);
+  }
+
+  void wait_for_sends() {
+    waiting_.start();
+    for (auto& w : sends_) w.wait();
+    sends_.clear();
+    waiting_.stop();
+  }
+
+  // Mixes every global model that has arrived (block: wait for each shard until its goodbye).
+  void mix_arrived_models(bool block) {
+    for (size_t shard = 0; shard < headers_.size(); ++shard) {
+      while (!push_headers_[shard].done() && (block || push_headers_[shard].completed())) {
+        push_headers_[shard].wait();
+        const auto header = ps::decode_reply(headers_[shard]);
+        if (header.kind == ps::ReplyKind::kGoodbye) break;
+        const auto& range = client_.shards()[shard];
+        auto slice = incoming_.narrow(0, range.offset, range.numel);
+        client_.comm().receive(slice, client_.server_rank(shard), ps::kPushTag).wait();
+        {
+          torch::NoGradGuard no_grad;
+          auto mine = setup_.flat.params().narrow(0, range.offset, range.numel);
+          mine.mul_(1 - header.alpha).add_(slice, header.alpha);
+        }
+        if (shard == 0) version_ = header.version;
+        ++mixes_;
+        post_header_receive(shard);
+      }
+    }
+  }
+
+  train::MomentumSgd local_;
+  at::Tensor outgoing_, incoming_;
+  std::vector<comm::Work> sends_;
+  std::vector<at::Tensor> headers_;
+  std::vector<comm::Work> push_headers_;
+  int64_t mixes_ = 0;
+};
+
+class AladdinServer final : public ServerAlgorithm {
+ public:
+  explicit AladdinServer(const ServerSetup& s)
+      : config_(s.config),
+        range_(ps::shard_layout(s.flat.slots(), s.comm.servers(), s.config.sharding).at(s.server_index)),
+        server_(s.comm, s.server_index, range_, s.flat.params()),
+        timeline_(s.timeline),
+        averager_(range_.numel, s.comm.workers(), s.config.pi),
+        since_push_(static_cast<size_t>(s.comm.workers()), 0) {}
+
+  void serve() override {
+    server_.serve(
+        [this](const ps::Request& request, ps::WorkerChannel& channel) {
+          require(request.kind == ps::RequestKind::kPushGradient, "ALADDIN server got an unexpected request");
+          auto& gradient = channel.receive_payload();
+          ps::Reply push;
+          bool send = false;
+          {
+            std::lock_guard<std::mutex> lock(server_.mutex());
+            train::Timeline::Scope span(timeline_, "accumulate");
+            server_.record_staleness(server_.version() - request.version);
+            const int64_t w = channel.worker();
+            int64_t averaged = 0;
+            if (config_.aladdin_variant == "l2") {
+              server_.parameters().add_(gradient, -request.lr);
+              server_.count_update();
+              averaged = ++since_push_[w] >= config_.pi ? config_.pi : 0;
+              if (averaged) since_push_[w] = 0;
+            } else {
+              averaged = averager_.add(w, gradient, server_.parameters(), request.lr);
+              if (averaged) server_.count_update();
+            }
+            if (averaged && config_.aladdin_variant != "l1") {
+              push.alpha = ps::aladdin_alpha(config_.aladdin_alpha, server_.workers(), config_.pi, averaged);
+              push.version = server_.version();
+              channel.reply_buffer().copy_(server_.parameters());
+              send = true;
+            }
+          }
+          if (send) channel.push(channel.reply_buffer(), push);
+        },
+        [](ps::WorkerChannel& channel) {
+          ps::Reply goodbye;
+          goodbye.kind = ps::ReplyKind::kGoodbye;
+          channel.push(at::Tensor(), goodbye);
+        });
+    ps::ShardServer::publish(server_.comm(), server_.shard(), server_.statistics());
+  }
+
+ private:
+  const TrainConfig& config_;
+  ps::ShardRange range_;
+  ps::ShardServer server_;
+  train::Timeline& timeline_;
+  ps::LazyAverager averager_;
+  std::vector<int64_t> since_push_;  // l2: gradients of each worker since its last push
+};
+
+}  // namespace
+
+AlgorithmInfo aladdin_algorithm() {
+  AlgorithmInfo info;
+  info.name = "aladdin";
+  info.description = "asymmetric centralized training (--pi, --aladdin-alpha, --aladdin-variant)";
+  info.needs_servers = true;
+  info.make_worker = [](const WorkerSetup& s) { return std::make_unique<AladdinWorker>(s); };
+  info.make_server = [](const ServerSetup& s) { return std::make_unique<AladdinServer>(s); };
+  return info;
+}
+
+}  // namespace distsgd::algo

@@ -1,0 +1,32 @@
+#include "distsgd/algo/ps/lazy_averager.hpp"
+
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace distsgd::algo::ps {
+
+double aladdin_alpha(const std::string& mode, int64_t workers, int64_t pi, int64_t accumulated) {
+  const double denominator = mode == "count" ? static_cast<double>(accumulated) : static_cast<double>(workers * pi);
+  if (denominator <= 0) return 0;
+  return std::clamp(1.0 - 1.0 / std::sqrt(denominator), 0.0, 1.0);
+}
+
+LazyAverager::LazyAverager(int64_t numel, int64_t workers, int64_t pi)
+    : sum_(torch::zeros({numel})), per_worker_(static_cast<size_t>(workers), 0), pi_(pi) {}
+
+int64_t LazyAverager::add(int64_t worker, const at::Tensor& gradient, at::Tensor& x_tilde, double lr) {
+  torch::NoGradGuard no_grad;
+  sum_.add_(gradient);
+  ++count_;
+  if (++per_worker_[worker] < pi_) return 0;
+  const int64_t averaged = count_;
+  x_tilde.add_(sum_, -lr / static_cast<double>(averaged));
+  sum_.zero_();
+  count_ = 0;
+  per_worker_[worker] = 0;
+  return averaged;
+}
+
+}  // namespace distsgd::algo::ps

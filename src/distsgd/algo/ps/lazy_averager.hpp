@@ -1,0 +1,34 @@
+// ALADDIN's server rule for one shard (Ko et al., CIKM 2021; spec: "ALADDIN"): every gradient is accumulated
+// into g_acc with a count c (since the last global update) and a count c_i per worker. When worker i's count
+// reaches pi (after accumulating the triggering gradient), x~ <- x~ - eta * g_acc / c (the "lazy" averaged
+// update), g_acc, c and c_i are reset, and worker i receives (x~, alpha).
+#pragma once
+#include <ATen/core/Tensor.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace distsgd::algo::ps {
+
+// alpha = 1 - 1/sqrt(n*pi) ("text") or 1 - 1/sqrt(c) ("count"), clamped to [0, 1].
+double aladdin_alpha(const std::string& mode, int64_t workers, int64_t pi, int64_t accumulated);
+
+class LazyAverager {
+ public:
+  LazyAverager(int64_t numel, int64_t workers, int64_t pi);
+
+  // Accumulates worker's gradient; on a trigger applies the averaged update to x_tilde and returns the number
+  // of gradients it averaged; otherwise returns 0.
+  int64_t add(int64_t worker, const at::Tensor& gradient, at::Tensor& x_tilde, double lr);
+
+  int64_t accumulated() const { return count_; }
+
+ private:
+  at::Tensor sum_;
+  int64_t count_ = 0;
+  std::vector<int64_t> per_worker_;
+  int64_t pi_;
+};
+
+}  // namespace distsgd::algo::ps

@@ -1,0 +1,34 @@
+// What every parameter-server worker side shares: the client for all shards, evaluation on the servers' x~
+// (pulled, then the worker's own parameters restored), the final kDone, and the figures.
+#pragma once
+#include "distsgd/algo/algorithm.hpp"
+#include "distsgd/algo/ps/protocol.hpp"
+#include "distsgd/core/timer.hpp"
+
+namespace distsgd::algo::ps {
+
+class PsWorker : public WorkerAlgorithm {
+ public:
+  explicit PsWorker(const WorkerSetup& setup);
+
+  void before_evaluation() override;
+  void after_evaluation() override;
+  void finish() override;
+  AlgorithmStats stats() const override;
+
+ protected:
+  // Blocking exchange timed as communication wait.
+  void push_and_receive(const Request& request, const at::Tensor& payload, at::Tensor& into);
+  void push(const Request& request, const at::Tensor& payload);
+
+  const WorkerSetup& setup_;
+  PsClient client_;
+  Stopwatch waiting_;
+  Stopwatch update_time_;
+  int64_t version_ = 0;  // the servers' version the parameters derive from (shard 0's)
+
+ private:
+  at::Tensor own_parameters_;  // saved during evaluation
+};
+
+}  // namespace distsgd::algo::ps

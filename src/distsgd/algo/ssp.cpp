@@ -1,0 +1,145 @@
+// SSP (spec: "SSP", the IPDPS implementation): every iteration the worker sends its gradient to the PS, which
+// applies it at once as ASP does, and applies it to its own parameters too; every s+1 iterations it pulls x~.
+// The PS keeps every worker's clock and holds a pull from a worker at clock c until the slowest worker's clock
+// is at least c - s (Ho et al. 2013), so the bound is enforced at the server.
+#include "distsgd/algo/algorithm.hpp"
+#include "distsgd/algo/ps/momentum_placement.hpp"
+#include "distsgd/algo/ps/ps_worker.hpp"
+#include "distsgd/algo/ps/shard_server.hpp"
+#include "distsgd/comm/communicator.hpp"
+#include "distsgd/core/error.hpp"
+#include "distsgd/train/flat_parameters.hpp"
+#include "distsgd/train/timeline.hpp"
+
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <condition_variable>
+#include <limits>
+
+namespace distsgd::algo {
+namespace {
+
+constexpr bool kMomentumOnWorkerByDefault = false;  // the PS applies gradients as in ASP
+
+class SspWorker final : public ps::PsWorker {
+ public:
+  explicit SspWorker(const WorkerSetup& s)
+      : PsWorker(s),
+        on_worker_(ps::momentum_on_worker(s.config, kMomentumOnWorkerByDefault)),
+        local_(ps::worker_optimizer(s.config, s.flat.numel(), on_worker_)) {}
+
+  void after_backward(int64_t step, double lr) override {
+    auto& flat = setup_.flat;
+    at::Tensor direction = on_worker_ ? local_.direction(flat.params(), flat.grads()) : flat.grads();
+    push({ps::RequestKind::kPushGradient, step, lr, clock_, version_}, direction);
+    {
+      train::Timeline::Scope span(setup_.timeline, "update");
+      update_time_.start();
+      torch::NoGradGuard no_grad;
+      flat.params().add_(direction, -lr);
+      update_time_.stop();
+    }
+    ++clock_;
+    if (clock_ % (setup_.config.staleness + 1) == 0) {
+      push_and_receive({ps::RequestKind::kPull, step, lr, clock_, version_}, at::Tensor(), flat.params());
+    }
+  }
+
+ private:
+  bool on_worker_;
+  train::MomentumSgd local_;
+  int64_t clock_ = 0;
+};
+
+class SspServer final : public ServerAlgorithm {
+ public:
+  explicit SspServer(const ServerSetup& s)
+      : staleness_(s.config.staleness),
+        range_(ps::shard_layout(s.flat.slots(), s.comm.servers(), s.config.sharding).at(s.server_index)),
+        server_(s.comm, s.server_index, range_, s.flat.params()),
+        timeline_(s.timeline),
+        optimizer_(ps::server_optimizer(s.config, range_.numel,
+                                        ps::momentum_on_worker(s.config, kMomentumOnWorkerByDefault))),
+        clocks_(static_cast<size_t>(s.comm.workers()), 0) {}
+
+  void serve() override {
+    server_.serve(
+        [this](const ps::Request& request, ps::WorkerChannel& channel) {
+          if (request.kind == ps::RequestKind::kPushGradient) {
+            apply(request, channel.receive_payload(), channel.worker());
+          } else if (request.kind == ps::RequestKind::kPull) {
+            serve_pull(request, channel);
+          } else {
+            throw Error("SSP server got an unexpected request");
+          }
+        },
+        [this](ps::WorkerChannel& channel) {
+          // A finished worker never holds the others back.
+          std::lock_guard<std::mutex> lock(server_.mutex());
+          clocks_[channel.worker()] = std::numeric_limits<int64_t>::max();
+          clock_advanced_.notify_all();
+        });
+    server_.extra()["ssp_pulls"] = pulls_;
+    server_.extra()["ssp_max_pull_gap"] = max_gap_;  // c - min clock at release: never above s
+    server_.extra()["ssp_min_version_surplus"] = min_version_surplus_;  // version - n*c at release: never below 0
+    ps::ShardServer::publish(server_.comm(), server_.shard(), server_.statistics());
+  }
+
+ private:
+  void apply(const ps::Request& request, at::Tensor& gradient, int64_t worker) {
+    std::lock_guard<std::mutex> lock(server_.mutex());
+    train::Timeline::Scope span(timeline_, "update");
+    server_.record_staleness(server_.version() - request.version);
+    optimizer_.step(server_.parameters(), gradient, request.lr, 0);
+    server_.count_update();
+    clocks_[worker] = request.clock + 1;
+    clock_advanced_.notify_all();
+  }
+
+  void serve_pull(const ps::Request& request, ps::WorkerChannel& channel) {
+    ps::Reply reply;
+    {
+      std::unique_lock<std::mutex> lock(server_.mutex());
+      train::Timeline::Scope span(timeline_, "hold pull");
+      clock_advanced_.wait(lock, [&] { return min_clock() >= request.clock - staleness_; });
+      const int64_t slowest = min_clock();
+      if (slowest != std::numeric_limits<int64_t>::max()) {
+        max_gap_ = std::max(max_gap_, request.clock - slowest);
+        // Every gradient of clocks below c - s is in x~ (each worker pushed at least c - s of them).
+        min_version_surplus_ = std::min(min_version_surplus_, server_.version() -
+                                                                  server_.workers() * (request.clock - staleness_));
+      }
+      ++pulls_;
+      channel.reply_buffer().copy_(server_.parameters());
+      reply.version = server_.version();
+    }
+    channel.reply(channel.reply_buffer(), reply);
+  }
+
+  int64_t min_clock() const { return *std::min_element(clocks_.begin(), clocks_.end()); }
+
+  int64_t staleness_;
+  ps::ShardRange range_;
+  ps::ShardServer server_;
+  train::Timeline& timeline_;
+  train::MomentumSgd optimizer_;
+  std::vector<int64_t> clocks_;  // iterations each worker has pushed
+  std::condition_variable clock_advanced_;
+  int64_t pulls_ = 0, max_gap_ = std::numeric_limits<int64_t>::min();
+  int64_t min_version_surplus_ = std::numeric_limits<int64_t>::max();
+};
+
+}  // namespace
+
+AlgorithmInfo ssp_algorithm() {
+  AlgorithmInfo info;
+  info.name = "ssp";
+  info.description = "stale synchronous parallel on the parameter server (--staleness s)";
+  info.needs_servers = true;
+  info.make_worker = [](const WorkerSetup& s) { return std::make_unique<SspWorker>(s); };
+  info.make_server = [](const ServerSetup& s) { return std::make_unique<SspServer>(s); };
+  return info;
+}
+
+}  // namespace distsgd::algo
