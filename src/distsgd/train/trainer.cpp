@@ -389,7 +389,9 @@ nlohmann::json WorkerLoop::summary() {
   const int64_t steps = position_.global_step - steps_before_;
   const auto stats = algorithm_->stats();
   // Per-worker figures, averaged over the workers.
-  auto sums = sum_over_workers(p_, {data_wait_.total(), forward_.total(), backward_.total(),
+  // Communication waited for inside forward (forward gates) counts as communication, not as forward.
+  const double forward_compute = forward_.total() - stats.communication_wait_in_forward_seconds;
+  auto sums = sum_over_workers(p_, {data_wait_.total(), forward_compute, backward_.total(),
                                     stats.communication_wait_seconds, stats.update_seconds, slowdown_.total(),
                                     static_cast<double>(stats.bytes_sent)});
   const double per_iteration = static_cast<double>(c_.workers) * static_cast<double>(std::max<int64_t>(1, steps));
