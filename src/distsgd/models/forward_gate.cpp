@@ -15,7 +15,9 @@ void BlockGate::install(ForwardGate gate, const std::vector<at::Tensor>& paramet
   ranges_.clear();
   if (!gate_) return;
   // TensorImpl identity survives FlatParameters' set_data (it swaps the storage, not the tensor).
-  for (size_t i = 0; i < parameters.size(); ++i) index_of_[parameters[i].unsafeGetTensorImpl()] = static_cast<int64_t>(i);
+  for (size_t i = 0; i < parameters.size(); ++i) {
+    index_of_[parameters[i].unsafeGetTensorImpl()] = static_cast<int64_t>(i);
+  }
 }
 
 std::pair<int64_t, int64_t> BlockGate::range_of(const torch::nn::Module& block) {
