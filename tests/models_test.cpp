@@ -264,6 +264,7 @@ TEST_F(TorchScriptModels, LoadsTrainsAndCountsLikePython) {
   EXPECT_EQ(model->parameter_names(),
             (std::vector<std::string>{"conv.weight", "conv.bias", "bn.weight", "bn.bias", "fc.weight", "fc.bias"}));
   EXPECT_FALSE(model->buffers().empty());
+  EXPECT_FALSE(model->supports_forward_gate());  // AR-SGD multistep then waits for all parameters before forward
 
   const auto output = model->forward(torch::randn({4, 1, 28, 28}));
   ASSERT_EQ(output.sizes(), (std::vector<int64_t>{4, 10}));

@@ -37,6 +37,8 @@ struct WorkerSetup {
 // Where an iteration's time went, beyond forward and backward (which the loop measures).
 struct AlgorithmStats {
   double communication_wait_seconds = 0;  // blocked on communication (exposed, not overlapped)
+  // The part of it spent inside the model's forward (forward gates); the loop takes it out of forward time.
+  double communication_wait_in_forward_seconds = 0;
   double update_seconds = 0;              // optimizer work on this worker
   int64_t bytes_sent = 0;
 };
@@ -44,7 +46,8 @@ struct AlgorithmStats {
 class WorkerAlgorithm {
  public:
   virtual ~WorkerAlgorithm() = default;
-  // Before the forward pass of every iteration (e.g. wait for parameters still being gathered).
+  // Before the forward pass of every iteration (e.g. wait for parameters still being gathered, or leave that to
+  // a forward gate, see Model::set_forward_gate).
   virtual void before_forward(int64_t step) {}
   // Before backward: the loop has not yet zeroed gradients; algorithms that overlap communication with
   // backward arm their hooks here.

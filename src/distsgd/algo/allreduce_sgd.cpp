@@ -5,7 +5,9 @@
 // --overlap multistep: Lee et al. 2018: during backward each bucket is reduce-scattered (alltoall of 1/n slices
 //                      and a local sum; Gloo in libtorch 1.13 has no reduce_scatter); each worker updates only its
 //                      1/n slice (update cost / n); the updated slices are allgathered, input-side bucket first,
-//                      overlapped with the next forward pass, which waits for a bucket only when it needs it.
+//                      overlapped with the next forward pass, which waits for a bucket only when it needs it:
+//                      the model's forward gate (Model::set_forward_gate) opens a block's buckets right before
+//                      the block runs. Models without gates (TorchScript) wait for every bucket before forward.
 #include "distsgd/algo/algorithm.hpp"
 #include "distsgd/algo/comm_trace.hpp"
 #include "distsgd/algo/gradient_buckets.hpp"
@@ -43,10 +45,22 @@ class AllreduceSgd final : public WorkerAlgorithm {
       tracker_ = std::make_unique<BucketReadyTracker>(model_, buckets_, [this](size_t b) { launch(b); });
     }
     reductions_.resize(buckets_.size());
-    if (config_.overlap == "multistep") allocate_multistep_buffers();
+    if (config_.overlap == "multistep") {
+      allocate_multistep_buffers();
+      if (model_.supports_forward_gate()) {
+        bucket_of_parameter_.resize(flat_.slots().size());
+        for (size_t b = 0; b < buckets_.size(); ++b) {
+          for (size_t p : buckets_[b].parameters) bucket_of_parameter_[p] = b;
+        }
+        model_.set_forward_gate([this](int64_t first, int64_t end) { wait_gathers_of(first, end); });
+        gated_ = true;
+      }
+    }
   }
 
   ~AllreduceSgd() override {
+    // The model outlives this algorithm: its gate must not call into a destroyed one.
+    if (gated_) model_.set_forward_gate(nullptr);
     // Never leave a collective referencing freed buffers.
     try {
       wait_gathers();
@@ -54,9 +68,13 @@ class AllreduceSgd final : public WorkerAlgorithm {
     }
   }
 
-  void before_forward(int64_t) override { wait_gathers(); }
+  // With a gated model, forward itself waits for each block's gathers.
+  void before_forward(int64_t) override {
+    if (!gated_) wait_gathers();
+  }
 
   void before_backward(int64_t) override {
+    wait_gathers();  // anything forward did not need (parameters without a gate call, none in the registry)
     if (tracker_) tracker_->arm();
   }
 
@@ -85,6 +103,7 @@ class AllreduceSgd final : public WorkerAlgorithm {
   AlgorithmStats stats() const override {
     AlgorithmStats s;
     s.communication_wait_seconds = waiting_.total();
+    s.communication_wait_in_forward_seconds = waiting_in_forward_seconds_;
     s.update_seconds = update_time_.total();
     s.bytes_sent = bytes_sent_;
     return s;
@@ -155,18 +174,37 @@ class AllreduceSgd final : public WorkerAlgorithm {
       gathers_[b] = traced(comm_->allgather(outputs, s.own), "allgather bucket " + std::to_string(b));
       bytes_sent_ += static_cast<int64_t>(share * 4.0 * static_cast<double>(buckets_[b].numel));
     }
-    gathers_pending_ = true;
+    gather_pending_.assign(buckets_.size(), true);
+    pending_gather_count_ = buckets_.size();
+  }
+
+  // Waits for bucket b's allgather and copies the gathered parameters into the model.
+  void finish_gather(size_t b) {
+    gather_pending_[b] = false;
+    --pending_gather_count_;
+    wait(gathers_[b]);
+    const auto& bucket = buckets_[b];
+    // The model's parameters are views of flat_.params(); no autograd graph may record this copy. Forward has
+    // not used these parameters yet (a block's buckets are opened before it runs), so nothing saved is stale.
+    torch::NoGradGuard no_grad;
+    flat_.params().narrow(0, bucket.offset, bucket.numel).copy_(slices_[b].gathered.narrow(0, 0, bucket.numel));
   }
 
   void wait_gathers() {
-    if (!gathers_pending_) return;
-    gathers_pending_ = false;
-    torch::NoGradGuard no_grad;
-    for (size_t b = buckets_.size(); b-- > 0;) {
-      wait(gathers_[b]);
-      const auto& bucket = buckets_[b];
-      flat_.params().narrow(0, bucket.offset, bucket.numel).copy_(slices_[b].gathered.narrow(0, 0, bucket.numel));
+    for (size_t b = buckets_.size(); pending_gather_count_ > 0 && b-- > 0;) {
+      if (gather_pending_[b]) finish_gather(b);
     }
+  }
+
+  // The forward gate: the gathers of every bucket holding one of parameters [first, end).
+  void wait_gathers_of(int64_t first, int64_t end) {
+    if (pending_gather_count_ == 0) return;  // also every evaluation, and the first forward
+    const double waited_before = waiting_.total();
+    for (int64_t p = first; p < end; ++p) {
+      const size_t b = bucket_of_parameter_[static_cast<size_t>(p)];
+      if (gather_pending_[b]) finish_gather(b);
+    }
+    waiting_in_forward_seconds_ += waiting_.total() - waited_before;
   }
 
   void update(at::Tensor params, at::Tensor grads, double lr, int64_t offset) {
@@ -198,8 +236,12 @@ class AllreduceSgd final : public WorkerAlgorithm {
   std::vector<comm::Work> reductions_;
   std::vector<SliceBuffers> slices_;
   std::vector<comm::Work> gathers_;
-  bool gathers_pending_ = false;
+  std::vector<bool> gather_pending_;  // per bucket: gathered parameters not yet copied into the model
+  size_t pending_gather_count_ = 0;
+  std::vector<size_t> bucket_of_parameter_;  // multistep with a gated model only
+  bool gated_ = false;                       // the model's forward waits for the gathers it needs
   Stopwatch waiting_, update_time_;
+  double waiting_in_forward_seconds_ = 0;  // the part of waiting_ spent inside forward gates
   int64_t bytes_sent_ = 0;
 };
 

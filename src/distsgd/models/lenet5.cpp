@@ -27,12 +27,19 @@ class LeNet5Impl : public torch::nn::Module {
   }
 
   at::Tensor forward(const at::Tensor& input) {
+    forward_gate(*conv1_);
     auto x = torch::max_pool2d(torch::relu(conv1_->forward(input)), 2);
+    forward_gate(*conv2_);
     x = torch::max_pool2d(torch::relu(conv2_->forward(x)), 2);
+    forward_gate(*fc1_);
     x = torch::relu(fc1_->forward(x.flatten(1)));
+    forward_gate(*fc2_);
     x = torch::relu(fc2_->forward(x));
+    forward_gate(*fc3_);
     return fc3_->forward(x);
   }
+
+  BlockGate forward_gate;
 
  private:
   torch::nn::Conv2d conv1_, conv2_;

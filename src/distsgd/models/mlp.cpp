@@ -21,7 +21,9 @@ class MlpImpl : public torch::nn::Module {
     register_module("layers", layers_);
   }
 
-  at::Tensor forward(const at::Tensor& input) { return layers_->forward(input.flatten(1)); }
+  at::Tensor forward(const at::Tensor& input) { return forward_gate.forward_each(layers_, input.flatten(1)); }
+
+  BlockGate forward_gate;
 
  private:
   torch::nn::Sequential layers_;

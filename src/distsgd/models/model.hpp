@@ -3,6 +3,7 @@
 #include <ATen/core/Tensor.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -21,6 +22,11 @@ struct ModelOptions {
   bool batch_norm = true;  // vgg: with BatchNorm (torchvision's vgg*_bn); false gives the original vgg*
 };
 
+// Called by a model's forward right before a block (a layer, a residual block, a stem) first uses parameters
+// [first_parameter, end_parameter), indices into Model::parameters(). Lets communication that still writes later
+// layers' parameters overlap the forward of earlier ones.
+using ForwardGate = std::function<void(int64_t first_parameter, int64_t end_parameter)>;
+
 class Model {
  public:
   virtual ~Model() = default;
@@ -34,6 +40,12 @@ class Model {
   virtual std::vector<at::Tensor> buffers() = 0;
   virtual void set_training(bool training) = 0;
   virtual std::string name() const = 0;
+
+  // Whether forward calls a gate set with set_forward_gate. Within one forward, calls come in increasing
+  // parameter order, their ranges are disjoint and together cover every parameter.
+  virtual bool supports_forward_gate() const { return false; }
+  // Installs the gate (an empty function removes it). Ignored by models that do not support gates (TorchScript).
+  virtual void set_forward_gate(ForwardGate gate) {}
 };
 
 // Valid registry names.

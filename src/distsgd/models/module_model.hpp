@@ -1,5 +1,5 @@
 // Adapts a C++ torch::nn module (through its ModuleHolder) to the Model interface, so every registry model
-// exposes parameters, buffers and train/eval the same way.
+// exposes parameters, buffers, train/eval and the forward gate the same way.
 #pragma once
 #include <torch/nn/module.h>
 #include <torch/nn/pimpl.h>
@@ -8,11 +8,13 @@
 #include <utility>
 #include <vector>
 
+#include "distsgd/models/forward_gate.hpp"
 #include "distsgd/models/model.hpp"
 
 namespace distsgd::models {
 
-// Holder is a TORCH_MODULE holder whose module has `at::Tensor forward(const at::Tensor&)`.
+// Holder is a TORCH_MODULE holder whose module has `at::Tensor forward(const at::Tensor&)` and a public
+// `BlockGate forward_gate` that its forward opens before each block.
 template <typename Holder>
 class ModuleModel final : public Model {
  public:
@@ -34,6 +36,9 @@ class ModuleModel final : public Model {
   void set_training(bool training) override { module_->train(training); }
 
   std::string name() const override { return name_; }
+
+  bool supports_forward_gate() const override { return true; }
+  void set_forward_gate(ForwardGate gate) override { module_->forward_gate.install(std::move(gate), parameters()); }
 
  private:
   Holder module_;

@@ -81,11 +81,16 @@ class CifarResNetImpl : public torch::nn::Module {
   }
 
   at::Tensor forward(const at::Tensor& input) {
+    forward_gate(*conv1_);
+    forward_gate(*bn1_);
     auto x = torch::relu(bn1_->forward(conv1_->forward(input)));
-    for (auto& stage : stages_) x = stage->forward(x);
+    for (auto& stage : stages_) x = forward_gate.forward_each(stage, x);  // one gate per residual block
     x = torch::adaptive_avg_pool2d(x, {1, 1}).flatten(1);
+    forward_gate(*fc_);
     return fc_->forward(x);
   }
+
+  BlockGate forward_gate;
 
  private:
   torch::nn::Conv2d conv1_;

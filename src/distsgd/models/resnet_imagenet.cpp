@@ -117,12 +117,17 @@ class ImageNetResNetImpl : public torch::nn::Module {
   }
 
   at::Tensor forward(const at::Tensor& input) {
+    forward_gate(*conv1_);
+    forward_gate(*bn1_);
     auto x = torch::relu(bn1_->forward(conv1_->forward(input)));
     x = torch::max_pool2d(x, /*kernel_size=*/3, /*stride=*/2, /*padding=*/1);
-    for (auto& stage : stages_) x = stage->forward(x);
+    for (auto& stage : stages_) x = forward_gate.forward_each(stage, x);  // one gate per residual block
     x = torch::adaptive_avg_pool2d(x, {1, 1}).flatten(1);
+    forward_gate(*fc_);
     return fc_->forward(x);
   }
+
+  BlockGate forward_gate;
 
  private:
   // Stages layer1..layer4 of 64/128/256/512 planes; all but the first halve the resolution in their first block.

@@ -74,10 +74,12 @@ class VggImpl : public torch::nn::Module {
   }
 
   at::Tensor forward(const at::Tensor& input) {
-    auto x = features_->forward(input);
+    auto x = forward_gate.forward_each(features_, input);
     if (imagenet_head_) x = torch::adaptive_avg_pool2d(x, {7, 7});
-    return classifier_->forward(x.flatten(1));
+    return forward_gate.forward_each(classifier_, x.flatten(1));
   }
+
+  BlockGate forward_gate;
 
  private:
   bool imagenet_head_;

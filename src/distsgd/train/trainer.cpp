@@ -406,7 +406,9 @@ nlohmann::json WorkerLoop::summary() {
   // Every worker's own figures (stragglers show here), and their mean.
   const std::vector<std::string> phases{"data_wait", "forward", "backward", "communication_wait", "update",
                                         "slowdown"};
-  auto rows = gather_from_workers(p_, {data_wait_.total(), forward_.total(), backward_.total(),
+  // Communication waited for inside forward (forward gates) counts as communication, not as forward.
+  const double forward_compute = forward_.total() - stats.communication_wait_in_forward_seconds;
+  auto rows = gather_from_workers(p_, {data_wait_.total(), forward_compute, backward_.total(),
                                        stats.communication_wait_seconds, stats.update_seconds, slowdown_.total(),
                                        static_cast<double>(stats.bytes_sent)});
   const double iterations = static_cast<double>(std::max<int64_t>(1, steps));
