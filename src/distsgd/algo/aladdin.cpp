@@ -17,6 +17,10 @@
 
 #include <torch/torch.h>
 
+#include <deque>
+#include <mutex>
+#include <thread>
+
 namespace distsgd::algo {
 namespace {
 
@@ -24,15 +28,20 @@ constexpr bool kMomentumOnWorkerByDefault = true;
 
 class AladdinWorker final : public ps::PsWorker {
  public:
+  // One receiver thread per shard blocks on that shard's pushes and queues them; the training thread only
+  // looks at the queue, so it never waits for a server.
   explicit AladdinWorker(const WorkerSetup& s)
       : PsWorker(s),
         local_(ps::worker_optimizer(s.config, s.flat.numel(), ps::momentum_on_worker(s.config, true))),
-        outgoing_(torch::empty({s.flat.numel()})),
-        incoming_(torch::empty({s.flat.numel()})) {
+        outgoing_(torch::empty({s.flat.numel()})) {
     for (size_t shard = 0; shard < client_.shards().size(); ++shard) {
-      headers_.push_back(torch::empty({ps::kReplyHeaderSize}, torch::kFloat64));
-      push_headers_.emplace_back();
-      post_header_receive(shard);
+      receivers_.emplace_back([this, shard] { receive_pushes(shard); });
+    }
+  }
+
+  ~AladdinWorker() override {
+    for (auto& t : receivers_) {
+      if (t.joinable()) t.detach();  // only after an error: the process is ending
     }
   }
 
@@ -48,18 +57,45 @@ class AladdinWorker final : public ps::PsWorker {
       update_time_.stop();
     }
     sends_ = client_.send_to_all_async({ps::RequestKind::kPushGradient, step, lr, step, version_}, outgoing_);
-    mix_arrived_models(/*block=*/false);
+    mix_arrived_models();
   }
 
   void finish() override {
     wait_for_sends();
-    PsWorker::finish();
-    mix_arrived_models(/*block=*/true);  // until every shard said goodbye
+    PsWorker::finish();  // kDone: each shard answers with a goodbye, which ends its receiver
+    for (auto& t : receivers_) t.join();
+    if (!receiver_error_.empty()) throw Error(receiver_error_);
+    mix_arrived_models();
   }
 
  private:
-  void post_header_receive(size_t shard) {
-    push_headers_[shard] = client_.comm().receive(headers_[shard], client_.server_rank(shard), ps::kPushHeaderTag);
+  struct Arrival {
+    size_t shard;
+    double alpha;
+    int64_t version;
+    at::Tensor values;
+  };
+
+  void receive_pushes(size_t shard) {
+    const auto& range = client_.shards()[shard];
+    const int64_t server = client_.server_rank(shard);
+    try {
+      while (true) {
+        auto header = torch::empty({ps::kReplyHeaderSize}, torch::kFloat64);
+        auto values = torch::empty({range.numel});
+        auto h = client_.comm().receive(header, server, ps::kPushHeaderTag);
+        auto v = client_.comm().receive(values, server, ps::kPushTag);
+        h.wait();
+        v.wait();
+        const auto reply = ps::decode_reply(header);
+        if (reply.kind == ps::ReplyKind::kGoodbye) return;
+        std::lock_guard<std::mutex> lock(mailbox_mutex_);
+        mailbox_.push_back({shard, reply.alpha, reply.version, values});
+      }
+    } catch (const std::exception& e) {
+      std::lock_guard<std::mutex> lock(mailbox_mutex_);
+      receiver_error_ = e.what();
+    }
   }
 
   void wait_for_sends() {
@@ -69,34 +105,29 @@ class AladdinWorker final : public ps::PsWorker {
     waiting_.stop();
   }
 
-  // Mixes every global model that has arrived (block: wait for each shard until its goodbye).
-  void mix_arrived_models(bool block) {
-    for (size_t shard = 0; shard < headers_.size(); ++shard) {
-      while (!push_headers_[shard].done() && (block || push_headers_[shard].completed())) {
-        push_headers_[shard].wait();
-        const auto header = ps::decode_reply(headers_[shard]);
-        if (header.kind == ps::ReplyKind::kGoodbye) break;
-        const auto& range = client_.shards()[shard];
-        auto slice = incoming_.narrow(0, range.offset, range.numel);
-        client_.comm().receive(slice, client_.server_rank(shard), ps::kPushTag).wait();
-        {
-          torch::NoGradGuard no_grad;
-          auto mine = setup_.flat.params().narrow(0, range.offset, range.numel);
-          mine.mul_(1 - header.alpha).add_(slice, header.alpha);
-        }
-        if (shard == 0) version_ = header.version;
-        ++mixes_;
-        post_header_receive(shard);
-      }
+  // x_i <- (1 - alpha) x_i + alpha x~ for every global model that has arrived, in arrival order.
+  void mix_arrived_models() {
+    std::deque<Arrival> arrived;
+    {
+      std::lock_guard<std::mutex> lock(mailbox_mutex_);
+      if (!receiver_error_.empty()) throw Error(receiver_error_);
+      arrived.swap(mailbox_);
+    }
+    torch::NoGradGuard no_grad;
+    for (const auto& a : arrived) {
+      const auto& range = client_.shards()[a.shard];
+      setup_.flat.params().narrow(0, range.offset, range.numel).mul_(1 - a.alpha).add_(a.values, a.alpha);
+      if (a.shard == 0) version_ = a.version;
     }
   }
 
   train::MomentumSgd local_;
-  at::Tensor outgoing_, incoming_;
+  at::Tensor outgoing_;
   std::vector<comm::Work> sends_;
-  std::vector<at::Tensor> headers_;
-  std::vector<comm::Work> push_headers_;
-  int64_t mixes_ = 0;
+  std::vector<std::thread> receivers_;
+  std::mutex mailbox_mutex_;
+  std::deque<Arrival> mailbox_;
+  std::string receiver_error_;
 };
 
 class AladdinServer final : public ServerAlgorithm {
@@ -141,9 +172,10 @@ class AladdinServer final : public ServerAlgorithm {
           if (send) channel.push(channel.reply_buffer(), push);
         },
         [](ps::WorkerChannel& channel) {
+          // With a payload, as the worker has a payload receive posted for every header.
           ps::Reply goodbye;
           goodbye.kind = ps::ReplyKind::kGoodbye;
-          channel.push(at::Tensor(), goodbye);
+          channel.push(channel.reply_buffer(), goodbye);
         });
     ps::ShardServer::publish(server_.comm(), server_.shard(), server_.statistics());
   }

@@ -65,8 +65,6 @@ void Work::wait() {
   impl_.reset();
 }
 
-bool Work::completed() const { return !impl_ || impl_->work->isCompleted(); }
-
 void Work::on_complete(std::function<void()> callback) {
   if (!impl_) {
     callback();

@@ -19,8 +19,6 @@ class Work {
   Work() = default;
   void wait();
   bool done() const { return !impl_; }  // true once waited (or never started)
-  // Non-blocking: has the operation finished? (Then wait() returns at once.)
-  bool completed() const;
   int source_rank();                     // the sender, for a receive from any source (after wait)
   // Runs callback (on a communication thread) when the operation completes; at once if it already has.
   void on_complete(std::function<void()> callback);

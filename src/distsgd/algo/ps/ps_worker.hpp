@@ -21,7 +21,7 @@ class PsWorker : public WorkerAlgorithm {
   void push_and_receive(const Request& request, const at::Tensor& payload, at::Tensor& into);
   void push(const Request& request, const at::Tensor& payload);
 
-  const WorkerSetup& setup_;
+  WorkerSetup setup_;  // a copy: the setup passed to the factory is a temporary
   PsClient client_;
   Stopwatch waiting_;
   Stopwatch update_time_;
