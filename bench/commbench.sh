@@ -2,11 +2,11 @@
 # Allreduce (and send/recv) micro-benchmark of distsgd's own communication layer at P=2 and P=4 on this host:
 # runs `distsgd commbench` for each P, prints its tables, then the fits t(m) = alpha + beta*m side by side.
 # Usage: bench/commbench.sh [P...]   (default: 2 4); env BUILD (default build), REPEATS (timed repeats per size up to
-# 1 MiB, default 20), MAX_MB (default 64), OUT (directory to keep the JSON files in; default: a temporary one)
+# 1 MiB, default 50), MAX_MB (default 64), OUT (directory to keep the JSON files in; default: a temporary one)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
-REPEATS=${REPEATS:-20}
+REPEATS=${REPEATS:-50}
 MAX_MB=${MAX_MB:-64}
 PYTHON=${PYTHON:-/usr/bin/python3}
 counts=("$@")

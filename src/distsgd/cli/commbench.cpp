@@ -233,7 +233,7 @@ std::vector<int64_t> message_sizes(const CommbenchConfig& c) {
 
 int64_t repeats_for(const CommbenchConfig& c, int64_t bytes) {
   if (bytes <= kMiB) return c.repeats;
-  return std::min(c.repeats, std::max<int64_t>(3, c.repeats * kMiB / bytes));
+  return std::min(c.repeats, std::max<int64_t>(5, c.repeats * kMiB / bytes));
 }
 
 int run_commbench(const CommbenchConfig& c, int argc, char** argv) {

@@ -158,7 +158,7 @@ void add_commbench_options(CLI::App& cmd, distsgd::cli::CommbenchConfig& c) {
   cmd.add_option("--min-kb", c.min_kb, "smallest message, KiB (sizes grow x4 from here)")->capture_default_str();
   cmd.add_option("--max-mb", c.max_mb, "largest message, MiB")->capture_default_str();
   cmd.add_option("--repeats", c.repeats,
-                 "timed repeats per size up to 1 MiB; above, repeats * 1 MiB / size (at least 3)")
+                 "timed repeats per size up to 1 MiB; above, repeats * 1 MiB / size (at least 5)")
       ->capture_default_str();
   cmd.add_option("--timeout", c.timeout, "seconds any one operation may take before the run fails")
       ->capture_default_str();
