@@ -1,8 +1,9 @@
 // distsgd: the command-line program. `distsgd train ...` runs a training job; see `distsgd train --help`.
+// `distsgd commbench ...` measures the communication primitives; see `distsgd commbench --help`.
 #include "distsgd/algo/algorithm.hpp"
-#include "distsgd/comm/launcher.hpp"
+#include "distsgd/cli/commbench.hpp"
 #include "distsgd/comm/process_env.hpp"
-#include "distsgd/comm/store_host.hpp"
+#include "distsgd/comm/self_launch.hpp"
 #include "distsgd/core/config.hpp"
 #include "distsgd/core/error.hpp"
 #include "distsgd/core/log.hpp"
@@ -169,25 +170,32 @@ std::string results_line(const nlohmann::json& s) {
   return line.str();
 }
 
+void add_commbench_options(CLI::App& cmd, distsgd::cli::CommbenchConfig& c) {
+  cmd.add_option("--processes", c.processes, "processes to start on this host (at least 2)")->capture_default_str();
+  cmd.add_option("--min-kb", c.min_kb, "smallest message, KiB (sizes grow x4 from here)")->capture_default_str();
+  cmd.add_option("--max-mb", c.max_mb, "largest message, MiB")->capture_default_str();
+  cmd.add_option("--repeats", c.repeats,
+                 "timed repeats per size up to 1 MiB; above, repeats * 1 MiB / size (at least 5)")
+      ->capture_default_str();
+  cmd.add_option("--timeout", c.timeout, "seconds any one operation may take before the run fails")
+      ->capture_default_str();
+  cmd.add_flag("!--no-send-recv", c.send_recv, "skip the rank 0 <-> rank 1 send/recv ping-pong");
+  cmd.add_option("--out", c.out, "JSON file for the sizes, median times and fits (written by rank 0)");
+}
+
 // Without an external launcher, `distsgd train --workers W --servers S` starts W+S copies of itself on this
 // host, hosts their rendezvous store, and supervises them.
 int launch_processes(distsgd::TrainConfig& config, int argc, char** argv) {
   distsgd::validate(config);
   if (config.out.empty()) config.out = distsgd::train::default_run_dir(config);
-  distsgd::comm::StoreHost store;
-  distsgd::comm::LaunchSpec spec;
-  spec.argv.push_back("/proc/self/exe");
-  for (int i = 1; i < argc; ++i) spec.argv.push_back(argv[i]);
+  std::vector<std::string> labels;
   for (int64_t r = 0; r < config.processes(); ++r) {
-    spec.labels.push_back(r < config.workers ? "worker " + std::to_string(r)
-                                             : "server " + std::to_string(r - config.workers));
+    labels.push_back(r < config.workers ? "worker " + std::to_string(r)
+                                        : "server " + std::to_string(r - config.workers));
   }
-  spec.env = {{"MASTER_ADDR", "127.0.0.1"},
-              {"MASTER_PORT", std::to_string(store.port())},
-              {"DISTSGD_OUT", config.out}};
   distsgd::log::info("launching " + std::to_string(config.workers) + " worker(s) and " +
                      std::to_string(config.servers) + " server(s) on this host; run directory " + config.out);
-  return distsgd::comm::launch_local(spec);
+  return distsgd::comm::launch_self(argc, argv, labels, {{"DISTSGD_OUT", config.out}});
 }
 
 }  // namespace
@@ -201,6 +209,12 @@ int main(int argc, char** argv) {
   TextOptions text;
   auto* train = app.add_subcommand("train", "train a model; writes config.json, metrics.jsonl, summary.json");
   add_train_options(*train, config, text);
+
+  distsgd::cli::CommbenchConfig commbench_config;
+  auto* commbench = app.add_subcommand(
+      "commbench", "time allreduce_sum (and send/recv) of 4 KiB..64 MiB messages over N local processes; fit "
+                   "t(m) = alpha + beta*m");
+  add_commbench_options(*commbench, commbench_config);
 
   try {
     app.parse(argc, argv);
@@ -218,6 +232,7 @@ int main(int argc, char** argv) {
       // One results line per run: from worker 0.
       if (!env || env->rank == 0 || config.processes() == 1) std::cout << results_line(summary) << std::endl;
     }
+    if (commbench->parsed()) return distsgd::cli::run_commbench(commbench_config, argc, argv);
     return 0;
   } catch (const distsgd::Error& e) {
     std::cerr << "distsgd: error: " << e.what() << std::endl;

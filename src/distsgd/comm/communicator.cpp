@@ -15,6 +15,9 @@ struct Work::Impl {
   std::vector<at::Tensor> tensors;  // kept alive while the operation runs
   std::vector<std::vector<at::Tensor>> outputs;
   std::string what;
+  // Only a receive from any source has a source rank to ask for. Asking any other work throws a c10::Error, whose
+  // backtrace capture and symbolization cost milliseconds per wait() on a loaded host.
+  bool from_any_source = false;
 };
 
 namespace {
@@ -50,13 +53,7 @@ void Work::wait() {
   if (!impl_) return;
   try {
     impl_->work->wait();
-    if (source_ < 0) {
-      try {
-        source_ = impl_->work->sourceRank();
-      } catch (const std::exception&) {
-        // Only receives know their source.
-      }
-    }
+    if (impl_->from_any_source) source_ = impl_->work->sourceRank();
   } catch (const std::exception& e) {
     const std::string what = impl_->what;
     impl_.reset();
@@ -173,9 +170,12 @@ Work Communicator::receive(at::Tensor tensor, int64_t source, int64_t tag) {
 }
 
 Work Communicator::receive_any(at::Tensor tensor, int64_t tag) {
-  std::vector<at::Tensor> tensors{tensor};
-  auto work = groups_->world->recvAnysource(tensors, static_cast<int>(tag));
-  return make_work(work, std::move(tensors), "receive");
+  auto impl = std::make_shared<Work::Impl>();
+  impl->tensors = {tensor};
+  impl->work = groups_->world->recvAnysource(impl->tensors, static_cast<int>(tag));
+  impl->what = "receive";
+  impl->from_any_source = true;
+  return Work(std::move(impl));
 }
 
 void Communicator::store_set(const std::string& key, const std::string& value) {

@@ -1,0 +1,249 @@
+#include "distsgd/cli/commbench.hpp"
+
+#include "distsgd/comm/communicator.hpp"
+#include "distsgd/comm/process_env.hpp"
+#include "distsgd/comm/self_launch.hpp"
+#include "distsgd/core/error.hpp"
+#include "distsgd/core/linear_fit.hpp"
+#include "distsgd/core/log.hpp"
+#include "distsgd/core/threads.hpp"
+#include "distsgd/core/timer.hpp"
+
+#include <nlohmann/json.hpp>
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+namespace distsgd::cli {
+namespace {
+
+constexpr int64_t kKiB = 1024;
+constexpr int64_t kMiB = 1024 * 1024;
+constexpr double kGB = 1e9;  // bandwidths in decimal GB/s, as links are quoted
+constexpr int64_t kPingTag = 101, kPongTag = 102;
+
+struct SizeResult {
+  int64_t bytes = 0;
+  int64_t repeats = 0;
+  double median_seconds = 0;
+  double min_seconds = 0;
+};
+
+struct PrimitiveResult {
+  std::string name;
+  std::vector<SizeResult> sizes;
+  LinearFit fit;
+};
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// Warm-up rounds set up Gloo's connections and buffers for the size; large messages need fewer.
+int64_t warmups_for(int64_t bytes) { return bytes <= kMiB ? 3 : 1; }
+
+// An iteration of a collective lasts until its slowest rank is done: gather every rank's per-iteration times and
+// keep the maximum of each iteration.
+std::vector<double> slowest_rank_times(comm::Communicator& comm, const std::vector<double>& mine) {
+  auto local = torch::tensor(mine, torch::kFloat64);
+  std::vector<at::Tensor> everyone;
+  for (int64_t r = 0; r < comm.workers(); ++r) everyone.push_back(torch::empty_like(local));
+  comm.allgather(everyone, local).wait();
+  auto slowest = torch::stack(everyone).amax(0);
+  return std::vector<double>(slowest.data_ptr<double>(), slowest.data_ptr<double>() + slowest.numel());
+}
+
+SizeResult summarize(int64_t bytes, const std::vector<double>& times) {
+  return {bytes, static_cast<int64_t>(times.size()), median(times), *std::min_element(times.begin(), times.end())};
+}
+
+// Each timed iteration starts from a barrier, so no rank's time includes waiting for a late peer to arrive.
+SizeResult measure_allreduce(comm::Communicator& comm, int64_t bytes, int64_t repeats) {
+  auto data = torch::zeros({bytes / 4});  // zeros: sums stay finite however many rounds run
+  for (int64_t i = 0; i < warmups_for(bytes); ++i) comm.allreduce_sum(data).wait();
+  std::vector<double> times;
+  for (int64_t i = 0; i < repeats; ++i) {
+    comm.barrier_workers();
+    const auto start = Clock::now();
+    comm.allreduce_sum(data).wait();
+    times.push_back(seconds_since(start));
+  }
+  return summarize(bytes, slowest_rank_times(comm, times));
+}
+
+// Ping-pong between ranks 0 and 1: the one-way time is half of rank 0's round trip. Other ranks sit it out.
+SizeResult measure_send_recv(comm::Communicator& comm, int64_t bytes, int64_t repeats) {
+  auto data = torch::zeros({bytes / 4});
+  auto round_trip = [&] {
+    if (comm.rank() == 0) {
+      comm.send(data, 1, kPingTag).wait();
+      comm.receive(data, 1, kPongTag).wait();
+    } else {
+      comm.receive(data, 0, kPingTag).wait();
+      comm.send(data, 0, kPongTag).wait();
+    }
+  };
+  std::vector<double> times;
+  if (comm.rank() <= 1) {
+    for (int64_t i = 0; i < warmups_for(bytes); ++i) round_trip();
+    for (int64_t i = 0; i < repeats; ++i) {
+      const auto start = Clock::now();
+      round_trip();
+      times.push_back(seconds_since(start) / 2);
+    }
+  }
+  comm.barrier_world();
+  return comm.rank() == 0 ? summarize(bytes, times) : SizeResult{};
+}
+
+std::string size_label(int64_t bytes) {
+  return bytes >= kMiB && bytes % kMiB == 0 ? std::to_string(bytes / kMiB) + " MiB"
+                                            : std::to_string(bytes / kKiB) + " KiB";
+}
+
+std::string formatted(const char* format, double value) {
+  char text[64];
+  std::snprintf(text, sizeof text, format, value);
+  return text;
+}
+
+void print_header(const PrimitiveResult& p, int64_t processes) {
+  if (p.name == "allreduce") {
+    std::cout << "allreduce_sum of float32, " << processes
+              << " processes (median over repeats of the slowest rank's time; busbw = algbw * 2(P-1)/P)\n"
+              << "      size  repeats   median_us  algbw_GB/s  busbw_GB/s" << std::endl;
+  } else {
+    std::cout << "send/recv ping-pong, rank 0 <-> rank 1 (one way = half the round trip; median over repeats)\n"
+              << "      size  repeats   median_us   bw_GB/s" << std::endl;
+  }
+}
+
+void print_row(const PrimitiveResult& p, const SizeResult& s, int64_t processes) {
+  const double bandwidth = static_cast<double>(s.bytes) / s.median_seconds / kGB;
+  const std::string label = size_label(s.bytes);
+  std::cout << std::string(10 - std::min<size_t>(10, label.size()), ' ') << label
+            << formatted("%9.0f", static_cast<double>(s.repeats))
+            << formatted("%12.1f", s.median_seconds * 1e6) << formatted("%12.3f", bandwidth);
+  if (p.name == "allreduce") {
+    const double bus_factor = 2.0 * static_cast<double>(processes - 1) / static_cast<double>(processes);
+    std::cout << formatted("%12.3f", bandwidth * bus_factor);
+  }
+  std::cout << std::endl;
+}
+
+void print_fit(const PrimitiveResult& p) {
+  std::cout << "fit t(m) = alpha + beta*m (" << p.name << "): alpha = " << formatted("%.1f", p.fit.alpha * 1e6)
+            << " us, 1/beta = " << formatted("%.3f", 1.0 / p.fit.beta / kGB) << " GB/s\n"
+            << std::endl;
+}
+
+nlohmann::json to_json(const PrimitiveResult& p) {
+  nlohmann::json sizes = nlohmann::json::array(), repeats = nlohmann::json::array(),
+                 medians = nlohmann::json::array(), minimums = nlohmann::json::array();
+  for (const auto& s : p.sizes) {
+    sizes.push_back(s.bytes);
+    repeats.push_back(s.repeats);
+    medians.push_back(s.median_seconds);
+    minimums.push_back(s.min_seconds);
+  }
+  return {{"sizes_bytes", sizes},
+          {"repeats", repeats},
+          {"median_seconds", medians},
+          {"min_seconds", minimums},
+          {"alpha_seconds", p.fit.alpha},
+          {"beta_seconds_per_byte", p.fit.beta},
+          {"bandwidth_gb_per_second", 1.0 / p.fit.beta / kGB}};
+}
+
+void fit(PrimitiveResult& p) {
+  std::vector<double> x, y;
+  for (const auto& s : p.sizes) {
+    x.push_back(static_cast<double>(s.bytes));
+    y.push_back(s.median_seconds);
+  }
+  p.fit = fit_relative_least_squares(x, y);
+}
+
+int run_rank(const CommbenchConfig& c, const comm::ProcessEnv& env) {
+  require(env.world_size == c.processes, "the launcher started " + std::to_string(env.world_size) +
+                                             " processes but --processes is " + std::to_string(c.processes));
+  configure_threads(1);  // nothing to compute: keep OpenMP's threads from competing with Gloo's
+  comm::Communicator comm(env, env.world_size,
+                          std::chrono::milliseconds(static_cast<int64_t>(c.timeout * 1000)));
+  const bool leader = comm.rank() == 0;
+
+  std::vector<PrimitiveResult> results{{"allreduce", {}, {}}};
+  if (c.send_recv) results.push_back({"send_recv", {}, {}});
+  for (auto& primitive : results) {
+    if (leader) print_header(primitive, c.processes);
+    for (const int64_t bytes : message_sizes(c)) {
+      const int64_t repeats = repeats_for(c, bytes);
+      auto s = primitive.name == "allreduce" ? measure_allreduce(comm, bytes, repeats)
+                                             : measure_send_recv(comm, bytes, repeats);
+      if (!leader) continue;
+      primitive.sizes.push_back(s);
+      print_row(primitive, s, c.processes);
+    }
+    if (leader) {
+      fit(primitive);
+      print_fit(primitive);
+    }
+  }
+  if (leader && !c.out.empty()) {
+    nlohmann::json report = {{"processes", c.processes},
+                             {"fit", "t(m) = alpha + beta*m, least squares on relative error"}};
+    for (const auto& primitive : results) report[primitive.name] = to_json(primitive);
+    std::ofstream file(c.out);
+    file << report.dump(2) << '\n';
+    require(static_cast<bool>(file), "cannot write " + c.out);
+  }
+  comm.barrier_world();  // nobody tears down its connections while a peer still uses them
+  return 0;
+}
+
+}  // namespace
+
+void validate(const CommbenchConfig& c) {
+  require(c.processes >= 2, "--processes must be at least 2 (got " + std::to_string(c.processes) + ")");
+  require(c.min_kb >= 1, "--min-kb must be at least 1 (got " + std::to_string(c.min_kb) + ")");
+  require(c.max_mb >= 1, "--max-mb must be at least 1 (got " + std::to_string(c.max_mb) + ")");
+  require(c.max_mb <= 4096, "--max-mb must be at most 4096 (got " + std::to_string(c.max_mb) + ")");
+  require(c.min_kb * kKiB * 4 <= c.max_mb * kMiB,
+          "--min-kb " + std::to_string(c.min_kb) + " and --max-mb " + std::to_string(c.max_mb) +
+              " leave fewer than two message sizes to fit a line to");
+  require(c.repeats >= 1, "--repeats must be at least 1 (got " + std::to_string(c.repeats) + ")");
+  require(c.timeout > 0, "--timeout must be positive");
+  if (!c.out.empty()) {
+    const auto dir = std::filesystem::path(c.out).parent_path();
+    require(dir.empty() || std::filesystem::is_directory(dir), "--out " + c.out + ": no directory " + dir.string());
+  }
+}
+
+std::vector<int64_t> message_sizes(const CommbenchConfig& c) {
+  std::vector<int64_t> sizes;
+  for (int64_t bytes = c.min_kb * kKiB; bytes <= c.max_mb * kMiB; bytes *= 4) sizes.push_back(bytes);
+  return sizes;
+}
+
+int64_t repeats_for(const CommbenchConfig& c, int64_t bytes) {
+  if (bytes <= kMiB) return c.repeats;
+  return std::min(c.repeats, std::max<int64_t>(5, c.repeats * kMiB / bytes));
+}
+
+int run_commbench(const CommbenchConfig& c, int argc, char** argv) {
+  validate(c);
+  const auto env = comm::process_env_from_environment();
+  if (env) return run_rank(c, *env);
+  std::vector<std::string> labels;
+  for (int64_t r = 0; r < c.processes; ++r) labels.push_back("rank " + std::to_string(r));
+  log::info("launching " + std::to_string(c.processes) + " processes on this host");
+  return comm::launch_self(argc, argv, labels);
+}
+
+}  // namespace distsgd::cli

@@ -1,0 +1,16 @@
+// `distsgd <command> --workers N` (or `--processes N`) without an external launcher: re-run this very executable,
+// with the same arguments, as one child per rank on this host, and host their rendezvous store. The children find
+// their rank through process_env_from_environment() and take the distributed path.
+#pragma once
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace distsgd::comm {
+
+// Starts one copy of this program (argv[1..] unchanged) per label, in rank order, with MASTER_ADDR/MASTER_PORT of a
+// store hosted here plus `extra_env`, and supervises them (launch_local). Returns the status to exit with.
+int launch_self(int argc, char** argv, std::vector<std::string> labels,
+                std::vector<std::pair<std::string, std::string>> extra_env = {});
+
+}  // namespace distsgd::comm
