@@ -1,6 +1,7 @@
 #include "distsgd/train/trainer.hpp"
 
 #include "distsgd/algo/algorithm.hpp"
+#include "distsgd/algo/ps/shard_server.hpp"
 #include "distsgd/comm/communicator.hpp"
 #include "distsgd/core/error.hpp"
 #include "distsgd/core/log.hpp"
@@ -454,7 +455,22 @@ nlohmann::json WorkerLoop::summary() {
       {"out", c_.out},
   };
   if (!c_.overlap.empty() && c_.algorithm == "arsgd") summary["overlap"] = c_.overlap;
-  if (c_.servers > 0) summary["sharding"] = c_.sharding;
+  if (c_.servers > 0) {
+    summary["sharding"] = c_.sharding;
+    if (leader()) {
+      // Every shard publishes its figures when its last worker is done (after finish() above).
+      auto shards = algo::ps::ShardServer::collect(*p_.comm);
+      double staleness_sum = 0;
+      int64_t staleness_max = 0;
+      for (const auto& shard : shards) {
+        staleness_sum += shard["staleness_mean"].get<double>();
+        staleness_max = std::max(staleness_max, shard["staleness_max"].get<int64_t>());
+      }
+      summary["staleness_mean"] = staleness_sum / static_cast<double>(shards.size());
+      summary["staleness_max"] = staleness_max;
+      summary["server_statistics"] = shards;
+    }
+  }
   publish_trace(p_);
   if (leader()) files_->write_summary(summary);
   return summary;

@@ -1,0 +1,114 @@
+// Asynchronous parameter-server algorithms: the math of their rules in process, and their invariants through
+// the distsgd program.
+#include "distsgd/algo/ps/elastic.hpp"
+#include "distsgd/algo/ps/lazy_averager.hpp"
+#include "distsgd/train/checkpoint.hpp"
+#include "test_util.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <torch/torch.h>
+
+#include <cmath>
+
+using distsgd::testing::read_file;
+using distsgd::testing::run_distsgd;
+using distsgd::testing::TempDir;
+
+TEST(Easgd, OneExchangePreservesTheSumOfServerAndWorker) {
+  torch::manual_seed(4);
+  auto x_tilde = torch::randn({1000});
+  auto x_worker = torch::randn({1000});
+  const auto sum_before = x_tilde + x_worker;
+  auto worker_after = torch::empty({1000});
+  distsgd::algo::ps::elastic_exchange(x_tilde, x_worker, 0.225, worker_after);
+  EXPECT_TRUE(torch::allclose(x_tilde + worker_after, sum_before, 0, 1e-6));
+  // And it moved both toward each other by alpha times their difference.
+  EXPECT_TRUE(torch::allclose(worker_after, x_worker - 0.225 * (x_worker - (sum_before - x_worker)), 0, 1e-5));
+  // Dyadic values make every operation exact: then the sum is preserved bit for bit.
+  auto a = torch::tensor({1.0f, -2.5f, 0.75f}), b = torch::tensor({3.0f, 0.5f, -0.25f});
+  const auto exact_sum = a + b;
+  auto b_after = torch::empty({3});
+  distsgd::algo::ps::elastic_exchange(a, b, 0.5, b_after);
+  EXPECT_TRUE(torch::equal(a + b_after, exact_sum));
+}
+
+TEST(Aladdin, AlphaFollowsTheSpecFormulas) {
+  using distsgd::algo::ps::aladdin_alpha;
+  EXPECT_DOUBLE_EQ(aladdin_alpha("text", 4, 4, 123), 1 - 1 / std::sqrt(16.0));
+  EXPECT_DOUBLE_EQ(aladdin_alpha("count", 4, 4, 9), 1 - 1 / 3.0);
+  EXPECT_DOUBLE_EQ(aladdin_alpha("count", 4, 4, 1), 0.0);
+  EXPECT_DOUBLE_EQ(aladdin_alpha("count", 4, 4, 0), 0.0);  // clamped, never negative or NaN
+}
+
+// Hand-computed: n=2 workers, pi=2, lr 0.5. Gradients 1 (w0), 3 (w1), 5 (w0): worker 0's second gradient
+// triggers x~ -= 0.5 * (1+3+5)/3 = 1.5 and resets g_acc, c and c_0 (not c_1). Worker 1's count is then 1, so
+// its next gradient (7) is its second and triggers at once, averaging the one gradient accumulated since: 7.
+TEST(Aladdin, LazyAveragedUpdateOnAHandComputedCase) {
+  distsgd::algo::ps::LazyAverager averager(1, 2, 2);
+  auto x = torch::tensor({10.0f});
+  EXPECT_EQ(averager.add(0, torch::tensor({1.0f}), x, 0.5), 0);
+  EXPECT_EQ(averager.add(1, torch::tensor({3.0f}), x, 0.5), 0);
+  EXPECT_EQ(x.item<float>(), 10.0f);  // nothing applied before a trigger
+  EXPECT_EQ(averager.add(0, torch::tensor({5.0f}), x, 0.5), 3);
+  EXPECT_FLOAT_EQ(x.item<float>(), 8.5f);
+  EXPECT_EQ(averager.accumulated(), 0);
+  EXPECT_EQ(averager.add(1, torch::tensor({7.0f}), x, 0.5), 1);
+  EXPECT_FLOAT_EQ(x.item<float>(), 8.5f - 0.5f * 7.0f);
+  EXPECT_EQ(averager.add(1, torch::tensor({1.0f}), x, 0.5), 0);  // c_1 was reset by its own trigger
+}
+
+namespace {
+const std::string kSmallRun =
+    " --model lenet5 --dataset synthetic --synthetic-train-size 1920 --synthetic-test-size 64 --epochs 100 "
+    "--threads 1 --no-checkpoint --progress-seconds 1000 --seed 9";
+}
+
+// ASP with one worker is single-process SGD: every gradient applied at once with momentum at the server.
+TEST(Asp, OneWorkerEqualsSingleProcessSgd) {
+  TempDir dir;
+  auto sgd = run_distsgd("train --algo sgd --max-steps 20" + kSmallRun + " --out " + (dir / "sgd"));
+  ASSERT_EQ(sgd.exit_code, 0) << sgd.output;
+  auto asp = run_distsgd("train --algo asp --workers 1 --servers 2 --max-steps 20" + kSmallRun + " --out " +
+                         (dir / "asp"));
+  ASSERT_EQ(asp.exit_code, 0) << asp.output;
+  auto a = distsgd::train::load_parameters(dir / "sgd/parameters.pt");
+  auto b = distsgd::train::load_parameters(dir / "asp/parameters.pt");
+  EXPECT_LT(((a - b).norm() / a.norm()).item<double>(), 1e-5);
+}
+
+// The SSP bound, enforced at the server: under uneven worker speeds no pull is released while the slowest
+// worker is more than s clocks behind, and each released pull sees every gradient of the clocks below c - s.
+TEST(Ssp, BoundHoldsUnderSlowWorkersAndStalenessZeroIsLockstep) {
+  TempDir dir;
+  for (int s : {2, 0}) {
+    const std::string out = dir / ("s" + std::to_string(s));
+    auto r = run_distsgd("train --algo ssp --workers 3 --servers 2 --staleness " + std::to_string(s) +
+                         " --slowdown 1:4 --slowdown 2:2 --max-steps 40 --lr 0.01" + kSmallRun + " --out " + out);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    auto summary = nlohmann::json::parse(read_file(out + "/summary.json"));
+    ASSERT_EQ(summary["server_statistics"].size(), 2u);
+    for (const auto& shard : summary["server_statistics"]) {
+      EXPECT_EQ(shard["ssp_pulls"], 3 * (40 / (s + 1))) << shard.dump();
+      EXPECT_LE(shard["ssp_max_pull_gap"].get<int64_t>(), s) << shard.dump();
+      EXPECT_GE(shard["ssp_min_version_surplus"].get<int64_t>(), 0) << shard.dump();
+      EXPECT_EQ(shard["updates"], 3 * 40) << "every gradient applied once";
+    }
+    EXPECT_GT(summary["staleness_max"].get<int64_t>(), 0);
+  }
+}
+
+// Every asynchronous algorithm runs to the end with evaluation on the servers' model, and reports staleness.
+TEST(AsyncAlgorithms, EachRunsAndReportsItsFigures) {
+  TempDir dir;
+  for (const std::string algo : {"asp", "ssp --staleness 3", "easgd --tau 2", "aladdin", "aladdin --aladdin-variant l1",
+                                 "aladdin --aladdin-variant l2 --aladdin-alpha count"}) {
+    auto r = run_distsgd("train --algo " + algo + " --workers 3 --servers 1 --max-steps 30 --lr 0.01" + kSmallRun +
+                         " --out " + (dir / "run") + " --overwrite");
+    ASSERT_EQ(r.exit_code, 0) << algo << "\n" << r.output;
+    auto summary = nlohmann::json::parse(read_file(dir / "run/summary.json"));
+    EXPECT_EQ(summary["steps"], 30) << algo;
+    EXPECT_TRUE(std::isfinite(summary["test_loss"].get<double>())) << algo;
+    EXPECT_TRUE(summary.contains("staleness_mean")) << algo;
+  }
+}
