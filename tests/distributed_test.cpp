@@ -191,7 +191,7 @@ TEST(Trace, TimelineHasARowPerRankWithNamedSpans) {
   }
   ASSERT_EQ(names.size(), 3u) << "two workers and one server";
   for (int w = 0; w < 2; ++w) {
-    for (const char* span : {"forward", "backward", "push gradient, pull parameters"}) {
+    for (const char* span : {"forward", "backward", "push, wait for reply"}) {
       EXPECT_TRUE(names[w].count(span)) << "worker " << w << " lacks " << span;
     }
   }
