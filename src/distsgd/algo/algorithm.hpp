@@ -10,6 +10,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace distsgd::comm {
@@ -39,6 +40,9 @@ struct AlgorithmStats {
   double communication_wait_seconds = 0;  // blocked on communication (exposed, not overlapped)
   double update_seconds = 0;              // optimizer work on this worker
   int64_t bytes_sent = 0;
+  // Extra figures of this worker, listed under its entry of summary.json's per_worker (e.g. a gossip weight).
+  // Every worker of a run gives the same names in the same order.
+  std::vector<std::pair<std::string, double>> per_worker_values;
 };
 
 class WorkerAlgorithm {
@@ -53,6 +57,8 @@ class WorkerAlgorithm {
   virtual void after_backward(int64_t step, double lr) = 0;
   // Before an evaluation: make the model hold the parameters to evaluate (e.g. the servers' x~).
   virtual void before_evaluation() {}
+  // After an evaluation, once the trainer has put back what before_evaluation left in the parameters.
+  virtual void after_evaluation() {}
   // After the last iteration: drain communication, release the servers.
   virtual void finish() {}
   virtual AlgorithmStats stats() const = 0;
@@ -84,6 +90,9 @@ struct AlgorithmInfo {
   std::string name;
   std::string description;
   bool needs_servers = false;  // centralized (parameter server) algorithms
+  // The workers' models differ: the trainer evaluates their average (test_accuracy) and worker 0's own model
+  // (test_accuracy_worker0), and reports the parameter variance across workers.
+  bool decentralized = false;
   WorkerFactory make_worker;
   ServerFactory make_server;  // null for algorithms without servers
 };

@@ -6,12 +6,20 @@ namespace distsgd::algo {
 AlgorithmInfo local_sgd_algorithm();
 AlgorithmInfo allreduce_sgd_algorithm();
 AlgorithmInfo bsp_algorithm();
+AlgorithmInfo gosgd_algorithm();
+AlgorithmInfo gossip_algorithm();
+AlgorithmInfo adpsgd_algorithm();
+AlgorithmInfo sgp_algorithm();
 
 const std::vector<AlgorithmInfo>& builtin_algorithms() {
   static const std::vector<AlgorithmInfo> algorithms{
       local_sgd_algorithm(),
       allreduce_sgd_algorithm(),
       bsp_algorithm(),
+      gosgd_algorithm(),
+      gossip_algorithm(),
+      adpsgd_algorithm(),
+      sgp_algorithm(),
   };
   return algorithms;
 }

@@ -55,6 +55,14 @@ struct TrainConfig {
   std::string sharding = "memory";  // parameter server: layer | memory
   std::vector<std::pair<int64_t, double>> slowdowns;  // worker rank -> compute time factor
   bool trace = false;               // write trace.json (Chrome trace format)
+  // Decentralized algorithms.
+  double gossip_prob = 0.01;          // GoSGD: probability of a push after each iteration (IPDPS: 0.01)
+  std::string gossip_mode = "pull";   // gossip: pull | push
+  int64_t sgp_overlap = 0;            // SGP: 0 (wait for this iteration's message) | 1 (up to one late)
+  // Testing only (hidden flags): worker i starts from x0 + i * spread, so conservation laws of the mixing are
+  // visible even with lr 0; random sleeps up to this many ms before each gossip send and reply.
+  double test_init_spread = 0;
+  double test_delay_ms = 0;
 
   // Output and checkpoints.
   std::string out;  // run directory; empty: runs/<model>-<dataset>-<time>
