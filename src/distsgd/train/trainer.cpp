@@ -199,14 +199,14 @@ Evaluation WorkerLoop::evaluate_distributed() {
   auto& params = p_.flat->params();
   const auto own = params.detach().clone();
   auto mean = own.clone();
-  p_.comm->allreduce_sum(mean).wait();
+  p_.comm->allreduce_sum(mean).wait();  // own is a clone: no autograd involved
   mean.div_(static_cast<double>(c_.workers));
   const double squared_distance = (own - mean).pow(2).sum(torch::kFloat64).item<double>();
   parameter_variance_ = sum_over_workers(p_, {squared_distance})[0] / static_cast<double>(c_.workers);
   params.detach().copy_(mean);
   Evaluation average = evaluate_current_parameters();
   params.detach().copy_(own);
-  p_.comm->broadcast(params, 0).wait();
+  p_.comm->broadcast(params.detach(), 0).wait();
   worker0_eval_ = evaluate_current_parameters();
   params.detach().copy_(own);
   algorithm_->after_evaluation();

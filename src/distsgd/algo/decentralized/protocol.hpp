@@ -9,6 +9,8 @@
 // travels on its own tag so the receiving thread, the requesting thread and async pushes never match each other's
 // messages. Every wait is bounded by the communicator's timeout (Gloo's), and fails with the peer's rank.
 #pragma once
+#include "distsgd/comm/communicator.hpp"
+
 #include <ATen/core/Tensor.h>
 
 #include <atomic>
@@ -18,11 +20,6 @@
 #include <memory>
 #include <string>
 #include <vector>
-
-namespace distsgd::comm {
-class Communicator;
-class Work;
-}  // namespace distsgd::comm
 
 namespace distsgd::algo::decentralized {
 
@@ -60,7 +57,6 @@ class PendingReply {
   PendingReply& operator=(PendingReply&&) noexcept;
   ~PendingReply();
   void wait();
-  bool active() const { return !works_.empty(); }
 
  private:
   friend class GossipEndpoint;
@@ -89,7 +85,7 @@ class GossipEndpoint {
   void check() const;
 
   int64_t bytes_sent() const { return bytes_sent_->load(); }
-  int64_t messages_sent() const { return messages_sent_; }
+  int64_t messages_sent() const { return messages_sent_.load(); }
   int64_t requests_served() const;
 
  private:
@@ -102,7 +98,7 @@ class GossipEndpoint {
   std::shared_ptr<Shared> shared_;  // also held by the receiving threads
   std::shared_ptr<std::atomic<int64_t>> bytes_sent_;
   std::deque<std::vector<comm::Work>> pushes_in_flight_;
-  int64_t messages_sent_ = 0;
+  std::atomic<int64_t> messages_sent_{0};
   bool finished_ = false;
   uint64_t delay_draws_ = 0;
 };
