@@ -70,6 +70,7 @@ GossipEndpoint::GossipEndpoint(comm::Communicator& comm, EndpointOptions options
           const auto step = static_cast<int64_t>(h[1]);
           const double weight = h[2];
           if (kind == MessageKind::kDone) break;
+          if (kind == MessageKind::kKeepAlive) continue;
           at::Tensor reply;
           if (kind == MessageKind::kPush) {
             auto values = torch::empty({numel});
@@ -135,6 +136,24 @@ void GossipEndpoint::send_header(int64_t peer, MessageKind kind, int64_t step, d
                               torch::kFloat64);
   works.push_back(comm_.send(header, peer, kHeaderTag));
   bytes_sent_->fetch_add(kHeaderBytes);
+  sent_to(peer);
+}
+
+void GossipEndpoint::sent_to(int64_t peer) { last_sent_[peer] = std::chrono::steady_clock::now(); }
+
+void GossipEndpoint::keep_alive() {
+  const auto now = std::chrono::steady_clock::now();
+  for (int64_t peer : options_.contacts) {
+    auto it = last_sent_.find(peer);
+    if (it == last_sent_.end()) {
+      last_sent_[peer] = now;  // the receiving threads started with the endpoint
+      continue;
+    }
+    if (now - it->second < comm_.timeout() / 4) continue;
+    std::vector<comm::Work> works;
+    send_header(peer, MessageKind::kKeepAlive, 0, 0, works);
+    pushes_in_flight_.push_back(std::move(works));
+  }
 }
 
 void GossipEndpoint::push(int64_t peer, int64_t step, double weight, at::Tensor values) {

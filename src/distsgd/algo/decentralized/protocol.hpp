@@ -14,6 +14,8 @@
 #include <ATen/core/Tensor.h>
 
 #include <atomic>
+#include <chrono>
+#include <map>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -23,7 +25,7 @@
 
 namespace distsgd::algo::decentralized {
 
-enum class MessageKind : int64_t { kDone = 0, kPush = 1, kPullRequest = 2, kExchange = 3 };
+enum class MessageKind : int64_t { kDone = 0, kPush = 1, kPullRequest = 2, kExchange = 3, kKeepAlive = 4 };
 
 struct PushMessage {
   int64_t sender = -1;
@@ -78,6 +80,10 @@ class GossipEndpoint {
   // Sends `mine` (unchanged until the reply) to peer; its model from before the combination lands in `into`.
   PendingReply exchange(int64_t peer, int64_t step, at::Tensor mine, at::Tensor into);
 
+  // A receiving thread's wait for its peer's next message is bounded by the timeout; a worker that rarely sends
+  // to some contact (GoSGD with a small --gossip-prob) calls this each iteration, and every contact it sent nothing
+  // for a quarter of the timeout gets a header-only message that the receiver ignores.
+  void keep_alive();
   // Waits for this worker's pushes to be delivered, tells every contact it is done, and serves the others until
   // every listened peer said it is done. Afterwards no message to or from this worker is in flight.
   void finish();
@@ -92,6 +98,7 @@ class GossipEndpoint {
   struct Shared;
   void send_header(int64_t peer, MessageKind kind, int64_t step, double weight, std::vector<comm::Work>& works);
   void delay();
+  void sent_to(int64_t peer);
 
   comm::Communicator& comm_;
   EndpointOptions options_;
@@ -101,6 +108,7 @@ class GossipEndpoint {
   std::atomic<int64_t> messages_sent_{0};
   bool finished_ = false;
   uint64_t delay_draws_ = 0;
+  std::map<int64_t, std::chrono::steady_clock::time_point> last_sent_;
 };
 
 }  // namespace distsgd::algo::decentralized

@@ -53,6 +53,7 @@ class PushGossip final : public WorkerAlgorithm {
       endpoint_.push(peer, step, sent_weight, flat_.params().detach().clone());
       waiting_.stop();
     }
+    endpoint_.keep_alive();
     if (options_.wait_lag >= 0) {
       train::Timeline::Scope span(timeline_, "wait for messages");
       waiting_.start();
