@@ -1,7 +1,12 @@
 #!/usr/bin/env bash
 # Throughput of the decentralized algorithms against AR-SGD: 4 workers on this host, lenet5 and mlp on
 # Fashion-MNIST, batch 32 per worker, with all workers at full speed and with worker 3 at --slowdown 3:10.
-# Prints samples/s (cluster-wide, summary.json) and the ratio to AR-SGD in the same condition, in one run.
+# Prints samples/s and the ratio to AR-SGD in the same condition, in one run. samples/s is the sum over workers of
+# each worker's own rate (batch / its seconds per iteration, from summary.json's per_worker): what the cluster
+# processes while every worker runs. Every worker does the same number of iterations, so with a straggler the fast
+# asynchronous workers finish early; summary.json's samples_per_second (worker 0's steps x global batch / worker 0's
+# training time) would credit the straggler with worker 0's speed, and the run's wall time charges the fast workers
+# with the straggler's; the sum of rates does neither.
 # Usage: bench/decentralized.sh [models...]  (default: lenet5 mlp); env BUILD (default build), STEPS_LENET5 (300),
 # STEPS_MLP (100)
 set -euo pipefail
@@ -40,7 +45,10 @@ for model in "${models[@]}"; do
       "$BUILD/distsgd" train $flags $extra --workers 4 --model "$model" --dataset fashion-mnist --batch-size 32 \
         --epochs 100 --max-steps "$steps" --no-checkpoint --progress-seconds 1000 --out "$dir" --overwrite \
         > "$out/log" 2>&1 || { cat "$out/log" >&2; exit 1; }
-      sps=$(python3 -c "import json;print(json.load(open('$dir/summary.json'))['samples_per_second'])")
+      sps=$(python3 -c "
+import json
+s = json.load(open('$dir/summary.json'))
+print(sum(s['batch_size'] / sum(w['seconds_per_iteration'].values()) for w in s['per_worker']))")
       [ "$name" = arsgd ] && base[$condition]=$sps
       line+=$(awk -v s="$sps" -v b="${base[$condition]}" 'BEGIN { printf " %12.0f %7.2fx", s, s / b }')
     done
