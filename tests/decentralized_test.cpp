@@ -118,7 +118,7 @@ TEST(DecentralizedMetrics, EveryAlgorithmReportsAverageWorker0VarianceAndBytes) 
 // must come often enough that no wait reaches the (short) timeout although the run lasts three times longer.
 TEST(DecentralizedTermination, IdlePeersKeepEachOtherAlive) {
   TempDir dir;
-  auto summary = run_small(dir, "--algo gosgd --gossip-prob 0 --lr 0.01 --epochs 100 --max-steps 2000 --timeout 3 "
+  auto summary = run_small(dir, "--algo gosgd --gossip-prob 0 --lr 0.01 --epochs 1000 --time-budget 10 --timeout 3 "
                                 "--slowdown 0:30 --slowdown 1:30 --slowdown 2:30 --slowdown 3:30");
   ASSERT_FALSE(summary.is_null());
   EXPECT_GT(summary["wall_seconds"].get<double>(), 9) << "the test needs a run three timeouts long";
