@@ -199,7 +199,7 @@ Evaluation WorkerLoop::evaluate_distributed() {
   auto& params = p_.flat->params();
   const auto own = params.detach().clone();
   auto mean = own.clone();
-  p_.comm->allreduce_sum(mean).wait();  // own is a clone: no autograd involved
+  p_.comm->allreduce_sum(mean).wait();
   mean.div_(static_cast<double>(c_.workers));
   const double squared_distance = (own - mean).pow(2).sum(torch::kFloat64).item<double>();
   parameter_variance_ = sum_over_workers(p_, {squared_distance})[0] / static_cast<double>(c_.workers);
@@ -220,21 +220,21 @@ void WorkerLoop::evaluate_and_record() {
     time_to_target_ = wall_now();
   }
   // Every worker takes part: the sum is a collective.
-  const double bytes_per_worker =
-      sum_over_workers(p_, {static_cast<double>(algorithm_->stats().bytes_sent)})[0] / static_cast<double>(c_.workers);
+  const double bytes_sent = static_cast<double>(algorithm_->stats().bytes_sent);
+  const double bytes_per_worker = sum_over_workers(p_, {bytes_sent})[0] / static_cast<double>(c_.workers);
   if (!leader()) return;
   const double epoch = static_cast<double>(position_.global_step) / static_cast<double>(steps_per_epoch_);
   const double train_loss = epoch_loss_count_ > 0 ? epoch_loss_sum_ / static_cast<double>(epoch_loss_count_) : NAN;
   nlohmann::json metrics = {{"epoch", epoch},
-                          {"step", position_.global_step},
-                          {"wall_seconds", wall_now()},
-                          {"train_seconds", position_.train_seconds},
-                          {"samples", position_.samples},
-                          {"train_loss", train_loss},
-                          {"test_loss", last_eval_.loss},
-                          {"test_accuracy", last_eval_.accuracy},
-                          {"lr", schedule_.at(std::max<int64_t>(0, position_.global_step - 1), steps_per_epoch_)},
-                          {"bytes_sent_per_worker", bytes_per_worker}};
+                            {"step", position_.global_step},
+                            {"wall_seconds", wall_now()},
+                            {"train_seconds", position_.train_seconds},
+                            {"samples", position_.samples},
+                            {"train_loss", train_loss},
+                            {"test_loss", last_eval_.loss},
+                            {"test_accuracy", last_eval_.accuracy},
+                            {"lr", schedule_.at(std::max<int64_t>(0, position_.global_step - 1), steps_per_epoch_)},
+                            {"bytes_sent_per_worker", bytes_per_worker}};
   if (decentralized_) {
     metrics["test_accuracy_worker0"] = worker0_eval_.accuracy;
     metrics["test_loss_worker0"] = worker0_eval_.loss;
@@ -452,7 +452,7 @@ nlohmann::json WorkerLoop::summary() {
   // Every worker's own figures (stragglers show here), and their mean.
   const std::vector<std::string> phases{"data_wait", "forward", "backward", "communication_wait", "update",
                                         "slowdown"};
-  std::vector<double> mine{data_wait_.total(),          forward_.total(),           backward_.total(),
+  std::vector<double> mine{data_wait_.total(), forward_.total(), backward_.total(),
                            stats.communication_wait_seconds, stats.update_seconds, slowdown_.total(),
                            static_cast<double>(stats.bytes_sent)};
   for (const auto& [name, value] : stats.per_worker_values) mine.push_back(value);
