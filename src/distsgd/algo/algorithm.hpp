@@ -10,6 +10,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace distsgd::comm {
@@ -41,6 +42,9 @@ struct AlgorithmStats {
   double communication_wait_in_forward_seconds = 0;
   double update_seconds = 0;              // optimizer work on this worker
   int64_t bytes_sent = 0;
+  // Extra figures of this worker, listed under its entry of summary.json's per_worker (e.g. a gossip weight).
+  // Every worker of a run gives the same names in the same order.
+  std::vector<std::pair<std::string, double>> per_worker_values;
 };
 
 class WorkerAlgorithm {
@@ -89,6 +93,9 @@ struct AlgorithmInfo {
   std::string name;
   std::string description;
   bool needs_servers = false;  // centralized (parameter server) algorithms
+  // The workers' models differ: the trainer evaluates their average (test_accuracy) and worker 0's own model
+  // (test_accuracy_worker0), and reports the parameter variance across workers.
+  bool decentralized = false;
   WorkerFactory make_worker;
   ServerFactory make_server;  // null for algorithms without servers
 };

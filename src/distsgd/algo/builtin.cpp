@@ -10,6 +10,10 @@ AlgorithmInfo asp_algorithm();
 AlgorithmInfo ssp_algorithm();
 AlgorithmInfo easgd_algorithm();
 AlgorithmInfo aladdin_algorithm();
+AlgorithmInfo gosgd_algorithm();
+AlgorithmInfo gossip_algorithm();
+AlgorithmInfo adpsgd_algorithm();
+AlgorithmInfo sgp_algorithm();
 
 const std::vector<AlgorithmInfo>& builtin_algorithms() {
   static const std::vector<AlgorithmInfo> algorithms{
@@ -20,6 +24,10 @@ const std::vector<AlgorithmInfo>& builtin_algorithms() {
       ssp_algorithm(),
       easgd_algorithm(),
       aladdin_algorithm(),
+      gosgd_algorithm(),
+      gossip_algorithm(),
+      adpsgd_algorithm(),
+      sgp_algorithm(),
   };
   return algorithms;
 }

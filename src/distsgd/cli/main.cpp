@@ -149,6 +149,17 @@ void add_train_options(CLI::App& cmd, distsgd::TrainConfig& c, TextOptions& text
   cmd.add_option("--aladdin-variant", c.aladdin_variant,
                  "ALADDIN: full, l1 (local self-update only), l2 (mixing, PS applies each gradient at once)")
       ->capture_default_str();
+  cmd.add_option("--gossip-prob", c.gossip_prob, "GoSGD: probability of a push after each iteration")
+      ->capture_default_str();
+  cmd.add_option("--gossip-mode", c.gossip_mode,
+                 "gossip: pull (average with a random peer's model) or push (push-sum to a random peer)")
+      ->capture_default_str();
+  cmd.add_option("--sgp-overlap", c.sgp_overlap,
+                 "SGP: 0 waits for each iteration's message, 1 lets it arrive one iteration late")
+      ->capture_default_str();
+  // Testing only: not in --help.
+  cmd.add_option("--test-init-spread", c.test_init_spread, "")->group("");
+  cmd.add_option("--test-delay-ms", c.test_delay_ms, "")->group("");
   cmd.add_flag("--trace", c.trace, "write trace.json (Chrome trace format: chrome://tracing, Perfetto)");
 
   cmd.add_option("--out", c.out, "run directory (default: runs/<model>-<dataset>-<time>)");

@@ -67,6 +67,14 @@ void validate(const TrainConfig& c) {
                                                ": there is no worker " + std::to_string(rank));
     require(factor >= 1, "--slowdown factor must be at least 1");
   }
+  require(c.gossip_prob >= 0 && c.gossip_prob <= 1, "--gossip-prob must be in [0, 1]");
+  require(c.gossip_mode == "pull" || c.gossip_mode == "push",
+          "--gossip-mode must be pull or push (got '" + c.gossip_mode + "')");
+  require(c.sgp_overlap == 0 || c.sgp_overlap == 1, "--sgp-overlap must be 0 or 1");
+  require(!algo.decentralized || c.workers >= 2,
+          "--algo " + c.algorithm + " is decentralized: use --workers 2 or more");
+  require(c.test_init_spread >= 0 && c.test_delay_ms >= 0,
+          "--test-init-spread and --test-delay-ms must not be negative");
   require(!c.overwrite || c.resume.empty(), "--overwrite and --resume exclude each other");
 }
 
@@ -116,6 +124,11 @@ nlohmann::json to_json(const TrainConfig& c) {
       {"pi", c.pi},
       {"aladdin_alpha", c.aladdin_alpha},
       {"aladdin_variant", c.aladdin_variant},
+      {"gossip_prob", c.gossip_prob},
+      {"gossip_mode", c.gossip_mode},
+      {"sgp_overlap", c.sgp_overlap},
+      {"test_init_spread", c.test_init_spread},
+      {"test_delay_ms", c.test_delay_ms},
       {"out", c.out},
       {"resume", c.resume},
       {"checkpoint_each_epoch", c.checkpoint_each_epoch},

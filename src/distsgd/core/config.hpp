@@ -63,6 +63,14 @@ struct TrainConfig {
   int64_t pi = 4;                    // ALADDIN: gradients of a worker per global update
   std::string aladdin_alpha = "text";    // text: 1 - 1/sqrt(n*pi); count: 1 - 1/sqrt(c)
   std::string aladdin_variant = "full";  // full | l1 | l2
+  // Decentralized algorithms.
+  double gossip_prob = 0.01;          // GoSGD: probability of a push after each iteration (IPDPS: 0.01)
+  std::string gossip_mode = "pull";   // gossip: pull | push
+  int64_t sgp_overlap = 0;            // SGP: 0 (wait for this iteration's message) | 1 (up to one late)
+  // Testing only (hidden flags): worker i starts from x0 + i * spread, so conservation laws of the mixing are
+  // visible even with lr 0; random sleeps up to this many ms before each gossip send and reply.
+  double test_init_spread = 0;
+  double test_delay_ms = 0;
 
   // Output and checkpoints.
   std::string out;  // run directory; empty: runs/<model>-<dataset>-<time>

@@ -130,6 +130,7 @@ class WorkerLoop {
   nlohmann::json run();
 
  private:
+  Evaluation evaluate_current_parameters();
   Evaluation evaluate_distributed();
   void evaluate_and_record();
   void save_checkpoint_now();
@@ -150,6 +151,9 @@ class WorkerLoop {
   int64_t steps_before_ = 0;
   Stopwatch train_time_, data_wait_, forward_, backward_, slowdown_;
   Evaluation last_eval_;
+  bool decentralized_ = false;
+  Evaluation worker0_eval_;        // decentralized: worker 0's own model
+  double parameter_variance_ = 0;  // decentralized: mean over workers of ||x_i - mean(x)||^2
   int64_t last_eval_step_ = -1;
   double time_to_target_ = -1;
   double epoch_loss_sum_ = 0;
@@ -161,8 +165,8 @@ class WorkerLoop {
   bool single_process() const { return !p_.comm; }
 };
 
-Evaluation WorkerLoop::evaluate_distributed() {
-  algorithm_->before_evaluation();
+// Evaluates the model's current parameters: each worker takes its share of the test set, the sums are allreduced.
+Evaluation WorkerLoop::evaluate_current_parameters() {
   auto buffers = p_.model->buffers();
   if (p_.comm && !buffers.empty()) {
     // BatchNorm statistics differ between workers; evaluate with worker 0's, as DDP does.
@@ -173,7 +177,6 @@ Evaluation WorkerLoop::evaluate_distributed() {
   const int64_t begin = n * p_.rank / workers, end = n * (p_.rank + 1) / workers;
   data::Split part{test.images.narrow(0, begin, end - begin), test.labels.narrow(0, begin, end - begin)};
   Evaluation mine = evaluate(*p_.model, p_.dataset, part, c_.eval_batch_size);
-  algorithm_->after_evaluation();
   auto sums = sum_over_workers(p_, {mine.loss * static_cast<double>(mine.samples),
                                     mine.accuracy * static_cast<double>(mine.samples),
                                     static_cast<double>(mine.samples)});
@@ -184,27 +187,68 @@ Evaluation WorkerLoop::evaluate_distributed() {
   return all;
 }
 
+Evaluation WorkerLoop::evaluate_distributed() {
+  algorithm_->before_evaluation();
+  if (!decentralized_ || !p_.comm) {
+    Evaluation e = evaluate_current_parameters();
+    algorithm_->after_evaluation();
+    return e;
+  }
+  // Decentralized: the workers' models differ. Evaluate their average, then worker 0's own model, and put
+  // every worker's own model back. Only this evaluation stops the workers (their gossip threads keep serving).
+  torch::NoGradGuard no_grad;
+  auto& params = p_.flat->params();
+  const auto own = params.detach().clone();
+  auto mean = own.clone();
+  p_.comm->allreduce_sum(mean).wait();
+  mean.div_(static_cast<double>(c_.workers));
+  const double squared_distance = (own - mean).pow(2).sum(torch::kFloat64).item<double>();
+  parameter_variance_ = sum_over_workers(p_, {squared_distance})[0] / static_cast<double>(c_.workers);
+  params.detach().copy_(mean);
+  Evaluation average = evaluate_current_parameters();
+  params.detach().copy_(own);
+  p_.comm->broadcast(params.detach(), 0).wait();
+  worker0_eval_ = evaluate_current_parameters();
+  params.detach().copy_(own);
+  algorithm_->after_evaluation();
+  return average;
+}
+
 void WorkerLoop::evaluate_and_record() {
   last_eval_ = evaluate_distributed();
   last_eval_step_ = position_.global_step;
   if (c_.target_accuracy > 0 && last_eval_.accuracy >= c_.target_accuracy && time_to_target_ < 0) {
     time_to_target_ = wall_now();
   }
+  // Every worker takes part: the sum is a collective.
+  const double bytes_sent = static_cast<double>(algorithm_->stats().bytes_sent);
+  const double bytes_per_worker = sum_over_workers(p_, {bytes_sent})[0] / static_cast<double>(c_.workers);
   if (!leader()) return;
   const double epoch = static_cast<double>(position_.global_step) / static_cast<double>(steps_per_epoch_);
   const double train_loss = epoch_loss_count_ > 0 ? epoch_loss_sum_ / static_cast<double>(epoch_loss_count_) : NAN;
-  files_->append_metrics({{"epoch", epoch},
-                          {"step", position_.global_step},
-                          {"wall_seconds", wall_now()},
-                          {"train_seconds", position_.train_seconds},
-                          {"samples", position_.samples},
-                          {"train_loss", train_loss},
-                          {"test_loss", last_eval_.loss},
-                          {"test_accuracy", last_eval_.accuracy},
-                          {"lr", schedule_.at(std::max<int64_t>(0, position_.global_step - 1), steps_per_epoch_)}});
+  nlohmann::json metrics = {{"epoch", epoch},
+                            {"step", position_.global_step},
+                            {"wall_seconds", wall_now()},
+                            {"train_seconds", position_.train_seconds},
+                            {"samples", position_.samples},
+                            {"train_loss", train_loss},
+                            {"test_loss", last_eval_.loss},
+                            {"test_accuracy", last_eval_.accuracy},
+                            {"lr", schedule_.at(std::max<int64_t>(0, position_.global_step - 1), steps_per_epoch_)},
+                            {"bytes_sent_per_worker", bytes_per_worker}};
+  if (decentralized_) {
+    metrics["test_accuracy_worker0"] = worker0_eval_.accuracy;
+    metrics["test_loss_worker0"] = worker0_eval_.loss;
+    metrics["parameter_variance"] = parameter_variance_;
+  }
+  files_->append_metrics(metrics);
   std::ostringstream line;
   line << std::fixed << std::setprecision(4) << "epoch " << epoch << ": test accuracy " << last_eval_.accuracy
        << ", test loss " << last_eval_.loss << ", train loss " << train_loss << " (worker 0)";
+  if (decentralized_) {
+    line << "; average of the workers' models; worker 0's own: " << worker0_eval_.accuracy
+         << ", parameter variance " << std::scientific << std::setprecision(3) << parameter_variance_;
+  }
   log::info(line.str());
 }
 
@@ -247,6 +291,7 @@ void WorkerLoop::progress_line(int64_t epoch, int64_t step_in_epoch, double loss
 nlohmann::json WorkerLoop::run() {
   const bool resuming = !c_.resume.empty();
   require(!resuming || single_process(), "--resume works for single-process runs only (for now)");
+  decentralized_ = algo::find_algorithm(c_.algorithm).decentralized;
   algorithm_ = algo::find_algorithm(c_.algorithm)
                    .make_worker(algo::WorkerSetup{c_, p_.comm.get(), *p_.model, *p_.flat, *p_.timeline});
   // Read the checkpoint before touching the run directory, so a bad --resume leaves nothing behind.
@@ -397,6 +442,7 @@ nlohmann::json WorkerLoop::run() {
   }
   algorithm_->before_evaluation();
   if (leader()) save_parameters(p_.flat->params(), (std::filesystem::path(c_.out) / "parameters.pt").string());
+  algorithm_->after_evaluation();
   algorithm_->finish();
   return summary();
 }
@@ -409,9 +455,11 @@ nlohmann::json WorkerLoop::summary() {
                                         "slowdown"};
   // Communication waited for inside forward (forward gates) counts as communication, not as forward.
   const double forward_compute = forward_.total() - stats.communication_wait_in_forward_seconds;
-  auto rows = gather_from_workers(p_, {data_wait_.total(), forward_compute, backward_.total(),
-                                       stats.communication_wait_seconds, stats.update_seconds, slowdown_.total(),
-                                       static_cast<double>(stats.bytes_sent)});
+  std::vector<double> mine{data_wait_.total(), forward_compute, backward_.total(),
+                           stats.communication_wait_seconds, stats.update_seconds, slowdown_.total(),
+                           static_cast<double>(stats.bytes_sent)};
+  for (const auto& [name, value] : stats.per_worker_values) mine.push_back(value);
+  auto rows = gather_from_workers(p_, mine);
   const double iterations = static_cast<double>(std::max<int64_t>(1, steps));
   nlohmann::json per_worker = nlohmann::json::array();
   nlohmann::json mean_per_iteration = nlohmann::json::object();
@@ -424,7 +472,11 @@ nlohmann::json WorkerLoop::summary() {
       mean_per_iteration[phases[k]] =
           mean_per_iteration[phases[k]].get<double>() + rows[w][k] / iterations / static_cast<double>(rows.size());
     }
-    per_worker.push_back({{"worker", w}, {"seconds_per_iteration", seconds}, {"bytes_sent", rows[w][6]}});
+    nlohmann::json entry = {{"worker", w}, {"seconds_per_iteration", seconds}, {"bytes_sent", rows[w][6]}};
+    for (size_t k = 0; k < stats.per_worker_values.size(); ++k) {
+      entry[stats.per_worker_values[k].first] = rows[w][7 + k];
+    }
+    per_worker.push_back(entry);
     mean_bytes += rows[w][6] / static_cast<double>(rows.size());
   }
   const double train_seconds_this_run = position_.train_seconds - train_seconds_before_;
@@ -470,6 +522,11 @@ nlohmann::json WorkerLoop::summary() {
       summary["staleness_max"] = staleness_max;
       summary["server_statistics"] = shards;
     }
+  }
+  if (decentralized_) {
+    summary["test_accuracy_worker0"] = worker0_eval_.accuracy;
+    summary["test_loss_worker0"] = worker0_eval_.loss;
+    summary["parameter_variance"] = parameter_variance_;
   }
   publish_trace(p_);
   if (leader()) files_->write_summary(summary);
@@ -523,6 +580,11 @@ nlohmann::json run_training(TrainConfig config, const TrainHooks& hooks) {
   torch::manual_seed(static_cast<uint64_t>(config.seed));  // the same initial weights in every process
   p.model = models::make_model(model_options(config), input);
   p.flat = std::make_unique<FlatParameters>(*p.model);
+  if (config.test_init_spread > 0 && p.rank < config.workers) {
+    // Testing: distinct starting models, so that averaging shows whether it conserves what it must.
+    torch::NoGradGuard no_grad;
+    p.flat->params().add_(config.test_init_spread * static_cast<double>(p.rank));
+  }
   p.timeline = std::make_unique<Timeline>(config.trace, p.rank, role_label(config, p.rank));
   if (distributed) {
     p.comm = std::make_unique<comm::Communicator>(

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# The demo comparison: every algorithm implemented so far, 4 workers, lenet5 on Fashion-MNIST, the same recipe
+# (batch 32 per worker, lr 0.05, decay x0.1 for the last quarter), one table of algorithm, test accuracy (for the
+# decentralized ones: of the average of the workers' models, and worker 0's own), samples/s and wall time.
+# Usage: scripts/compare.sh   env: BUILD (default build), EPOCHS (default 2), OUT (default runs/compare)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD=${BUILD:-build}
+EPOCHS=${EPOCHS:-2}
+OUT=${OUT:-runs/compare}
+decay=$(awk -v e="$EPOCHS" 'BEGIN { print e * 0.75 }')
+mkdir -p "$OUT"
+
+runs=(
+  "arsgd|--algo arsgd"
+  "bsp (1 server)|--algo bsp --servers 1"
+  "gosgd p=0.1|--algo gosgd --gossip-prob 0.1"
+  "gossip pull|--algo gossip --gossip-mode pull"
+  "gossip push|--algo gossip --gossip-mode push"
+  "adpsgd|--algo adpsgd"
+  "sgp overlap 0|--algo sgp --sgp-overlap 0"
+  "sgp overlap 1|--algo sgp --sgp-overlap 1"
+)
+
+table="$OUT/table.txt"
+printf '%-16s %9s %9s %10s %9s\n' algorithm accuracy worker0 samples/s wall_s > "$table"
+i=0
+for entry in "${runs[@]}"; do
+  name=${entry%%|*}
+  flags=${entry#*|}
+  i=$((i + 1))
+  echo "[$i/${#runs[@]}] $name" >&2
+  # shellcheck disable=SC2086
+  "$BUILD/distsgd" train $flags --workers 4 --model lenet5 --dataset fashion-mnist --epochs "$EPOCHS" \
+    --batch-size 32 --lr 0.05 --lr-decay-epochs "$decay" --seed 1 --no-checkpoint --progress-seconds 1000 \
+    --out "$OUT/run-$i" --overwrite > "$OUT/run-$i.log" 2>&1 || { echo "$name failed: see $OUT/run-$i.log" >&2; continue; }
+  python3 - "$OUT/run-$i/summary.json" "$name" >> "$table" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+w0 = s.get("test_accuracy_worker0")
+print("%-16s %9.4f %9s %10.0f %9.1f" % (sys.argv[2], s["test_accuracy"], "%.4f" % w0 if w0 is not None else "-",
+                                         s["samples_per_second"], s["wall_seconds"]))
+PY
+done
+cat "$table"

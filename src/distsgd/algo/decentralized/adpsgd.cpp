@@ -1,0 +1,218 @@
+#include "distsgd/algo/decentralized/adpsgd.hpp"
+
+#include "distsgd/algo/decentralized/mixing.hpp"
+#include "distsgd/algo/decentralized/protocol.hpp"
+#include "distsgd/algo/decentralized/topology.hpp"
+#include "distsgd/comm/communicator.hpp"
+#include "distsgd/core/error.hpp"
+#include "distsgd/core/timer.hpp"
+#include "distsgd/train/flat_parameters.hpp"
+#include "distsgd/train/sgd.hpp"
+#include "distsgd/train/timeline.hpp"
+
+#include <torch/torch.h>
+
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
+namespace distsgd::algo::decentralized {
+namespace {
+
+// The worker's model x_i, shared by the compute thread, the communication thread and the receiving threads.
+struct LockedModel {
+  std::mutex mutex;
+  at::Tensor x;
+  int64_t exchanges_served = 0;
+};
+
+class Adpsgd final : public WorkerAlgorithm {
+ public:
+  explicit Adpsgd(const WorkerSetup& s)
+      : flat_(s.flat),
+        timeline_(s.timeline),
+        rank_(s.comm->rank()),
+        workers_(s.comm->workers()),
+        active_(is_active(rank_)),
+        timeout_(s.comm->timeout()),
+        optimizer_(s.flat.numel(), s.config.momentum, s.config.weight_decay),
+        initial_sum_(s.flat.params().sum(torch::kFloat64).item<double>()),
+        model_(make_model(s)),
+        endpoint_(*s.comm, endpoint_options(s), handlers(model_)) {
+    if (active_) communication_thread_ = std::thread([this] { communicate(); });
+  }
+
+  ~Adpsgd() override { stop_communication(); }
+
+  void before_forward(int64_t) override {
+    std::lock_guard<std::mutex> lock(model_->mutex);
+    flat_.params().detach().copy_(model_->x);
+  }
+
+  void after_backward(int64_t step, double lr) override {
+    if (active_) {
+      // The exchange started after the previous update must be done before this update (bounded staleness).
+      train::Timeline::Scope span(timeline_, "wait for exchange");
+      waiting_.start();
+      wait_until([&] { return completed_ >= requested_; });
+      waiting_.stop();
+    }
+    {
+      train::Timeline::Scope span(timeline_, "update");
+      update_.start();
+      std::lock_guard<std::mutex> lock(model_->mutex);
+      optimizer_.step(model_->x, flat_.grads(), lr);
+      update_.stop();
+    }
+    if (active_) {
+      std::lock_guard<std::mutex> lock(state_mutex_);
+      requested_ = step + 1;
+      state_changed_.notify_all();
+    }
+  }
+
+  void before_evaluation() override {
+    if (active_) wait_until([&] { return completed_ >= requested_; });
+    std::lock_guard<std::mutex> lock(model_->mutex);
+    flat_.params().detach().copy_(model_->x);
+  }
+
+  void finish() override {
+    waiting_.start();
+    if (active_) wait_until([&] { return completed_ >= requested_; });
+    stop_communication();
+    endpoint_.finish();
+    waiting_.stop();
+    std::lock_guard<std::mutex> lock(model_->mutex);
+    flat_.params().detach().copy_(model_->x);
+  }
+
+  AlgorithmStats stats() const override {
+    AlgorithmStats s;
+    s.communication_wait_seconds = waiting_.total();
+    s.update_seconds = update_.total();
+    s.bytes_sent = endpoint_.bytes_sent();
+    std::lock_guard<std::mutex> lock(model_->mutex);
+    s.per_worker_values = {
+        {"parameter_sum", model_->x.sum(torch::kFloat64).item<double>()},
+        {"initial_parameter_sum", initial_sum_},
+        {"exchanges_initiated", static_cast<double>(endpoint_.messages_sent())},
+        {"exchanges_served", static_cast<double>(model_->exchanges_served)},
+    };
+    return s;
+  }
+
+  at::Tensor optimizer_state() override { return optimizer_.momentum_buffer(); }
+
+ private:
+  static std::shared_ptr<LockedModel> make_model(const WorkerSetup& s) {
+    auto model = std::make_shared<LockedModel>();
+    model->x = s.flat.params().detach().clone();
+    return model;
+  }
+
+  static EndpointOptions endpoint_options(const WorkerSetup& s) {
+    EndpointOptions e;
+    e.numel = s.flat.numel();
+    e.contacts = out_neighbors(Topology::kBipartiteExponential, s.comm->rank(), s.comm->workers());
+    e.listeners = in_neighbors(Topology::kBipartiteExponential, s.comm->rank(), s.comm->workers());
+    e.test_delay_ms = s.config.test_delay_ms;
+    e.seed = s.config.seed * 131 + static_cast<uint64_t>(s.comm->rank());
+    return e;
+  }
+
+  // Passive side: average atomically, reply with the model from before.
+  static GossipHandlers handlers(const std::shared_ptr<LockedModel>& model) {
+    GossipHandlers h;
+    h.on_exchange = [model](int64_t, const at::Tensor& values) {
+      std::lock_guard<std::mutex> lock(model->mutex);
+      auto before = model->x.clone();
+      average_into(model->x, values);
+      ++model->exchanges_served;
+      return before;
+    };
+    return h;
+  }
+
+  // Active side: one exchange per requested iteration, on its own thread.
+  void communicate() {
+    auto reply = torch::empty({flat_.numel()});
+    try {
+      while (true) {
+        int64_t step = 0;
+        {
+          std::unique_lock<std::mutex> lock(state_mutex_);
+          state_changed_.wait(lock, [&] { return stopping_ || completed_ < requested_; });
+          if (completed_ >= requested_) return;  // stopping, nothing left to do
+          step = completed_;
+        }
+        const int64_t peer = peer_at(Topology::kBipartiteExponential, rank_, workers_, step);
+        at::Tensor sent;
+        {
+          std::lock_guard<std::mutex> lock(model_->mutex);
+          sent = model_->x.clone();
+        }
+        endpoint_.exchange(peer, step, sent, reply).wait();
+        {
+          std::lock_guard<std::mutex> lock(model_->mutex);
+          average_with_sent(model_->x, sent, reply);
+        }
+        std::lock_guard<std::mutex> lock(state_mutex_);
+        ++completed_;
+        state_changed_.notify_all();
+      }
+    } catch (const std::exception& e) {
+      std::lock_guard<std::mutex> lock(state_mutex_);
+      error_ = std::string("AD-PSGD exchange: ") + e.what();
+      state_changed_.notify_all();
+    }
+  }
+
+  // Waits (bounded by the timeout) for the communication thread; rethrows its error.
+  template <typename Predicate>
+  void wait_until(Predicate done) {
+    std::unique_lock<std::mutex> lock(state_mutex_);
+    const bool ok = state_changed_.wait_for(lock, timeout_, [&] { return done() || !error_.empty(); });
+    if (!error_.empty()) throw Error(error_);
+    require(ok, "AD-PSGD: no exchange completed within " + std::to_string(timeout_.count() / 1000) +
+                    " s (see --timeout)");
+  }
+
+  void stop_communication() {
+    if (!communication_thread_.joinable()) return;
+    {
+      std::lock_guard<std::mutex> lock(state_mutex_);
+      stopping_ = true;
+      state_changed_.notify_all();
+    }
+    communication_thread_.join();
+  }
+
+  train::FlatParameters& flat_;
+  train::Timeline& timeline_;
+  int64_t rank_, workers_;
+  bool active_;
+  std::chrono::milliseconds timeout_;
+  train::MomentumSgd optimizer_;  // momentum lives here, local to the worker, applied to the model buffer
+  double initial_sum_;
+  Stopwatch waiting_, update_;
+  std::shared_ptr<LockedModel> model_;
+  GossipEndpoint endpoint_;
+
+  std::mutex state_mutex_;
+  std::condition_variable state_changed_;
+  int64_t requested_ = 0, completed_ = 0;  // exchanges asked for by the compute thread / done
+  bool stopping_ = false;
+  std::string error_;
+  std::thread communication_thread_;  // last: started once everything above exists
+};
+
+}  // namespace
+
+std::unique_ptr<WorkerAlgorithm> make_adpsgd(const WorkerSetup& setup) {
+  require(setup.comm != nullptr && setup.comm->workers() >= 2,
+          "--algo adpsgd is decentralized: use --workers 2 or more (odd ranks active, even ranks passive)");
+  return std::make_unique<Adpsgd>(setup);
+}
+
+}  // namespace distsgd::algo::decentralized

@@ -1,0 +1,114 @@
+// Protocol: how models move between two workers, independent of who the peer is (topology) and how the values
+// are combined (mixing). Three message kinds over the world group's point-to-point channels:
+//   push      (header + payload, no reply; the sender does not wait for the receiver to merge it)
+//   pull      (header; the peer replies with its model, served by a background thread)
+//   exchange  (header + payload; the peer combines it and replies with its own model, AD-PSGD's pairwise step)
+// Every worker runs one receiving thread per peer that may contact it; those threads keep serving until each of
+// those peers has said it is done (finish()), so a worker that finished never blocks one still training.
+// A header is float64[4] = {kind, step, weight, unused}; payloads and replies are float32[numel]. Each message kind
+// travels on its own tag so the receiving thread, the requesting thread and async pushes never match each other's
+// messages. Every wait is bounded by the communicator's timeout (Gloo's), and fails with the peer's rank.
+#pragma once
+#include "distsgd/comm/communicator.hpp"
+
+#include <ATen/core/Tensor.h>
+
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace distsgd::algo::decentralized {
+
+enum class MessageKind : int64_t { kDone = 0, kPush = 1, kPullRequest = 2, kExchange = 3, kKeepAlive = 4 };
+
+struct PushMessage {
+  int64_t sender = -1;
+  int64_t step = 0;
+  double weight = 0;
+  at::Tensor values;  // owned by the message
+};
+
+// What the receiving threads call. They run concurrently (one thread per peer): each must lock what it touches.
+struct GossipHandlers {
+  std::function<void(PushMessage)> on_push;
+  std::function<at::Tensor(int64_t sender)> on_pull;  // the model to reply with (a copy)
+  // Combine the peer's model with this one atomically and return this worker's model from just before (a copy).
+  std::function<at::Tensor(int64_t sender, const at::Tensor& values)> on_exchange;
+};
+
+struct EndpointOptions {
+  int64_t numel = 0;                // model size
+  std::vector<int64_t> contacts;    // ranks this worker may send to (it tells each of them when it is done)
+  std::vector<int64_t> listeners;   // ranks that may send to this worker (one receiving thread each)
+  double test_delay_ms = 0;         // testing: random sleep up to this long before each send and each reply
+  uint64_t seed = 1;
+  size_t max_pushes_in_flight = 8;  // beyond that, push() waits for the oldest to be delivered
+};
+
+// A request in flight (pull or exchange): wait() returns once the reply is in the tensor given at its start.
+class PendingReply {
+ public:
+  PendingReply();
+  PendingReply(PendingReply&&) noexcept;
+  PendingReply& operator=(PendingReply&&) noexcept;
+  ~PendingReply();
+  void wait();
+
+ private:
+  friend class GossipEndpoint;
+  std::vector<comm::Work> works_;
+};
+
+class GossipEndpoint {
+ public:
+  GossipEndpoint(comm::Communicator& comm, EndpointOptions options, GossipHandlers handlers);
+  ~GossipEndpoint();
+  GossipEndpoint(const GossipEndpoint&) = delete;
+  GossipEndpoint& operator=(const GossipEndpoint&) = delete;
+
+  // push/pull/exchange/finish are called from one thread (the worker's training or communication thread).
+  // Sends (values, weight) to peer; values must not change afterwards (pass a copy). Does not wait.
+  void push(int64_t peer, int64_t step, double weight, at::Tensor values);
+  // Asks peer for its model; the reply lands in `into`.
+  PendingReply pull(int64_t peer, int64_t step, at::Tensor into);
+  // Sends `mine` (unchanged until the reply) to peer; its model from before the combination lands in `into`.
+  PendingReply exchange(int64_t peer, int64_t step, at::Tensor mine, at::Tensor into);
+
+  // A receiving thread's wait for its peer's next message is bounded by the timeout; a worker that rarely sends
+  // to some contact (GoSGD with a small --gossip-prob) calls this each iteration, and every contact it sent nothing
+  // for a quarter of the timeout gets a header-only message that the receiver ignores.
+  void keep_alive();
+  // Waits for this worker's pushes to be delivered, tells every contact it is done, and serves the others until
+  // every listened peer said it is done. Afterwards no message to or from this worker is in flight.
+  void finish();
+  // Throws the first error of a receiving thread (a peer died or timed out), if any.
+  void check() const;
+
+  int64_t bytes_sent() const { return bytes_sent_->load(); }
+  int64_t messages_sent() const { return messages_sent_.load(); }
+  int64_t requests_served() const;
+
+ private:
+  struct Shared;
+  void send_header(int64_t peer, MessageKind kind, int64_t step, double weight, std::vector<comm::Work>& works);
+  void delay();
+  void sent_to(int64_t peer);
+
+  comm::Communicator& comm_;
+  EndpointOptions options_;
+  std::shared_ptr<Shared> shared_;  // also held by the receiving threads
+  std::shared_ptr<std::atomic<int64_t>> bytes_sent_;
+  std::deque<std::vector<comm::Work>> pushes_in_flight_;
+  std::atomic<int64_t> messages_sent_{0};
+  bool finished_ = false;
+  uint64_t delay_draws_ = 0;
+  std::map<int64_t, std::chrono::steady_clock::time_point> last_sent_;
+};
+
+}  // namespace distsgd::algo::decentralized

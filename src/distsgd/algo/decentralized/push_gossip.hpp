@@ -1,0 +1,24 @@
+// The push family of decentralized algorithms: each worker keeps a de-biased model z (the flat parameters,
+// where gradients are evaluated) and a weight w (double, 1/n at the start); after its local step it may send
+// (z, w/2) to one peer, keeping w/2, and it merges what it received with weights (push-sum; for GoSGD the same
+// weighted average). Variants differ only in their topology, send probability and how long they wait:
+//   GoSGD (--algo gosgd):          random peer, probability --gossip-prob, never waits.
+//   gossip push (--gossip-mode push): random peer, every iteration, never waits.
+//   SGP (--algo sgp):              directed exponential graph (2^k hops, k cycling), every iteration, and iteration
+//                                  t waits for the messages of iterations <= t - --sgp-overlap.
+// Momentum: a local momentum-SGD optimizer per worker, over z; momentum buffers are never sent.
+#pragma once
+#include "distsgd/algo/algorithm.hpp"
+#include "distsgd/algo/decentralized/topology.hpp"
+
+namespace distsgd::algo::decentralized {
+
+struct PushGossipOptions {
+  Topology topology = Topology::kRandom;
+  double send_probability = 1;
+  int64_t wait_lag = -1;  // -1: merge whatever arrived; L >= 0: iteration t waits for t + 1 - L messages
+};
+
+std::unique_ptr<WorkerAlgorithm> make_push_gossip(const WorkerSetup& setup, PushGossipOptions options);
+
+}  // namespace distsgd::algo::decentralized

@@ -1,0 +1,166 @@
+// The decentralized algorithms end to end, each through the distsgd program and its launcher: conservation laws
+// of their mixing with learning rate 0 (workers start from distinct models, --test-init-spread, and random
+// delays are injected into every send and reply, --test-delay-ms), freedom from deadlock over thousands of
+// exchanges, and accuracy on real data.
+#include "test_util.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <filesystem>
+#include <sstream>
+
+using distsgd::testing::read_file;
+using distsgd::testing::run_distsgd;
+using distsgd::testing::TempDir;
+
+namespace {
+
+constexpr double kSpread = 0.01;
+const std::string kSmallRun =
+    " --workers 4 --model mlp --mlp-width 16 --mlp-layers 1 --dataset synthetic --synthetic-train-size 2048 "
+    "--synthetic-test-size 64 --batch-size 8 --threads 1 --no-checkpoint --progress-seconds 1000 --seed 3";
+
+nlohmann::json run_small(const TempDir& dir, const std::string& flags) {
+  auto r = run_distsgd("train" + kSmallRun + " " + flags + " --out " + (dir / "run") + " --overwrite");
+  EXPECT_EQ(r.exit_code, 0) << flags << "\n" << r.output;
+  if (r.exit_code != 0) return {};
+  return nlohmann::json::parse(read_file(dir / "run/summary.json"));
+}
+
+double total(const nlohmann::json& summary, const std::string& key) {
+  double sum = 0;
+  for (const auto& w : summary["per_worker"]) sum += w[key].get<double>();
+  return sum;
+}
+
+// Mean over workers of ||x_i - mean(x)||^2 for x_i = x0 + spread * i: spread^2 * P * mean_i (i - 1.5)^2.
+double initial_variance(const nlohmann::json& summary) {
+  return kSpread * kSpread * summary["parameters"].get<double>() * 1.25;
+}
+
+// Push-sum family: with lr 0 the weights sum to 1 and sum_i w_i x_i is conserved once nothing is in flight.
+void expect_push_sum_conserved(const std::string& flags) {
+  TempDir dir;
+  auto summary =
+      run_small(dir, flags + " --lr 0 --epochs 100 --max-steps 200 --test-init-spread 0.01 --test-delay-ms 1");
+  ASSERT_FALSE(summary.is_null());
+  const double initial_mean = total(summary, "initial_parameter_sum") / 4;
+  EXPECT_NEAR(total(summary, "gossip_weight"), 1.0, 1e-9) << summary.dump(2);
+  EXPECT_NEAR(total(summary, "weighted_parameter_sum"), initial_mean, 1e-5 * std::abs(initial_mean))
+      << summary.dump(2);
+  EXPECT_EQ(total(summary, "messages_sent"), total(summary, "messages_received")) << "nothing lost";
+  EXPECT_GT(total(summary, "messages_sent"), 100);
+  // The mixing did mix: the workers' models came closer.
+  EXPECT_LT(summary["parameter_variance"].get<double>(), 0.5 * initial_variance(summary)) << summary.dump(2);
+}
+
+}  // namespace
+
+TEST(DecentralizedConservation, GoSgdWeightsSumToOneAndWeightedMeanIsConserved) {
+  expect_push_sum_conserved("--algo gosgd --gossip-prob 0.5");
+}
+TEST(DecentralizedConservation, PushGossipIsPushSum) { expect_push_sum_conserved("--algo gossip --gossip-mode push"); }
+TEST(DecentralizedConservation, SgpWithoutOverlap) { expect_push_sum_conserved("--algo sgp --sgp-overlap 0"); }
+TEST(DecentralizedConservation, SgpWithOverlap) { expect_push_sum_conserved("--algo sgp --sgp-overlap 1"); }
+
+TEST(DecentralizedConservation, PullGossipConvergesToConsensus) {
+  TempDir dir;
+  auto summary = run_small(dir, "--algo gossip --gossip-mode pull --lr 0 --epochs 100 --max-steps 200 "
+                                "--test-init-spread 0.01 --test-delay-ms 1");
+  ASSERT_FALSE(summary.is_null());
+  EXPECT_EQ(total(summary, "pulls"), 800);
+  EXPECT_EQ(total(summary, "pulls_served"), 800);
+  EXPECT_LT(summary["parameter_variance"].get<double>(), 0.01 * initial_variance(summary)) << summary.dump(2);
+}
+
+// AD-PSGD: pairwise averaging conserves sum_i x_i with lr 0; under random delays on every send and reply
+// (and one slow worker), 4 workers complete thousands of exchanges without deadlock, in bounded time.
+TEST(DecentralizedConservation, AdpsgdConservesTheSumUnderRandomDelaysWithoutDeadlock) {
+  TempDir dir;
+  const auto start = std::chrono::steady_clock::now();
+  auto summary = run_small(dir, "--algo adpsgd --lr 0 --epochs 100 --max-steps 1500 --test-init-spread 0.01 "
+                                "--test-delay-ms 2 --slowdown 2:3 --timeout 60");
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_FALSE(summary.is_null());
+  EXPECT_LT(seconds, 120) << "no exchange may stall";
+  const double initial = total(summary, "initial_parameter_sum");
+  EXPECT_NEAR(total(summary, "parameter_sum"), initial, 1e-5 * std::abs(initial)) << summary.dump(2);
+  EXPECT_EQ(total(summary, "exchanges_initiated"), 3000) << "two active workers x 1500 iterations";
+  EXPECT_EQ(total(summary, "exchanges_served"), 3000);
+  EXPECT_LT(summary["parameter_variance"].get<double>(), 0.01 * initial_variance(summary)) << summary.dump(2);
+  std::cout << "AD-PSGD: 3000 exchanges with random delays in " << seconds << " s" << std::endl;
+}
+
+// Every algorithm trains (lr > 0) under random delays and a slow worker, and reports its metrics.
+TEST(DecentralizedMetrics, EveryAlgorithmReportsAverageWorker0VarianceAndBytes) {
+  TempDir dir;
+  for (const std::string algo : {"--algo gosgd --gossip-prob 0.1", "--algo gossip --gossip-mode pull",
+                                 "--algo gossip --gossip-mode push", "--algo adpsgd", "--algo sgp --sgp-overlap 1"}) {
+    auto summary = run_small(dir, algo + " --lr 0.05 --epochs 1 --max-steps 60 --test-delay-ms 1 --slowdown 3:3");
+    ASSERT_FALSE(summary.is_null()) << algo;
+    EXPECT_GT(summary["bytes_sent_per_worker"].get<double>(), 0) << algo;
+    EXPECT_TRUE(summary["test_accuracy_worker0"].is_number()) << algo;
+    EXPECT_GE(summary["parameter_variance"].get<double>(), 0) << algo;
+    std::istringstream metrics(read_file(dir / "run/metrics.jsonl"));
+    std::string line;
+    ASSERT_TRUE(std::getline(metrics, line)) << algo;
+    auto m = nlohmann::json::parse(line);
+    for (const char* key :
+         {"test_accuracy", "test_accuracy_worker0", "parameter_variance", "bytes_sent_per_worker"}) {
+      EXPECT_TRUE(m.contains(key)) << algo << " lacks " << key << " in metrics.jsonl";
+    }
+  }
+}
+
+// GoSGD that never gossips: each receiving thread hears from its peers only through keep-alive messages, which
+// must come often enough that no wait reaches the (short) timeout although the run lasts three times longer.
+TEST(DecentralizedTermination, IdlePeersKeepEachOtherAlive) {
+  TempDir dir;
+  auto summary = run_small(dir, "--algo gosgd --gossip-prob 0 --lr 0.01 --epochs 1000 --time-budget 10 --timeout 3 "
+                                "--slowdown 0:30 --slowdown 1:30 --slowdown 2:30 --slowdown 3:30");
+  ASSERT_FALSE(summary.is_null());
+  EXPECT_GT(summary["wall_seconds"].get<double>(), 9) << "the test needs a run three timeouts long";
+  EXPECT_EQ(total(summary, "messages_sent"), 0);
+}
+
+TEST(DecentralizedFlags, BadValuesAreRefused) {
+  TempDir dir;
+  auto one = run_distsgd("train --algo sgp --workers 1 --out " + (dir / "a"));
+  EXPECT_NE(one.exit_code, 0);
+  EXPECT_NE(one.output.find("--workers 2 or more"), std::string::npos) << one.output;
+  auto mode = run_distsgd("train --algo gossip --gossip-mode sideways --workers 2 --out " + (dir / "b"));
+  EXPECT_NE(mode.exit_code, 0);
+  EXPECT_NE(mode.output.find("--gossip-mode"), std::string::npos) << mode.output;
+  auto prob = run_distsgd("train --algo gosgd --gossip-prob 2 --workers 2 --out " + (dir / "c"));
+  EXPECT_NE(prob.exit_code, 0);
+  EXPECT_NE(prob.output.find("--gossip-prob"), std::string::npos) << prob.output;
+}
+
+// The acceptance runs: 4 workers, lenet5 on Fashion-MNIST, 2 epochs, the recipe of the AR-SGD end-to-end
+// test; accuracy of the average of the workers' models.
+TEST(EndToEndDecentralized, FourWorkersLenet5FashionMnist) {
+  if (!std::filesystem::exists("/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz")) {
+    GTEST_SKIP() << "dataset-fashion-mnist is not installed";
+  }
+  TempDir dir;
+  const std::vector<std::pair<std::string, double>> runs{{"--algo adpsgd", 0.85},
+                                                         {"--algo sgp --sgp-overlap 1", 0.85},
+                                                         {"--algo gossip --gossip-mode pull", 0.85},
+                                                         {"--algo gosgd --gossip-prob 0.1", 0.75}};
+  for (const auto& [algo, target] : runs) {
+    const auto start = std::chrono::steady_clock::now();
+    auto r = run_distsgd("train " + algo + " --workers 4 --model lenet5 --dataset fashion-mnist --epochs 2 "
+                         "--batch-size 32 --lr 0.05 --lr-decay-epochs 1.5 --seed 1 --no-checkpoint --out " +
+                         (dir / "run") + " --overwrite");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    auto summary = nlohmann::json::parse(read_file(dir / "run/summary.json"));
+    EXPECT_GE(summary["test_accuracy"].get<double>(), target) << algo << "\n" << summary.dump(2);
+    EXPECT_EQ(summary["epochs"], 2.0);
+    std::cout << algo << ": test accuracy " << summary["test_accuracy"] << " (worker 0's own "
+              << summary["test_accuracy_worker0"] << "), "
+              << std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() << " s"
+              << std::endl;
+  }
+}
