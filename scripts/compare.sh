@@ -11,15 +11,21 @@ OUT=${OUT:-runs/compare}
 decay=$(awk -v e="$EPOCHS" 'BEGIN { print e * 0.75 }')
 mkdir -p "$OUT"
 
+# ASP and SSP apply every worker's gradient separately with the full learning rate (Hogwild convention), so
+# they get the per-gradient rate 0.05 / 4 workers; the others share the recipe's 0.05.
 runs=(
-  "arsgd|--algo arsgd"
-  "bsp (1 server)|--algo bsp --servers 1"
-  "gosgd p=0.1|--algo gosgd --gossip-prob 0.1"
-  "gossip pull|--algo gossip --gossip-mode pull"
-  "gossip push|--algo gossip --gossip-mode push"
-  "adpsgd|--algo adpsgd"
-  "sgp overlap 0|--algo sgp --sgp-overlap 0"
-  "sgp overlap 1|--algo sgp --sgp-overlap 1"
+  "arsgd|--algo arsgd --lr 0.05"
+  "bsp (1 server)|--algo bsp --servers 1 --lr 0.05"
+  "asp (1 server)|--algo asp --servers 1 --lr 0.0125"
+  "ssp s=3|--algo ssp --servers 1 --staleness 3 --lr 0.0125"
+  "easgd tau=2|--algo easgd --servers 1 --tau 2 --lr 0.05"
+  "aladdin|--algo aladdin --servers 1 --lr 0.05"
+  "gosgd p=0.1|--algo gosgd --gossip-prob 0.1 --lr 0.05"
+  "gossip pull|--algo gossip --gossip-mode pull --lr 0.05"
+  "gossip push|--algo gossip --gossip-mode push --lr 0.05"
+  "adpsgd|--algo adpsgd --lr 0.05"
+  "sgp overlap 0|--algo sgp --sgp-overlap 0 --lr 0.05"
+  "sgp overlap 1|--algo sgp --sgp-overlap 1 --lr 0.05"
 )
 
 table="$OUT/table.txt"
@@ -32,7 +38,7 @@ for entry in "${runs[@]}"; do
   echo "[$i/${#runs[@]}] $name" >&2
   # shellcheck disable=SC2086
   "$BUILD/distsgd" train $flags --workers 4 --model lenet5 --dataset fashion-mnist --epochs "$EPOCHS" \
-    --batch-size 32 --lr 0.05 --lr-decay-epochs "$decay" --seed 1 --no-checkpoint --progress-seconds 1000 \
+    --batch-size 32 --lr-decay-epochs "$decay" --seed 1 --no-checkpoint --progress-seconds 1000 \
     --out "$OUT/run-$i" --overwrite > "$OUT/run-$i.log" 2>&1 || { echo "$name failed: see $OUT/run-$i.log" >&2; continue; }
   python3 - "$OUT/run-$i/summary.json" "$name" >> "$table" <<'PY'
 import json, sys
