@@ -134,10 +134,9 @@ class AladdinServer final : public ServerAlgorithm {
  public:
   explicit AladdinServer(const ServerSetup& s)
       : config_(s.config),
-        range_(ps::shard_layout(s.flat.slots(), s.comm.servers(), s.config.sharding).at(s.server_index)),
-        server_(s.comm, s.server_index, range_, s.flat.params()),
+        server_(s),
         timeline_(s.timeline),
-        averager_(range_.numel, s.comm.workers(), s.config.pi),
+        averager_(server_.range().numel, s.comm.workers(), s.config.pi),
         since_push_(static_cast<size_t>(s.comm.workers()), 0) {}
 
   void serve() override {
@@ -182,7 +181,6 @@ class AladdinServer final : public ServerAlgorithm {
 
  private:
   const TrainConfig& config_;
-  ps::ShardRange range_;
   ps::ShardServer server_;
   train::Timeline& timeline_;
   ps::LazyAverager averager_;

@@ -38,10 +38,9 @@ class AspWorker final : public ps::PsWorker {
 class AspServer final : public ServerAlgorithm {
  public:
   explicit AspServer(const ServerSetup& s)
-      : range_(ps::shard_layout(s.flat.slots(), s.comm.servers(), s.config.sharding).at(s.server_index)),
-        server_(s.comm, s.server_index, range_, s.flat.params()),
+      : server_(s),
         timeline_(s.timeline),
-        optimizer_(ps::server_optimizer(s.config, range_.numel,
+        optimizer_(ps::server_optimizer(s.config, server_.range().numel,
                                         ps::momentum_on_worker(s.config, kMomentumOnWorkerByDefault))) {}
 
   void serve() override {
@@ -64,7 +63,6 @@ class AspServer final : public ServerAlgorithm {
   }
 
  private:
-  ps::ShardRange range_;
   ps::ShardServer server_;
   train::Timeline& timeline_;
   train::MomentumSgd optimizer_;

@@ -31,10 +31,9 @@ class BspWorker final : public ps::PsWorker {
 class BspServer final : public ServerAlgorithm {
  public:
   explicit BspServer(const ServerSetup& s)
-      : range_(ps::shard_layout(s.flat.slots(), s.comm.servers(), s.config.sharding).at(s.server_index)),
-        server_(s.comm, s.server_index, range_, s.flat.params()),
+      : server_(s),
         timeline_(s.timeline),
-        optimizer_(range_.numel, s.config.momentum, s.config.weight_decay),
+        optimizer_(server_.range().numel, s.config.momentum, s.config.weight_decay),
         gradients_(static_cast<size_t>(s.comm.workers())) {}
 
   void serve() override {
@@ -73,7 +72,6 @@ class BspServer final : public ServerAlgorithm {
     round_done_.notify_all();
   }
 
-  ps::ShardRange range_;
   ps::ShardServer server_;
   train::Timeline& timeline_;
   train::MomentumSgd optimizer_;

@@ -45,8 +45,7 @@ class EasgdServer final : public ServerAlgorithm {
  public:
   explicit EasgdServer(const ServerSetup& s)
       : alpha_(moving_rate(s.config)),
-        range_(ps::shard_layout(s.flat.slots(), s.comm.servers(), s.config.sharding).at(s.server_index)),
-        server_(s.comm, s.server_index, range_, s.flat.params()),
+        server_(s),
         timeline_(s.timeline) {}
 
   void serve() override {
@@ -68,7 +67,6 @@ class EasgdServer final : public ServerAlgorithm {
 
  private:
   double alpha_;
-  ps::ShardRange range_;
   ps::ShardServer server_;
   train::Timeline& timeline_;
 };

@@ -56,10 +56,9 @@ class SspServer final : public ServerAlgorithm {
  public:
   explicit SspServer(const ServerSetup& s)
       : staleness_(s.config.staleness),
-        range_(ps::shard_layout(s.flat.slots(), s.comm.servers(), s.config.sharding).at(s.server_index)),
-        server_(s.comm, s.server_index, range_, s.flat.params()),
+        server_(s),
         timeline_(s.timeline),
-        optimizer_(ps::server_optimizer(s.config, range_.numel,
+        optimizer_(ps::server_optimizer(s.config, server_.range().numel,
                                         ps::momentum_on_worker(s.config, kMomentumOnWorkerByDefault))),
         clocks_(static_cast<size_t>(s.comm.workers()), 0) {}
 
@@ -120,7 +119,6 @@ class SspServer final : public ServerAlgorithm {
   int64_t min_clock() const { return *std::min_element(clocks_.begin(), clocks_.end()); }
 
   int64_t staleness_;
-  ps::ShardRange range_;
   ps::ShardServer server_;
   train::Timeline& timeline_;
   train::MomentumSgd optimizer_;

@@ -3,6 +3,7 @@
 #include "distsgd/comm/communicator.hpp"
 #include "distsgd/core/error.hpp"
 #include "distsgd/core/log.hpp"
+#include "distsgd/train/flat_parameters.hpp"
 
 #include <torch/torch.h>
 
@@ -50,6 +51,11 @@ void WorkerChannel::push(const at::Tensor& values, const Reply& header) {
 
 ShardServer::ShardServer(comm::Communicator& comm, int64_t shard, ShardRange range, const at::Tensor& initial)
     : comm_(comm), shard_(shard), range_(range), parameters_(initial.narrow(0, range.offset, range.numel).clone()) {}
+
+ShardServer::ShardServer(const ServerSetup& s)
+    : ShardServer(s.comm, s.server_index,
+                  shard_layout(s.flat.slots(), s.comm.servers(), s.config.sharding).at(s.server_index),
+                  s.flat.params()) {}
 
 int64_t ShardServer::workers() const { return comm_.workers(); }
 

@@ -4,6 +4,7 @@
 // algorithm. serve() returns when every worker has sent kDone; an error in any handler (a worker died, a
 // timeout) ends the process with a message (other handlers may be blocked on workers that will never answer).
 #pragma once
+#include "distsgd/algo/algorithm.hpp"
 #include "distsgd/algo/ps/protocol.hpp"
 
 #include <ATen/core/Tensor.h>
@@ -46,6 +47,8 @@ class ShardServer {
 
   // Takes this shard's slice of `initial` (the whole flat parameter vector) as its starting x~.
   ShardServer(comm::Communicator& comm, int64_t shard, ShardRange range, const at::Tensor& initial);
+  // The shard a server process serves: its range of the layout the workers cut from the same model.
+  explicit ShardServer(const ServerSetup& setup);
 
   // Runs one handler thread per worker until all are done. `handle` is called for every request but kDone and
   // evaluation pulls, concurrently from the worker threads: it does its own locking (mutex() is there for that).
