@@ -24,6 +24,8 @@ test: build
 
 bench: build
 	bench/throughput.sh
+	bench/arsgd_vs_ddp.sh
+	bench/commbench.sh
 	bench/decentralized.sh
 
 clean:
