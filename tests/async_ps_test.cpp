@@ -110,5 +110,7 @@ TEST(AsyncAlgorithms, EachRunsAndReportsItsFigures) {
     EXPECT_EQ(summary["steps"], 30) << algo;
     EXPECT_TRUE(std::isfinite(summary["test_loss"].get<double>())) << algo;
     EXPECT_TRUE(summary.contains("staleness_mean")) << algo;
+    // Workers of these algorithms hold different parameters (ASP: each its own reply of x~).
+    EXPECT_GT(summary["parameter_variance"].get<double>(), 0) << algo;
   }
 }

@@ -69,6 +69,8 @@ class Equivalence : public ::testing::Test {
     EXPECT_EQ(summary["steps"], 20);
     EXPECT_EQ(summary["workers"], 3);
     EXPECT_GT(summary["bytes_sent_per_worker"].get<double>(), 0);
+    // Synchronous algorithms: every worker holds the same parameters.
+    EXPECT_LT(summary["parameter_variance"].get<double>(), 1e-10);
   }
 
   // The initial parameters: the same run with learning rate 0.

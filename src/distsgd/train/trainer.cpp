@@ -153,7 +153,8 @@ class WorkerLoop {
   Evaluation last_eval_;
   bool decentralized_ = false;
   Evaluation worker0_eval_;        // decentralized: worker 0's own model
-  double parameter_variance_ = 0;  // decentralized: mean over workers of ||x_i - mean(x)||^2
+  double parameter_variance_ = 0;  // distributed runs: mean over workers of ||x_i - mean(x)||^2
+  double variance_across_workers();
   int64_t last_eval_step_ = -1;
   double time_to_target_ = -1;
   double epoch_loss_sum_ = 0;
@@ -187,15 +188,33 @@ Evaluation WorkerLoop::evaluate_current_parameters() {
   return all;
 }
 
+// Mean over workers of ||x_i - mean(x)||^2 for the parameters the workers hold now (0 for synchronous
+// algorithms, whose workers agree).
+double WorkerLoop::variance_across_workers() {
+  torch::NoGradGuard no_grad;
+  const auto own = p_.flat->params().detach();
+  auto mean = own.clone();
+  p_.comm->allreduce_sum(mean).wait();
+  mean.div_(static_cast<double>(c_.workers));
+  const double squared_distance = (own - mean).pow(2).sum(torch::kFloat64).item<double>();
+  return sum_over_workers(p_, {squared_distance})[0] / static_cast<double>(c_.workers);
+}
+
 Evaluation WorkerLoop::evaluate_distributed() {
-  algorithm_->before_evaluation();
   if (!decentralized_ || !p_.comm) {
+    // Measured on the workers' own parameters: for parameter-server algorithms before before_evaluation() puts
+    // in x~, for the others after it has completed what was in flight (multistep's allgathers).
+    const bool swaps_in_server_model = c_.servers > 0;
+    if (p_.comm && swaps_in_server_model) parameter_variance_ = variance_across_workers();
+    algorithm_->before_evaluation();
+    if (p_.comm && !swaps_in_server_model) parameter_variance_ = variance_across_workers();
     Evaluation e = evaluate_current_parameters();
     algorithm_->after_evaluation();
     return e;
   }
   // Decentralized: the workers' models differ. Evaluate their average, then worker 0's own model, and put
   // every worker's own model back. Only this evaluation stops the workers (their gossip threads keep serving).
+  algorithm_->before_evaluation();
   torch::NoGradGuard no_grad;
   auto& params = p_.flat->params();
   const auto own = params.detach().clone();
@@ -236,10 +255,10 @@ void WorkerLoop::evaluate_and_record() {
                             {"test_accuracy", last_eval_.accuracy},
                             {"lr", schedule_.at(std::max<int64_t>(0, position_.global_step - 1), steps_per_epoch_)},
                             {"bytes_sent_per_worker", bytes_per_worker}};
+  if (p_.comm) metrics["parameter_variance"] = parameter_variance_;
   if (decentralized_) {
     metrics["test_accuracy_worker0"] = worker0_eval_.accuracy;
     metrics["test_loss_worker0"] = worker0_eval_.loss;
-    metrics["parameter_variance"] = parameter_variance_;
   }
   files_->append_metrics(metrics);
   std::ostringstream line;
@@ -523,10 +542,10 @@ nlohmann::json WorkerLoop::summary() {
       summary["server_statistics"] = shards;
     }
   }
+  if (p_.comm) summary["parameter_variance"] = parameter_variance_;
   if (decentralized_) {
     summary["test_accuracy_worker0"] = worker0_eval_.accuracy;
     summary["test_loss_worker0"] = worker0_eval_.loss;
-    summary["parameter_variance"] = parameter_variance_;
   }
   publish_trace(p_);
   if (leader()) files_->write_summary(summary);
