@@ -33,6 +33,7 @@ struct WorkerSetup {
   models::Model& model;
   train::FlatParameters& flat;
   train::Timeline& timeline;
+  int64_t steps_per_epoch = 1;  // iterations of each worker per epoch (schedules in epochs, e.g. DGC's warm-up)
 };
 
 // Where an iteration's time went, beyond forward and backward (which the loop measures).

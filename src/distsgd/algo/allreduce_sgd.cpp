@@ -8,8 +8,10 @@
 //                      overlapped with the next forward pass, which waits for a bucket only when it needs it:
 //                      the model's forward gate (Model::set_forward_gate) opens a block's buckets right before
 //                      the block runs. Models without gates (TorchScript) wait for every bucket before forward.
+// --compress dgc:      the sparse allgather of algo/compression/sparse_allgather_sgd.hpp instead.
 #include "distsgd/algo/algorithm.hpp"
 #include "distsgd/algo/comm_trace.hpp"
+#include "distsgd/algo/compression/sparse_allgather_sgd.hpp"
 #include "distsgd/algo/gradient_buckets.hpp"
 #include "distsgd/comm/communicator.hpp"
 #include "distsgd/core/timer.hpp"
@@ -251,7 +253,10 @@ AlgorithmInfo allreduce_sgd_algorithm() {
   AlgorithmInfo info;
   info.name = "arsgd";
   info.description = "allreduce SGD (--overlap none|wfbp|multistep)";
-  info.make_worker = [](const WorkerSetup& s) { return std::make_unique<AllreduceSgd>(s); };
+  info.make_worker = [](const WorkerSetup& s) -> std::unique_ptr<WorkerAlgorithm> {
+    if (s.config.compress == "dgc") return compression::make_sparse_allgather_sgd(s);
+    return std::make_unique<AllreduceSgd>(s);
+  };
   return info;
 }
 

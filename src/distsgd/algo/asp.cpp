@@ -26,8 +26,13 @@ class AspWorker final : public ps::PsWorker {
 
   void after_backward(int64_t step, double lr) override {
     auto& flat = setup_.flat;
+    const ps::Request request{ps::RequestKind::kGradient, step, lr, step, version_};
+    if (compressing()) {
+      push_and_receive(request, compress_gradient(step), flat.params());
+      return;
+    }
     at::Tensor sent = on_worker_ ? local_.direction(flat.params(), flat.grads()) : flat.grads();
-    push_and_receive({ps::RequestKind::kGradient, step, lr, step, version_}, sent, flat.params());
+    push_and_receive(request, sent, flat.params());
   }
 
  private:
@@ -46,7 +51,7 @@ class AspServer final : public ServerAlgorithm {
   void serve() override {
     server_.serve([this](const ps::Request& request, ps::WorkerChannel& channel) {
       require(request.kind == ps::RequestKind::kGradient, "ASP server got an unexpected request");
-      auto& gradient = channel.receive_payload();
+      auto& gradient = channel.receive_gradient(request);
       ps::Reply reply;
       {
         std::lock_guard<std::mutex> lock(server_.mutex());

@@ -3,6 +3,7 @@
 // runs are deterministic), applies momentum SGD with weight decay to its slice of x~, and answers every worker
 // with the new slice (ps-lite/MXNet's merge buffer).
 #include "distsgd/algo/algorithm.hpp"
+#include "distsgd/algo/ps/momentum_placement.hpp"
 #include "distsgd/algo/ps/ps_worker.hpp"
 #include "distsgd/algo/ps/shard_server.hpp"
 #include "distsgd/comm/communicator.hpp"
@@ -23,8 +24,12 @@ class BspWorker final : public ps::PsWorker {
   using PsWorker::PsWorker;
 
   void after_backward(int64_t step, double lr) override {
-    push_and_receive({ps::RequestKind::kGradient, step, lr, step, version_}, setup_.flat.grads(),
-                     setup_.flat.params());
+    const ps::Request request{ps::RequestKind::kGradient, step, lr, step, version_};
+    if (compressing()) {
+      push_and_receive(request, compress_gradient(step), setup_.flat.params());
+    } else {
+      push_and_receive(request, setup_.flat.grads(), setup_.flat.params());
+    }
   }
 };
 
@@ -33,13 +38,14 @@ class BspServer final : public ServerAlgorithm {
   explicit BspServer(const ServerSetup& s)
       : server_(s),
         timeline_(s.timeline),
-        optimizer_(server_.range().numel, s.config.momentum, s.config.weight_decay),
+        // Momentum and weight decay at the PS (spec), unless DGC's momentum correction did them on the workers.
+        optimizer_(ps::server_optimizer(s.config, server_.range().numel, s.config.compress == "dgc")),
         gradients_(static_cast<size_t>(s.comm.workers())) {}
 
   void serve() override {
     server_.serve([this](const ps::Request& request, ps::WorkerChannel& channel) {
       require(request.kind == ps::RequestKind::kGradient, "BSP server got an unexpected request");
-      auto& gradient = channel.receive_payload();
+      auto& gradient = channel.receive_gradient(request);
       ps::Reply reply;
       {
         std::unique_lock<std::mutex> lock(server_.mutex());

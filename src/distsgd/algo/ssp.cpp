@@ -31,14 +31,16 @@ class SspWorker final : public ps::PsWorker {
 
   void after_backward(int64_t step, double lr) override {
     auto& flat = setup_.flat;
-    at::Tensor direction = on_worker_ ? local_.direction(flat.params(), flat.grads()) : flat.grads();
-    push({ps::RequestKind::kPushGradient, step, lr, clock_, version_}, direction);
-    {
-      train::Timeline::Scope span(setup_.timeline, "update");
-      update_time_.start();
-      torch::NoGradGuard no_grad;
-      flat.params().add_(direction, -lr);
-      update_time_.stop();
+    const ps::Request request{ps::RequestKind::kPushGradient, step, lr, clock_, version_};
+    if (compressing()) {
+      // The worker applies what it sent, as the PS will: the unsent residual is applied once, when it is sent.
+      const auto sparse = compress_gradient(step);
+      push(request, sparse);
+      apply_locally([&] { flat.params().index_add_(0, sparse.indices, sparse.values, -lr); });
+    } else {
+      at::Tensor direction = on_worker_ ? local_.direction(flat.params(), flat.grads()) : flat.grads();
+      push(request, direction);
+      apply_locally([&] { flat.params().add_(direction, -lr); });
     }
     ++clock_;
     if (clock_ % (setup_.config.staleness + 1) == 0) {
@@ -47,6 +49,15 @@ class SspWorker final : public ps::PsWorker {
   }
 
  private:
+  template <typename Update>
+  void apply_locally(const Update& update) {
+    train::Timeline::Scope span(setup_.timeline, "update");
+    update_time_.start();
+    torch::NoGradGuard no_grad;
+    update();
+    update_time_.stop();
+  }
+
   bool on_worker_;
   train::MomentumSgd local_;
   int64_t clock_ = 0;
@@ -66,7 +77,7 @@ class SspServer final : public ServerAlgorithm {
     server_.serve(
         [this](const ps::Request& request, ps::WorkerChannel& channel) {
           if (request.kind == ps::RequestKind::kPushGradient) {
-            apply(request, channel.receive_payload(), channel.worker());
+            apply(request, channel.receive_gradient(request), channel.worker());
           } else if (request.kind == ps::RequestKind::kPull) {
             serve_pull(request, channel);
           } else {

@@ -149,6 +149,18 @@ void add_train_options(CLI::App& cmd, distsgd::TrainConfig& c, TextOptions& text
   cmd.add_option("--aladdin-variant", c.aladdin_variant,
                  "ALADDIN: full, l1 (local self-update only), l2 (mixing, PS applies each gradient at once)")
       ->capture_default_str();
+  cmd.add_option("--compress", c.compress,
+                 "gradient uplink compression of bsp, asp, ssp, arsgd: none, or dgc (Deep Gradient Compression: "
+                 "top --density of each tensor with momentum correction, factor masking, clipping, warm-up)")
+      ->capture_default_str();
+  cmd.add_option("--density", c.density, "DGC: fraction of each tensor's entries sent per step after the warm-up")
+      ->capture_default_str();
+  cmd.add_option("--dgc-clip-norm", c.dgc_clip_norm,
+                 "DGC: clip the gradient norm at this threshold / sqrt(workers) before accumulating (0: no clipping)")
+      ->capture_default_str();
+  cmd.add_option("--dgc-warmup-epochs", c.dgc_warmup_epochs,
+                 "DGC: epochs over which the density falls 25%, 6.25%, 1.5625%, 0.4%, then --density")
+      ->capture_default_str();
   cmd.add_option("--gossip-prob", c.gossip_prob, "GoSGD: probability of a push after each iteration")
       ->capture_default_str();
   cmd.add_option("--gossip-mode", c.gossip_mode,

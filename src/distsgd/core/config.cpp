@@ -62,6 +62,18 @@ void validate(const TrainConfig& c) {
           "--aladdin-alpha must be text or count (got '" + c.aladdin_alpha + "')");
   require(c.aladdin_variant == "full" || c.aladdin_variant == "l1" || c.aladdin_variant == "l2",
           "--aladdin-variant must be full, l1 or l2 (got '" + c.aladdin_variant + "')");
+  require(c.compress == "none" || c.compress == "dgc", "--compress must be none or dgc (got '" + c.compress + "')");
+  require(c.density > 0 && c.density <= 1, "--density must be in (0, 1]");
+  require(c.dgc_clip_norm >= 0 && c.dgc_warmup_epochs >= 0,
+          "--dgc-clip-norm and --dgc-warmup-epochs must not be negative");
+  if (c.compress == "dgc") {
+    require(c.algorithm == "bsp" || c.algorithm == "asp" || c.algorithm == "ssp" || c.algorithm == "arsgd",
+            "--compress dgc compresses gradient uplinks of bsp, asp, ssp and arsgd only (not " + c.algorithm + ")");
+    require(c.momentum_at != "server",
+            "--compress dgc keeps momentum on the worker (momentum correction): --momentum-at server contradicts it");
+    require(c.algorithm != "arsgd" || c.overlap != "multistep",
+            "--compress dgc with arsgd exchanges the sparse gradient after backward: --overlap multistep does not apply");
+  }
   for (const auto& [rank, factor] : c.slowdowns) {
     require(rank >= 0 && rank < c.workers, "--slowdown " + std::to_string(rank) + ":" + std::to_string(factor) +
                                                ": there is no worker " + std::to_string(rank));
@@ -124,6 +136,10 @@ nlohmann::json to_json(const TrainConfig& c) {
       {"pi", c.pi},
       {"aladdin_alpha", c.aladdin_alpha},
       {"aladdin_variant", c.aladdin_variant},
+      {"compress", c.compress},
+      {"density", c.density},
+      {"dgc_clip_norm", c.dgc_clip_norm},
+      {"dgc_warmup_epochs", c.dgc_warmup_epochs},
       {"gossip_prob", c.gossip_prob},
       {"gossip_mode", c.gossip_mode},
       {"sgp_overlap", c.sgp_overlap},

@@ -52,7 +52,9 @@ ShardedLoader::ShardedLoader(const Dataset& dataset, const Split& split, LoaderO
 
 ShardedLoader::~ShardedLoader() { stop_worker(); }
 
-int64_t ShardedLoader::steps_per_epoch() const { return split_.size() / (options_.world * options_.batch_size); }
+int64_t ShardedLoader::steps_per_epoch() const {
+  return steps_per_epoch(split_.size(), options_.world, options_.batch_size);
+}
 
 std::vector<int64_t> ShardedLoader::shard_indices(int64_t epoch) const {
   const int64_t n = split_.size(), world = options_.world, batch = options_.batch_size, steps = steps_per_epoch();

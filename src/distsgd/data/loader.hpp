@@ -42,6 +42,9 @@ class ShardedLoader {
 
   // Batches per epoch for each worker (the same for all workers).
   int64_t steps_per_epoch() const;
+  static int64_t steps_per_epoch(int64_t samples, int64_t world, int64_t batch_size) {
+    return samples / (world * batch_size);
+  }
 
   // Starts (or restarts) an epoch at batch first_step; the background thread begins preparing batches.
   void start_epoch(int64_t epoch, int64_t first_step = 0);

@@ -312,7 +312,9 @@ nlohmann::json WorkerLoop::run() {
   require(!resuming || single_process(), "--resume works for single-process runs only (for now)");
   decentralized_ = algo::find_algorithm(c_.algorithm).decentralized;
   algorithm_ = algo::find_algorithm(c_.algorithm)
-                   .make_worker(algo::WorkerSetup{c_, p_.comm.get(), *p_.model, *p_.flat, *p_.timeline});
+                   .make_worker(algo::WorkerSetup{c_, p_.comm.get(), *p_.model, *p_.flat, *p_.timeline,
+                                                  data::ShardedLoader::steps_per_epoch(p_.dataset.train.size(),
+                                                                                       c_.workers, c_.batch_size)});
   // Read the checkpoint before touching the run directory, so a bad --resume leaves nothing behind.
   if (resuming) {
     Checkpoint ckpt = load_checkpoint(c_.resume);

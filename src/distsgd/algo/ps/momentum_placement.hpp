@@ -8,7 +8,9 @@
 
 namespace distsgd::algo::ps {
 
+// DGC's momentum correction puts momentum on the worker whatever the algorithm's default.
 inline bool momentum_on_worker(const TrainConfig& c, bool algorithm_default_on_worker) {
+  if (c.compress == "dgc") return true;
   return c.momentum_at == "auto" ? algorithm_default_on_worker : c.momentum_at == "worker";
 }
 

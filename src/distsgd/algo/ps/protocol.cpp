@@ -4,11 +4,13 @@
 
 #include <torch/torch.h>
 
+#include <algorithm>
+
 namespace distsgd::algo::ps {
 
 at::Tensor encode(const Request& r) {
   return torch::tensor({static_cast<double>(r.kind), static_cast<double>(r.step), r.lr, static_cast<double>(r.clock),
-                        static_cast<double>(r.version)},
+                        static_cast<double>(r.version), static_cast<double>(r.entries)},
                        torch::kFloat64);
 }
 
@@ -20,6 +22,7 @@ Request decode_request(const at::Tensor& header) {
   r.lr = h[2];
   r.clock = static_cast<int64_t>(h[3]);
   r.version = static_cast<int64_t>(h[4]);
+  r.entries = static_cast<int64_t>(h[5]);
   return r;
 }
 
@@ -55,6 +58,26 @@ std::vector<comm::Work> PsClient::send_to_all_async(const Request& request, cons
     }
   }
   return sends;
+}
+
+void PsClient::send_sparse_to_all(Request request, const compression::SparseGradient& gradient) {
+  // Indices are ascending and shards are contiguous ranges in order: each shard's entries are one run.
+  const int64_t* indices = gradient.indices.data_ptr<int64_t>();
+  const int64_t count = gradient.size();
+  std::vector<at::Tensor> messages;  // alive until sent
+  std::vector<comm::Work> sends;
+  for (size_t s = 0; s < shards_.size(); ++s) {
+    const int64_t begin = std::lower_bound(indices, indices + count, shards_[s].offset) - indices;
+    const int64_t end = std::lower_bound(indices, indices + count, shards_[s].offset + shards_[s].numel) - indices;
+    request.entries = end - begin;
+    sends.push_back(comm_.send(encode(request), server_rank(s), kHeaderTag));
+    if (request.entries == 0) continue;
+    messages.push_back(compression::pack({gradient.indices.narrow(0, begin, end - begin),
+                                          gradient.values.narrow(0, begin, end - begin)}));
+    sends.push_back(comm_.send(messages.back(), server_rank(s), kPayloadTag));
+    bytes_sent_ += 4 * messages.back().numel();
+  }
+  for (auto& w : sends) w.wait();
 }
 
 std::vector<Reply> PsClient::receive_from_all(at::Tensor& flat) {

@@ -1,8 +1,10 @@
 // The request/reply protocol between workers and parameter-server shards. Every request is a small header
-// (float64: kind, step, lr, clock, version) followed, for kinds that carry one, by a payload of the shard's size.
+// (float64: kind, step, lr, clock, version, entries) followed, for kinds that carry one, by a payload: the shard's
+// slice, or for a compressed gradient (--compress dgc) `entries` selected entries in DGC's packed format.
 // Replies are a header (kind, version, alpha) and a shard-sized payload. Server-initiated pushes (ALADDIN) use
 // their own tags so they never mix with replies. c10d matches point-to-point messages by (source, tag).
 #pragma once
+#include "distsgd/algo/compression/dgc.hpp"
 #include "distsgd/algo/ps/shard_layout.hpp"
 
 #include <ATen/core/Tensor.h>
@@ -40,8 +42,9 @@ struct Request {
   double lr = 0;
   int64_t clock = 0;    // iterations the worker has completed (SSP); < 0: not gated
   int64_t version = 0;  // server version the worker's parameters derive from (staleness)
+  int64_t entries = -1;  // payload: < 0 dense shard slice; >= 0 that many sparse entries (DGC)
 };
-constexpr int64_t kRequestHeaderSize = 5;
+constexpr int64_t kRequestHeaderSize = 6;
 
 enum class ReplyKind : int64_t { kParameters = 1, kGoodbye = 2 };
 
@@ -70,6 +73,8 @@ class PsClient {
   void send_to_all(const Request& request, const at::Tensor& payload);
   // The same without waiting: the returned sends must be waited before `payload` changes.
   std::vector<comm::Work> send_to_all_async(const Request& request, const at::Tensor& payload);
+  // A compressed gradient: each shard gets the entries in its range; returns when sent.
+  void send_sparse_to_all(Request request, const compression::SparseGradient& gradient);
   // Receives every shard's reply into the slices of `flat` (in place); returns the replies' headers.
   std::vector<Reply> receive_from_all(at::Tensor& flat);
   // A pull of x~ into flat, not gated by clocks (evaluation).

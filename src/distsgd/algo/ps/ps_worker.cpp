@@ -10,16 +10,49 @@ namespace distsgd::algo::ps {
 
 PsWorker::PsWorker(const WorkerSetup& setup)
     : setup_(setup),
-      client_(*setup.comm, shard_layout(setup.flat.slots(), setup.comm->servers(), setup.config.sharding)) {}
+      client_(*setup.comm, shard_layout(setup.flat.slots(), setup.comm->servers(), setup.config.sharding)) {
+  if (setup.config.compress == "dgc") dgc_ = std::make_unique<compression::DgcCompressor>(
+      setup.flat.slots(), compression::dgc_options(setup.config));
+}
 
 void PsWorker::push_and_receive(const Request& request, const at::Tensor& payload, at::Tensor& into) {
   train::Timeline::Scope span(setup_.timeline, "push, wait for reply");
   waiting_.start();
   client_.send_to_all(request, payload);
+  receive(into);
+}
+
+void PsWorker::push_and_receive(const Request& request, const compression::SparseGradient& gradient,
+                                at::Tensor& into) {
+  train::Timeline::Scope span(setup_.timeline, "push, wait for reply");
+  waiting_.start();
+  client_.send_sparse_to_all(request, gradient);
+  receive(into);
+}
+
+void PsWorker::receive(at::Tensor& into) {
   torch::NoGradGuard no_grad;
   const auto replies = client_.receive_from_all(into);
   version_ = replies.at(0).version;
   waiting_.stop();
+}
+
+void PsWorker::push(const Request& request, const compression::SparseGradient& gradient) {
+  train::Timeline::Scope span(setup_.timeline, "push");
+  waiting_.start();
+  client_.send_sparse_to_all(request, gradient);
+  waiting_.stop();
+}
+
+compression::SparseGradient PsWorker::compress_gradient(int64_t step) {
+  train::Timeline::Scope span(setup_.timeline, "compress");
+  update_time_.start();
+  const double epoch = static_cast<double>(step) / static_cast<double>(setup_.steps_per_epoch);
+  auto sparse = dgc_->compress(setup_.flat.grads(), setup_.flat.params(),
+                               compression::dgc_density(setup_.config.density, epoch,
+                                                        setup_.config.dgc_warmup_epochs));
+  update_time_.stop();
+  return sparse;
 }
 
 void PsWorker::push(const Request& request, const at::Tensor& payload) {

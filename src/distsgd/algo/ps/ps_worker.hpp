@@ -5,6 +5,8 @@
 #include "distsgd/algo/ps/protocol.hpp"
 #include "distsgd/core/timer.hpp"
 
+#include <memory>
+
 namespace distsgd::algo::ps {
 
 class PsWorker : public WorkerAlgorithm {
@@ -21,6 +23,14 @@ class PsWorker : public WorkerAlgorithm {
   void push_and_receive(const Request& request, const at::Tensor& payload, at::Tensor& into);
   void push(const Request& request, const at::Tensor& payload);
 
+  // Deep Gradient Compression of the gradient uplink (--compress dgc; null otherwise). compress_gradient()
+  // takes this step's selection from the flat gradient (momentum and weight decay included: the server then
+  // applies plain SGD); the overloads send it.
+  bool compressing() const { return dgc_ != nullptr; }
+  compression::SparseGradient compress_gradient(int64_t step);
+  void push_and_receive(const Request& request, const compression::SparseGradient& gradient, at::Tensor& into);
+  void push(const Request& request, const compression::SparseGradient& gradient);
+
   WorkerSetup setup_;  // a copy: the setup passed to the factory is a temporary
   PsClient client_;
   Stopwatch waiting_;
@@ -28,7 +38,10 @@ class PsWorker : public WorkerAlgorithm {
   int64_t version_ = 0;  // the servers' version the parameters derive from (shard 0's)
 
  private:
+  void receive(at::Tensor& into);
+
   at::Tensor own_parameters_;  // saved during evaluation
+  std::unique_ptr<compression::DgcCompressor> dgc_;
 };
 
 }  // namespace distsgd::algo::ps

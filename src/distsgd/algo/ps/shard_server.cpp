@@ -25,6 +25,16 @@ at::Tensor& WorkerChannel::receive_payload() {
   return payload_;
 }
 
+at::Tensor& WorkerChannel::receive_gradient(const Request& request) {
+  if (request.entries < 0) return receive_payload();
+  payload_.zero_();
+  if (request.entries == 0) return payload_;
+  auto packed = torch::empty({2 * request.entries});
+  server_.comm().receive(packed, worker_, kPayloadTag).wait();
+  compression::add_sparse(payload_, compression::unpack(packed), server_.range().offset);
+  return payload_;
+}
+
 void WorkerChannel::reply(const at::Tensor& values, const Reply& header) {
   auto h = server_.comm().send(encode(header), worker_, kReplyHeaderTag);
   auto v = server_.comm().send(values, worker_, kReplyTag);

@@ -24,6 +24,8 @@ class WorkerChannel {
   int64_t worker() const { return worker_; }
   // Receives the request's payload (shard-sized) into a per-worker buffer and returns it.
   at::Tensor& receive_payload();
+  // Receives a gradient, dense or compressed (request.entries), as a dense shard-sized slice in the same buffer.
+  at::Tensor& receive_gradient(const Request& request);
   // Sends header and values (shard-sized) as the reply to the current request; waits until sent.
   void reply(const at::Tensor& values, const Reply& header);
   // Copies x~ under the shard's lock and replies with it and the current version.

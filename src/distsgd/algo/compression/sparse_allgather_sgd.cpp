@@ -1,0 +1,74 @@
+#include "distsgd/algo/compression/sparse_allgather_sgd.hpp"
+
+#include "distsgd/algo/comm_trace.hpp"
+#include "distsgd/algo/compression/dgc.hpp"
+#include "distsgd/comm/communicator.hpp"
+#include "distsgd/core/timer.hpp"
+#include "distsgd/train/flat_parameters.hpp"
+#include "distsgd/train/timeline.hpp"
+
+#include <torch/torch.h>
+
+namespace distsgd::algo::compression {
+namespace {
+
+class SparseAllgatherSgd final : public WorkerAlgorithm {
+ public:
+  explicit SparseAllgatherSgd(const WorkerSetup& s)
+      : setup_(s), workers_(s.comm ? s.comm->workers() : 1), compressor_(s.flat.slots(), dgc_options(s.config)) {}
+
+  void after_backward(int64_t step, double lr) override {
+    auto& flat = setup_.flat;
+    const double epoch = static_cast<double>(step) / static_cast<double>(setup_.steps_per_epoch);
+    at::Tensor packed;
+    {
+      train::Timeline::Scope span(setup_.timeline, "compress");
+      update_time_.start();
+      packed = pack(compressor_.compress(flat.grads(), flat.params(),
+                                         dgc_density(setup_.config.density, epoch, setup_.config.dgc_warmup_epochs)));
+      update_time_.stop();
+    }
+    std::vector<at::Tensor> gathered{packed};
+    if (workers_ > 1) {
+      gathered.clear();
+      for (int64_t w = 0; w < workers_; ++w) gathered.push_back(torch::empty_like(packed));
+      train::Timeline::Scope span(setup_.timeline, "wait");
+      waiting_.start();
+      trace_completion(setup_.comm->allgather(gathered, packed), setup_.timeline, "allgather sparse gradient").wait();
+      waiting_.stop();
+      // A ring allgather forwards n-1 of the n blocks through every worker.
+      bytes_sent_ += 4 * packed.numel() * (workers_ - 1);
+    }
+    train::Timeline::Scope span(setup_.timeline, "update");
+    update_time_.start();
+    torch::NoGradGuard no_grad;
+    auto& sum = flat.grads();  // reused as the dense mean of the workers' selections
+    sum.zero_();
+    for (const auto& g : gathered) add_sparse(sum, unpack(g));  // rank order: identical on every worker
+    flat.params().add_(sum, -lr / static_cast<double>(workers_));
+    update_time_.stop();
+  }
+
+  AlgorithmStats stats() const override {
+    AlgorithmStats s;
+    s.communication_wait_seconds = waiting_.total();
+    s.update_seconds = update_time_.total();
+    s.bytes_sent = bytes_sent_;
+    return s;
+  }
+
+ private:
+  WorkerSetup setup_;
+  int64_t workers_;
+  DgcCompressor compressor_;
+  Stopwatch waiting_, update_time_;
+  int64_t bytes_sent_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<WorkerAlgorithm> make_sparse_allgather_sgd(const WorkerSetup& setup) {
+  return std::make_unique<SparseAllgatherSgd>(setup);
+}
+
+}  // namespace distsgd::algo::compression
