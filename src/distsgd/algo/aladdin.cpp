@@ -32,7 +32,7 @@ class AladdinWorker final : public ps::PsWorker {
   // looks at the queue, so it never waits for a server.
   explicit AladdinWorker(const WorkerSetup& s)
       : PsWorker(s),
-        local_(ps::worker_optimizer(s.config, s.flat.numel(), ps::momentum_on_worker(s.config, true))),
+        local_(ps::worker_optimizer(s.config, s.flat.numel(), ps::momentum_on_worker(s.config, kMomentumOnWorkerByDefault))),
         outgoing_(torch::empty({s.flat.numel()})) {
     for (size_t shard = 0; shard < client_.shards().size(); ++shard) {
       receivers_.emplace_back([this, shard] { receive_pushes(shard); });
@@ -137,6 +137,7 @@ class AladdinServer final : public ServerAlgorithm {
         server_(s),
         timeline_(s.timeline),
         averager_(server_.range().numel, s.comm.workers(), s.config.pi),
+        optimizer_(ps::server_optimizer(s.config, server_.range().numel, kMomentumOnWorkerByDefault)),
         since_push_(static_cast<size_t>(s.comm.workers()), 0) {}
 
   void serve() override {
@@ -153,12 +154,12 @@ class AladdinServer final : public ServerAlgorithm {
             const int64_t w = channel.worker();
             int64_t averaged = 0;
             if (config_.aladdin_variant == "l2") {
-              server_.parameters().add_(gradient, -request.lr);
+              optimizer_.step(server_.parameters(), gradient, request.lr);
               server_.count_update();
               averaged = ++since_push_[w] >= config_.pi ? config_.pi : 0;
               if (averaged) since_push_[w] = 0;
             } else {
-              averaged = averager_.add(w, gradient, server_.parameters(), request.lr);
+              averaged = averager_.add(w, gradient, server_.parameters(), request.lr, optimizer_);
               if (averaged) server_.count_update();
             }
             if (averaged && config_.aladdin_variant != "l1") {
@@ -184,6 +185,7 @@ class AladdinServer final : public ServerAlgorithm {
   ps::ShardServer server_;
   train::Timeline& timeline_;
   ps::LazyAverager averager_;
+  train::MomentumSgd optimizer_;  // of x~: plain SGD unless --momentum-at server|both
   std::vector<int64_t> since_push_;  // l2: gradients of each worker since its last push
 };
 
@@ -194,6 +196,7 @@ AlgorithmInfo aladdin_algorithm() {
   info.name = "aladdin";
   info.description = "asymmetric centralized training (--pi, --aladdin-alpha, --aladdin-variant)";
   info.needs_servers = true;
+  info.independent_workers = true;
   info.make_worker = [](const WorkerSetup& s) { return std::make_unique<AladdinWorker>(s); };
   info.make_server = [](const ServerSetup& s) { return std::make_unique<AladdinServer>(s); };
   return info;

@@ -97,6 +97,10 @@ struct AlgorithmInfo {
   // The workers' models differ: the trainer evaluates their average (test_accuracy) and worker 0's own model
   // (test_accuracy_worker0), and reports the parameter variance across workers.
   bool decentralized = false;
+  // Workers never meet in a collective while training (asynchronous parameter-server algorithms), so each may
+  // stop on its own: under --time-budget every worker trains until its own deadline and the run evaluates once,
+  // at the end (epoch-end evaluations are collective and would hold the workers together).
+  bool independent_workers = false;
   WorkerFactory make_worker;
   ServerFactory make_server;  // null for algorithms without servers
 };

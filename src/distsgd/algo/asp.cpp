@@ -45,8 +45,7 @@ class AspServer final : public ServerAlgorithm {
   explicit AspServer(const ServerSetup& s)
       : server_(s),
         timeline_(s.timeline),
-        optimizer_(ps::server_optimizer(s.config, server_.range().numel,
-                                        ps::momentum_on_worker(s.config, kMomentumOnWorkerByDefault))) {}
+        optimizer_(ps::server_optimizer(s.config, server_.range().numel, kMomentumOnWorkerByDefault)) {}
 
   void serve() override {
     server_.serve([this](const ps::Request& request, ps::WorkerChannel& channel) {
@@ -80,6 +79,7 @@ AlgorithmInfo asp_algorithm() {
   info.name = "asp";
   info.description = "asynchronous parallel on the parameter server: each gradient applied at once";
   info.needs_servers = true;
+  info.independent_workers = true;
   info.make_worker = [](const WorkerSetup& s) { return std::make_unique<AspWorker>(s); };
   info.make_server = [](const ServerSetup& s) { return std::make_unique<AspServer>(s); };
   return info;

@@ -39,7 +39,7 @@ class BspServer final : public ServerAlgorithm {
       : server_(s),
         timeline_(s.timeline),
         // Momentum and weight decay at the PS (spec), unless DGC's momentum correction did them on the workers.
-        optimizer_(ps::server_optimizer(s.config, server_.range().numel, s.config.compress == "dgc")),
+        optimizer_(ps::server_optimizer(s.config, server_.range().numel, false)),
         gradients_(static_cast<size_t>(s.comm.workers())) {}
 
   void serve() override {

@@ -69,8 +69,7 @@ class SspServer final : public ServerAlgorithm {
       : staleness_(s.config.staleness),
         server_(s),
         timeline_(s.timeline),
-        optimizer_(ps::server_optimizer(s.config, server_.range().numel,
-                                        ps::momentum_on_worker(s.config, kMomentumOnWorkerByDefault))),
+        optimizer_(ps::server_optimizer(s.config, server_.range().numel, kMomentumOnWorkerByDefault)),
         clocks_(static_cast<size_t>(s.comm.workers()), 0) {}
 
   void serve() override {
@@ -146,6 +145,7 @@ AlgorithmInfo ssp_algorithm() {
   info.name = "ssp";
   info.description = "stale synchronous parallel on the parameter server (--staleness s)";
   info.needs_servers = true;
+  info.independent_workers = true;
   info.make_worker = [](const WorkerSetup& s) { return std::make_unique<SspWorker>(s); };
   info.make_server = [](const ServerSetup& s) { return std::make_unique<SspServer>(s); };
   return info;

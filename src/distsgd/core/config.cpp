@@ -52,8 +52,13 @@ void validate(const TrainConfig& c) {
   require(c.bucket_mb > 0 && c.first_bucket_mb > 0, "--bucket-mb and --first-bucket-mb must be positive");
   require(c.sharding == "layer" || c.sharding == "memory",
           "--sharding must be layer or memory (got '" + c.sharding + "')");
-  require(c.momentum_at == "auto" || c.momentum_at == "worker" || c.momentum_at == "server",
-          "--momentum-at must be worker, server or auto (got '" + c.momentum_at + "')");
+  require(c.momentum_at == "auto" || c.momentum_at == "worker" || c.momentum_at == "server" ||
+              c.momentum_at == "both",
+          "--momentum-at must be worker, server, both or auto (got '" + c.momentum_at + "')");
+  require(c.momentum_at == "auto" || c.algorithm == "asp" || c.algorithm == "ssp" || c.algorithm == "aladdin",
+          "--momentum-at applies to asp, ssp and aladdin only (not " + c.algorithm + ")");
+  require(c.momentum_at != "both" || c.algorithm == "aladdin",
+          "--momentum-at both applies to aladdin only (its workers and server take separate steps)");
   require(c.staleness >= 0, "--staleness must not be negative");
   require(c.tau >= 1, "--tau must be at least 1");
   require(c.moving_rate >= 0 && c.moving_rate <= 1, "--moving-rate must be in [0, 1] (0: 0.9 / workers)");

@@ -152,6 +152,7 @@ class WorkerLoop {
   Stopwatch train_time_, data_wait_, forward_, backward_, slowdown_;
   Evaluation last_eval_;
   bool decentralized_ = false;
+  bool evaluate_only_at_end_ = false;  // independent workers under a time budget
   Evaluation worker0_eval_;        // decentralized: worker 0's own model
   double parameter_variance_ = 0;  // distributed runs: mean over workers of ||x_i - mean(x)||^2
   double variance_across_workers();
@@ -285,10 +286,12 @@ void WorkerLoop::save_checkpoint_now() {
   save_checkpoint(checkpoint_path(c_.out), ckpt);
 }
 
-// Every worker must stop at the same step (their collectives must match), so the time budget is agreed on.
+// Workers that meet in collectives must stop at the same step, so the time budget is agreed on; independent
+// workers stop on their own (an agreement would synchronize them every step).
 bool WorkerLoop::out_of_time() {
   if (c_.time_budget <= 0) return false;
   const double mine = wall_now() >= c_.time_budget ? 1.0 : 0.0;
+  if (evaluate_only_at_end_) return mine > 0;
   return sum_over_workers(p_, {mine})[0] > 0;
 }
 
@@ -311,6 +314,7 @@ nlohmann::json WorkerLoop::run() {
   const bool resuming = !c_.resume.empty();
   require(!resuming || single_process(), "--resume works for single-process runs only (for now)");
   decentralized_ = algo::find_algorithm(c_.algorithm).decentralized;
+  evaluate_only_at_end_ = algo::find_algorithm(c_.algorithm).independent_workers && c_.time_budget > 0;
   algorithm_ = algo::find_algorithm(c_.algorithm)
                    .make_worker(algo::WorkerSetup{c_, p_.comm.get(), *p_.model, *p_.flat, *p_.timeline,
                                                   data::ShardedLoader::steps_per_epoch(p_.dataset.train.size(),
@@ -452,12 +456,14 @@ nlohmann::json WorkerLoop::run() {
     if (!stop) {
       position_.epoch = epoch + 1;
       position_.step_in_epoch = 0;
+      if (evaluate_only_at_end_) continue;
       evaluate_and_record();
       if (c_.checkpoint_each_epoch || c_.checkpoint_every_steps > 0) save_checkpoint_now();
       if (c_.target_accuracy > 0 && last_eval_.accuracy >= c_.target_accuracy) stop = stop_because("target_accuracy");
     }
   }
-  if (last_eval_step_ != position_.global_step) {
+  // Every worker evaluates here or none does (a collective): independent workers stop at different steps.
+  if (evaluate_only_at_end_ || last_eval_step_ != position_.global_step) {
     evaluate_and_record();
     if (c_.checkpoint_each_epoch || c_.checkpoint_every_steps > 0) save_checkpoint_now();
   }
@@ -476,36 +482,49 @@ nlohmann::json WorkerLoop::summary() {
                                         "slowdown"};
   // Communication waited for inside forward (forward gates) counts as communication, not as forward.
   const double forward_compute = forward_.total() - stats.communication_wait_in_forward_seconds;
+  const double train_seconds_this_run = position_.train_seconds - train_seconds_before_;
   std::vector<double> mine{data_wait_.total(), forward_compute, backward_.total(),
                            stats.communication_wait_seconds, stats.update_seconds, slowdown_.total(),
-                           static_cast<double>(stats.bytes_sent)};
+                           static_cast<double>(stats.bytes_sent), static_cast<double>(steps),
+                           train_seconds_this_run};
+  constexpr size_t kBytes = 6, kSteps = 7, kTrainSeconds = 8, kAlgorithmValues = 9;
   for (const auto& [name, value] : stats.per_worker_values) mine.push_back(value);
   auto rows = gather_from_workers(p_, mine);
-  const double iterations = static_cast<double>(std::max<int64_t>(1, steps));
   nlohmann::json per_worker = nlohmann::json::array();
   nlohmann::json mean_per_iteration = nlohmann::json::object();
   for (const auto& phase : phases) mean_per_iteration[phase] = 0.0;
   double mean_bytes = 0;
+  // Cluster throughput: the sum of every worker's own rate. Synchronous workers share one rate; independent
+  // workers (asynchronous algorithms, a straggler) each contribute what they did in their own time.
+  double samples_per_second = 0, total_samples = 0;
   for (size_t w = 0; w < rows.size(); ++w) {
+    const double iterations = std::max(1.0, rows[w][kSteps]);
+    const double samples = rows[w][kSteps] * static_cast<double>(c_.batch_size);
+    const double rate = rows[w][kTrainSeconds] > 0 ? samples / rows[w][kTrainSeconds] : 0.0;
+    samples_per_second += rate;
+    total_samples += samples;
     nlohmann::json seconds;
     for (size_t k = 0; k < phases.size(); ++k) {
       seconds[phases[k]] = rows[w][k] / iterations;
       mean_per_iteration[phases[k]] =
           mean_per_iteration[phases[k]].get<double>() + rows[w][k] / iterations / static_cast<double>(rows.size());
     }
-    nlohmann::json entry = {{"worker", w}, {"seconds_per_iteration", seconds}, {"bytes_sent", rows[w][6]}};
+    nlohmann::json entry = {{"worker", w},
+                            {"steps", rows[w][kSteps]},
+                            {"samples_per_second", rate},
+                            {"seconds_per_iteration", seconds},
+                            {"bytes_sent", rows[w][kBytes]}};
     for (size_t k = 0; k < stats.per_worker_values.size(); ++k) {
-      entry[stats.per_worker_values[k].first] = rows[w][7 + k];
+      entry[stats.per_worker_values[k].first] = rows[w][kAlgorithmValues + k];
     }
     per_worker.push_back(entry);
-    mean_bytes += rows[w][6] / static_cast<double>(rows.size());
+    mean_bytes += rows[w][kBytes] / static_cast<double>(rows.size());
   }
-  const double train_seconds_this_run = position_.train_seconds - train_seconds_before_;
   nlohmann::json summary = {
       {"test_accuracy", last_eval_.accuracy},
       {"test_loss", last_eval_.loss},
-      {"samples_per_second",
-       train_seconds_this_run > 0 ? static_cast<double>(steps * c_.global_batch()) / train_seconds_this_run : 0.0},
+      {"samples_per_second", samples_per_second},
+      {"samples_trained", total_samples},  // by all workers in this run
       {"wall_seconds", wall_now()},
       {"train_seconds", position_.train_seconds},
       {"epochs", static_cast<double>(position_.global_step) / static_cast<double>(steps_per_epoch_)},

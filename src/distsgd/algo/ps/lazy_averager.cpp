@@ -1,5 +1,7 @@
 #include "distsgd/algo/ps/lazy_averager.hpp"
 
+#include "distsgd/train/sgd.hpp"
+
 #include <torch/torch.h>
 
 #include <algorithm>
@@ -16,13 +18,15 @@ double aladdin_alpha(const std::string& mode, int64_t workers, int64_t pi, int64
 LazyAverager::LazyAverager(int64_t numel, int64_t workers, int64_t pi)
     : sum_(torch::zeros({numel})), per_worker_(static_cast<size_t>(workers), 0), pi_(pi) {}
 
-int64_t LazyAverager::add(int64_t worker, const at::Tensor& gradient, at::Tensor& x_tilde, double lr) {
+int64_t LazyAverager::add(int64_t worker, const at::Tensor& gradient, at::Tensor& x_tilde, double lr,
+                          train::MomentumSgd& optimizer) {
   torch::NoGradGuard no_grad;
   sum_.add_(gradient);
   ++count_;
   if (++per_worker_[worker] < pi_) return 0;
   const int64_t averaged = count_;
-  x_tilde.add_(sum_, -lr / static_cast<double>(averaged));
+  sum_.div_(static_cast<double>(averaged));
+  optimizer.step(x_tilde, sum_, lr);
   sum_.zero_();
   count_ = 0;
   per_worker_[worker] = 0;

@@ -1,13 +1,18 @@
 // ALADDIN's server rule for one shard (Ko et al., CIKM 2021; spec: "ALADDIN"): every gradient is accumulated
 // into g_acc with a count c (since the last global update) and a count c_i per worker. When worker i's count
 // reaches pi (after accumulating the triggering gradient), x~ <- x~ - eta * g_acc / c (the "lazy" averaged
-// update), g_acc, c and c_i are reset, and worker i receives (x~, alpha).
+// update, taken by the server's optimizer: plain SGD, or momentum SGD with --momentum-at server|both), g_acc, c
+// and c_i are reset, and worker i receives (x~, alpha).
 #pragma once
 #include <ATen/core/Tensor.h>
 
 #include <cstdint>
 #include <string>
 #include <vector>
+
+namespace distsgd::train {
+class MomentumSgd;
+}
 
 namespace distsgd::algo::ps {
 
@@ -18,9 +23,10 @@ class LazyAverager {
  public:
   LazyAverager(int64_t numel, int64_t workers, int64_t pi);
 
-  // Accumulates worker's gradient; on a trigger applies the averaged update to x_tilde and returns the number
-  // of gradients it averaged; otherwise returns 0.
-  int64_t add(int64_t worker, const at::Tensor& gradient, at::Tensor& x_tilde, double lr);
+  // Accumulates worker's gradient; on a trigger applies the averaged gradient to x_tilde with `optimizer` and
+  // returns the number of gradients it averaged; otherwise returns 0.
+  int64_t add(int64_t worker, const at::Tensor& gradient, at::Tensor& x_tilde, double lr,
+              train::MomentumSgd& optimizer);
 
   int64_t accumulated() const { return count_; }
 
