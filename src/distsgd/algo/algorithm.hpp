@@ -63,6 +63,9 @@ class WorkerAlgorithm {
   virtual void before_evaluation() {}
   // ... and after it: give the worker its own parameters back.
   virtual void after_evaluation() {}
+  // After the last training iteration, before the final evaluation: whatever lets the others go on without this
+  // worker (SSP: its clock advances no more, so no pull waits for it).
+  virtual void end_training() {}
   // After the last iteration: drain communication, release the servers.
   virtual void finish() {}
   virtual AlgorithmStats stats() const = 0;

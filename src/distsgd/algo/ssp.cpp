@@ -48,6 +48,9 @@ class SspWorker final : public ps::PsWorker {
     }
   }
 
+  // Workers stopping on their own (--time-budget) must not leave faster workers' pulls held behind their clock.
+  void end_training() override { push({ps::RequestKind::kRetire, 0, 0, clock_, version_}, at::Tensor()); }
+
  private:
   template <typename Update>
   void apply_locally(const Update& update) {
@@ -79,16 +82,13 @@ class SspServer final : public ServerAlgorithm {
             apply(request, channel.receive_gradient(request), channel.worker());
           } else if (request.kind == ps::RequestKind::kPull) {
             serve_pull(request, channel);
+          } else if (request.kind == ps::RequestKind::kRetire) {
+            retire(channel.worker());
           } else {
             throw Error("SSP server got an unexpected request");
           }
         },
-        [this](ps::WorkerChannel& channel) {
-          // A finished worker never holds the others back.
-          std::lock_guard<std::mutex> lock(server_.mutex());
-          clocks_[channel.worker()] = std::numeric_limits<int64_t>::max();
-          clock_advanced_.notify_all();
-        });
+        [this](ps::WorkerChannel& channel) { retire(channel.worker()); });
     server_.extra()["ssp_pulls"] = pulls_;
     server_.extra()["ssp_max_pull_gap"] = max_gap_;  // c - min clock at release: never above s
     server_.extra()["ssp_min_version_surplus"] = min_version_surplus_;  // version - n*c at release: never below 0
@@ -124,6 +124,13 @@ class SspServer final : public ServerAlgorithm {
       reply.version = server_.version();
     }
     channel.reply(channel.reply_buffer(), reply);
+  }
+
+  // A worker that takes no more steps never holds the others back.
+  void retire(int64_t worker) {
+    std::lock_guard<std::mutex> lock(server_.mutex());
+    clocks_[worker] = std::numeric_limits<int64_t>::max();
+    clock_advanced_.notify_all();
   }
 
   int64_t min_clock() const { return *std::min_element(clocks_.begin(), clocks_.end()); }

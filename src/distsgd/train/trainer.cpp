@@ -462,6 +462,7 @@ nlohmann::json WorkerLoop::run() {
       if (c_.target_accuracy > 0 && last_eval_.accuracy >= c_.target_accuracy) stop = stop_because("target_accuracy");
     }
   }
+  algorithm_->end_training();
   // Every worker evaluates here or none does (a collective): independent workers stop at different steps.
   if (evaluate_only_at_end_ || last_eval_step_ != position_.global_step) {
     evaluate_and_record();
