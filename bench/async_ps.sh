@@ -20,14 +20,15 @@ models=("$@")
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 
+# The demo's recipes (scripts/compare.sh), all at batch 32: ASP and SSP without momentum, which diverge with it.
 algos=(
   "bsp|--algo bsp --servers 1"
-  "asp|--algo asp --servers 1"
-  "ssp s=3|--algo ssp --servers 1 --staleness 3"
-  "ssp s=10|--algo ssp --servers 1 --staleness 10"
+  "asp|--algo asp --servers 1 --momentum 0"
+  "ssp s=3|--algo ssp --servers 1 --staleness 3 --momentum 0"
+  "ssp s=10|--algo ssp --servers 1 --staleness 10 --momentum 0"
   "easgd tau=2|--algo easgd --servers 1 --tau 2"
   "aladdin pi=4|--algo aladdin --servers 1 --pi 4"
-  "aladdin pi=1|--algo aladdin --servers 1 --pi 1"
+  "aladdin pi=1|--algo aladdin --servers 1 --pi 1 --momentum 0.5"
   "arsgd|--algo arsgd"
 )
 

@@ -20,6 +20,7 @@ void PsWorker::push_and_receive(const Request& request, const at::Tensor& payloa
   waiting_.start();
   client_.send_to_all(request, payload);
   receive(into);
+  waiting_.stop();
 }
 
 void PsWorker::push_and_receive(const Request& request, const compression::SparseGradient& gradient,
@@ -28,13 +29,13 @@ void PsWorker::push_and_receive(const Request& request, const compression::Spars
   waiting_.start();
   client_.send_sparse_to_all(request, gradient);
   receive(into);
+  waiting_.stop();
 }
 
 void PsWorker::receive(at::Tensor& into) {
   torch::NoGradGuard no_grad;
   const auto replies = client_.receive_from_all(into);
   version_ = replies.at(0).version;
-  waiting_.stop();
 }
 
 void PsWorker::push(const Request& request, const compression::SparseGradient& gradient) {

@@ -38,7 +38,7 @@ class PsWorker : public WorkerAlgorithm {
   int64_t version_ = 0;  // the servers' version the parameters derive from (shard 0's)
 
  private:
-  void receive(at::Tensor& into);
+  void receive(at::Tensor& into);  // every shard's reply into `into`; the version from shard 0's
 
   at::Tensor own_parameters_;  // saved during evaluation
   std::unique_ptr<compression::DgcCompressor> dgc_;
