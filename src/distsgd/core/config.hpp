@@ -66,7 +66,7 @@ struct TrainConfig {
   // Gradient compression of the uplink (BSP, ASP, SSP, AR-SGD).
   std::string compress = "none";  // none | dgc
   double density = 0.001;         // DGC: fraction of each tensor sent per step after the warm-up
-  double dgc_clip_norm = 5;       // DGC: gradient-norm clipping threshold (scaled by 1/sqrt(workers)); 0: none
+  double dgc_clip_norm = 20;      // DGC: gradient-norm clipping threshold (scaled by 1/sqrt(workers)); 0: none
   double dgc_warmup_epochs = 4;   // DGC: density warm-up span (Lin et al.: 4 epochs)
   // Decentralized algorithms.
   double gossip_prob = 0.01;          // GoSGD: probability of a push after each iteration (IPDPS: 0.01)
