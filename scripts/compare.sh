@@ -13,17 +13,17 @@ decay=$(awk -v e="$EPOCHS" 'BEGIN { print e * 0.75 }')
 mkdir -p "$OUT"
 
 # ASP and SSP apply every worker's gradient separately, and that asynchrony acts as momentum of about 1 - 1/n
-# (Mitliagkas et al. 2016): they run without explicit momentum. ALADDIN runs with pi 1, local momentum 0.5 and
-# batch 16 (its server model x~ moves once per gradient: more, smaller gradients help it most; the recipes are
-# measured in bench/README.md). DGC: 0.1% of each tensor per step after a one-epoch warm-up. An entry may set its
+# (Mitliagkas et al. 2016): they run without explicit momentum. ALADDIN runs with pi 1 and local momentum 0.5.
+# These three apply every gradient to the servers' model as it comes, so more, smaller gradients help them: batch 16
+# (the recipes are measured in bench/README.md). DGC: 0.1% of each tensor per step after a one-epoch warm-up. An entry may set its
 # own --batch-size; the others use 32.
 runs=(
   "arsgd|--algo arsgd --lr 0.05"
   "arsgd dgc 0.1%|--algo arsgd --lr 0.05 --compress dgc --density 0.001 --dgc-warmup-epochs 1"
   "bsp (1 server)|--algo bsp --servers 1 --lr 0.05"
   "bsp dgc 0.1%|--algo bsp --servers 1 --lr 0.05 --compress dgc --density 0.001 --dgc-warmup-epochs 1"
-  "asp (1 server)|--algo asp --servers 1 --lr 0.05 --momentum 0"
-  "ssp s=3|--algo ssp --servers 1 --staleness 3 --lr 0.05 --momentum 0"
+  "asp b16|--algo asp --servers 1 --lr 0.05 --momentum 0 --batch-size 16"
+  "ssp s=3 b16|--algo ssp --servers 1 --staleness 3 --lr 0.05 --momentum 0 --batch-size 16"
   "easgd tau=2|--algo easgd --servers 1 --tau 2 --lr 0.05"
   "aladdin pi=1 b16|--algo aladdin --servers 1 --pi 1 --lr 0.05 --momentum 0.5 --batch-size 16"
   "gosgd p=0.1|--algo gosgd --gossip-prob 0.1 --lr 0.05"

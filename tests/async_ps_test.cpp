@@ -139,8 +139,8 @@ TEST(AsyncAlgorithms, EachRunsAndReportsItsFigures) {
 // The recipes (measured over several seeds in bench/README.md):
 // - ASP and SSP apply each worker's gradient at once; with n workers that asynchrony acts as momentum of about
 //   1 - 1/n (Mitliagkas et al., "Asynchrony begets momentum", 2016), so explicit momentum 0.9 on top diverges
-//   or stalls (SSP s=3 reached 0.54): they run without momentum at lr 0.05.
-//   Batch 32.
+//   or stalls (SSP s=3 reached 0.54): they run without momentum at lr 0.05, batch 16 (more, smaller steps:
+//   0.878-0.882 over seeds 1-2; batch 32: 0.862-0.872).
 // - ALADDIN with pi 1 (also studied in the paper): x~ takes a step per gradient, so smaller batches (16) give it
 //   more steps per epoch; local momentum 0.5, lr 0.05: 0.876-0.880 over seeds 1-5 (batch 32: 0.85-0.87).
 // - EASGD with the common recipe, batch 32.
@@ -150,8 +150,8 @@ TEST(AsyncEndToEnd, FourWorkersReachTheIssuesAccuracy) {
   }
   TempDir dir;
   const std::vector<std::pair<std::string, double>> runs{
-      {"asp --momentum 0 --lr 0.05 --batch-size 32", 0.85},
-      {"ssp --staleness 3 --momentum 0 --lr 0.05 --batch-size 32", 0.85},
+      {"asp --momentum 0 --lr 0.05 --batch-size 16", 0.85},
+      {"ssp --staleness 3 --momentum 0 --lr 0.05 --batch-size 16", 0.85},
       {"aladdin --pi 1 --lr 0.05 --momentum 0.5 --batch-size 16", 0.85},
       {"easgd --tau 2 --lr 0.05 --batch-size 32", 0.80},
   };
