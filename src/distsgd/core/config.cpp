@@ -76,6 +76,7 @@ void validate(const TrainConfig& c) {
             "--compress dgc compresses gradient uplinks of bsp, asp, ssp and arsgd only (not " + c.algorithm + ")");
     require(c.momentum_at != "server",
             "--compress dgc keeps momentum on the worker (momentum correction): --momentum-at server contradicts it");
+    require(c.resume.empty(), "--resume: checkpoints do not hold DGC's accumulators yet; --compress dgc cannot resume");
     require(c.algorithm != "arsgd" || c.overlap != "multistep",
             "--compress dgc with arsgd exchanges the sparse gradient after backward: --overlap multistep does not apply");
   }
