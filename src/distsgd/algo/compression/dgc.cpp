@@ -11,7 +11,7 @@
 
 namespace distsgd::algo::compression {
 
-DgcOptions dgc_options(const TrainConfig& c) {
+DgcOptions dgc_options(const TrainConfig& c, int64_t steps_per_epoch) {
   DgcOptions o;
   o.density = c.density;
   o.momentum = c.momentum;
@@ -19,6 +19,7 @@ DgcOptions dgc_options(const TrainConfig& c) {
   o.clip_norm = c.dgc_clip_norm;
   o.workers = c.workers;
   o.warmup_epochs = c.dgc_warmup_epochs;
+  o.steps_per_epoch = steps_per_epoch;
   return o;
 }
 
@@ -46,6 +47,11 @@ DgcCompressor::DgcCompressor(const std::vector<train::ParameterSlot>& slots, Dgc
           "--compress dgc: models above 2^31 parameters are not supported");
   momentum_ = torch::zeros({numel});
   residual_ = torch::zeros({numel});
+}
+
+double DgcCompressor::density_at(int64_t step) const {
+  const double epoch = static_cast<double>(step) / static_cast<double>(options_.steps_per_epoch);
+  return dgc_density(options_.density, epoch, options_.warmup_epochs);
 }
 
 SparseGradient DgcCompressor::compress(const at::Tensor& gradient, const at::Tensor& parameters, double density) {

@@ -27,10 +27,11 @@ struct DgcOptions {
   double clip_norm = 0;       // global gradient-norm threshold before the 1/sqrt(workers) scaling; 0: no clipping
   int64_t workers = 1;
   double warmup_epochs = 4;   // the warm-up densities 25%, 6.25%, 1.5625%, 0.4% share this span equally
+  int64_t steps_per_epoch = 1;  // iterations of a worker per epoch: where a step falls in the warm-up
 };
 
 // The options of a run (--density, --momentum, --weight-decay, --dgc-clip-norm, --workers, --dgc-warmup-epochs).
-DgcOptions dgc_options(const TrainConfig& config);
+DgcOptions dgc_options(const TrainConfig& config, int64_t steps_per_epoch);
 
 // The density at a point of training (in epochs): Lin et al.'s exponential warm-up (sparsity 75%, 93.75%,
 // 98.4375%, 99.6%, then the target), never below the target.
@@ -52,6 +53,8 @@ class DgcCompressor {
 
   // Folds this step's gradient into the accumulators and takes out the entries to send.
   SparseGradient compress(const at::Tensor& gradient, const at::Tensor& parameters, double density);
+  // The density of a worker's iteration `step` under the options' warm-up.
+  double density_at(int64_t step) const;
 
   // Accumulators over the flat vector (tests, checkpoints): u (momentum) and v (what is still to be sent).
   const at::Tensor& momentum() const { return momentum_; }

@@ -15,17 +15,17 @@ namespace {
 class SparseAllgatherSgd final : public WorkerAlgorithm {
  public:
   explicit SparseAllgatherSgd(const WorkerSetup& s)
-      : setup_(s), workers_(s.comm ? s.comm->workers() : 1), compressor_(s.flat.slots(), dgc_options(s.config)) {}
+      : setup_(s),
+        workers_(s.comm ? s.comm->workers() : 1),
+        compressor_(s.flat.slots(), dgc_options(s.config, s.steps_per_epoch)) {}
 
   void after_backward(int64_t step, double lr) override {
     auto& flat = setup_.flat;
-    const double epoch = static_cast<double>(step) / static_cast<double>(setup_.steps_per_epoch);
     at::Tensor packed;
     {
       train::Timeline::Scope span(setup_.timeline, "compress");
       update_time_.start();
-      packed = pack(compressor_.compress(flat.grads(), flat.params(),
-                                         dgc_density(setup_.config.density, epoch, setup_.config.dgc_warmup_epochs)));
+      packed = pack(compressor_.compress(flat.grads(), flat.params(), compressor_.density_at(step)));
       update_time_.stop();
     }
     std::vector<at::Tensor> gathered{packed};

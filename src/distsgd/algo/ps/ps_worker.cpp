@@ -12,7 +12,7 @@ PsWorker::PsWorker(const WorkerSetup& setup)
     : setup_(setup),
       client_(*setup.comm, shard_layout(setup.flat.slots(), setup.comm->servers(), setup.config.sharding)) {
   if (setup.config.compress == "dgc") dgc_ = std::make_unique<compression::DgcCompressor>(
-      setup.flat.slots(), compression::dgc_options(setup.config));
+      setup.flat.slots(), compression::dgc_options(setup.config, setup.steps_per_epoch));
 }
 
 void PsWorker::push_and_receive(const Request& request, const at::Tensor& payload, at::Tensor& into) {
@@ -48,10 +48,7 @@ void PsWorker::push(const Request& request, const compression::SparseGradient& g
 compression::SparseGradient PsWorker::compress_gradient(int64_t step) {
   train::Timeline::Scope span(setup_.timeline, "compress");
   update_time_.start();
-  const double epoch = static_cast<double>(step) / static_cast<double>(setup_.steps_per_epoch);
-  auto sparse = dgc_->compress(setup_.flat.grads(), setup_.flat.params(),
-                               compression::dgc_density(setup_.config.density, epoch,
-                                                        setup_.config.dgc_warmup_epochs));
+  auto sparse = dgc_->compress(setup_.flat.grads(), setup_.flat.params(), dgc_->density_at(step));
   update_time_.stop();
   return sparse;
 }
