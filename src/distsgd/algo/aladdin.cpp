@@ -32,7 +32,8 @@ class AladdinWorker final : public ps::PsWorker {
   // looks at the queue, so it never waits for a server.
   explicit AladdinWorker(const WorkerSetup& s)
       : PsWorker(s),
-        local_(ps::worker_optimizer(s.config, s.flat.numel(), ps::momentum_on_worker(s.config, kMomentumOnWorkerByDefault))),
+        local_(ps::worker_optimizer(s.config, s.flat.numel(),
+                                    ps::momentum_on_worker(s.config, kMomentumOnWorkerByDefault))),
         outgoing_(torch::empty({s.flat.numel()})) {
     for (size_t shard = 0; shard < client_.shards().size(); ++shard) {
       receivers_.emplace_back([this, shard] { receive_pushes(shard); });

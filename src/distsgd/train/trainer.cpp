@@ -317,12 +317,13 @@ void WorkerLoop::progress_line(int64_t epoch, int64_t step_in_epoch, double loss
 nlohmann::json WorkerLoop::run() {
   const bool resuming = !c_.resume.empty();
   require(!resuming || single_process(), "--resume works for single-process runs only (for now)");
-  decentralized_ = algo::find_algorithm(c_.algorithm).decentralized;
-  evaluate_only_at_end_ = algo::find_algorithm(c_.algorithm).independent_workers && c_.time_budget > 0;
-  algorithm_ = algo::find_algorithm(c_.algorithm)
-                   .make_worker(algo::WorkerSetup{c_, p_.comm.get(), *p_.model, *p_.flat, *p_.timeline,
-                                                  data::ShardedLoader::steps_per_epoch(p_.dataset.train.size(),
-                                                                                       c_.workers, c_.batch_size)});
+  const auto& info = algo::find_algorithm(c_.algorithm);
+  decentralized_ = info.decentralized;
+  evaluate_only_at_end_ = info.independent_workers && c_.time_budget > 0;
+  const int64_t steps_per_epoch =
+      data::ShardedLoader::steps_per_epoch(p_.dataset.train.size(), c_.workers, c_.batch_size);
+  algorithm_ = info.make_worker(
+      algo::WorkerSetup{c_, p_.comm.get(), *p_.model, *p_.flat, *p_.timeline, steps_per_epoch});
   // Read the checkpoint before touching the run directory, so a bad --resume leaves nothing behind.
   if (resuming) {
     Checkpoint ckpt = load_checkpoint(c_.resume);
