@@ -1,6 +1,7 @@
 #include "distsgd/algo/algorithm.hpp"
 
 #include "distsgd/core/error.hpp"
+#include "distsgd/core/text.hpp"
 
 namespace distsgd::algo {
 
@@ -8,9 +9,7 @@ const AlgorithmInfo& find_algorithm(const std::string& name) {
   for (const auto& info : builtin_algorithms()) {
     if (info.name == name) return info;
   }
-  std::string valid;
-  for (const auto& n : registered_algorithm_names()) valid += (valid.empty() ? "" : ", ") + n;
-  throw Error("unknown algorithm '" + name + "'; valid: " + valid);
+  throw Error("unknown algorithm '" + name + "'; valid: " + join(registered_algorithm_names()));
 }
 
 std::vector<std::string> registered_algorithm_names() {

@@ -6,6 +6,7 @@
 #include "distsgd/comm/self_launch.hpp"
 #include "distsgd/core/config.hpp"
 #include "distsgd/core/error.hpp"
+#include "distsgd/core/text.hpp"
 #include "distsgd/core/log.hpp"
 #include "distsgd/data/dataset.hpp"
 #include "distsgd/models/model.hpp"
@@ -19,12 +20,6 @@
 #include <sstream>
 
 namespace {
-
-std::string joined(const std::vector<std::string>& names) {
-  std::string s;
-  for (const auto& n : names) s += (s.empty() ? "" : ", ") + n;
-  return s;
-}
 
 // CLI11 validator for "CxHxW".
 std::vector<int64_t> parse_shape(const std::string& text) {
@@ -68,12 +63,12 @@ struct TextOptions {
 void add_train_options(CLI::App& cmd, distsgd::TrainConfig& c, TextOptions& text) {
   std::string& synthetic_shape = text.synthetic_shape;
   cmd.add_option("--model", c.model,
-                 "model: " + joined(distsgd::models::model_names()) + ", or a TorchScript .pt file")
+                 "model: " + distsgd::join(distsgd::models::model_names()) + ", or a TorchScript .pt file")
       ->capture_default_str();
   cmd.add_option("--mlp-width", c.mlp_width, "hidden width of mlp")->capture_default_str();
   cmd.add_option("--mlp-layers", c.mlp_hidden_layers, "hidden layers of mlp")->capture_default_str();
   cmd.add_flag("!--no-batch-norm", c.batch_norm, "vgg without BatchNorm (the original vgg11/vgg16)");
-  cmd.add_option("--dataset", c.dataset, "dataset: " + joined(distsgd::data::dataset_names()))
+  cmd.add_option("--dataset", c.dataset, "dataset: " + distsgd::join(distsgd::data::dataset_names()))
       ->capture_default_str();
   cmd.add_option("--data-dir", c.data_dir,
                  "directory of the dataset files (default: /usr/share/datasets/<dataset>)");

@@ -1,5 +1,6 @@
 // The dataset registry: names, default locations, loading both splits, and per-batch normalization.
 #include "distsgd/core/error.hpp"
+#include "distsgd/core/text.hpp"
 #include "distsgd/data/dataset.hpp"
 #include "distsgd/data/synthetic.hpp"
 
@@ -12,12 +13,6 @@ namespace distsgd::data {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string joined(const std::vector<std::string>& names) {
-  std::string text;
-  for (const std::string& name : names) text += (text.empty() ? "" : ", ") + name;
-  return text;
-}
 
 // Without throwing: an unreadable folder counts as missing, and the error names the expected path.
 bool path_exists(const fs::path& path) {
@@ -122,7 +117,7 @@ std::string default_dataset_dir(const std::string& name) {
 Dataset load_dataset(const DatasetOptions& options) {
   const std::vector<std::string> names = dataset_names();
   if (std::find(names.begin(), names.end(), options.name) == names.end())
-    throw Error("unknown dataset '" + options.name + "' (valid names: " + joined(names) + ")");
+    throw Error("unknown dataset '" + options.name + "' (valid names: " + join(names) + ")");
   torch::NoGradGuard no_grad;
   if (options.name == "synthetic") return make_synthetic(options);
   const std::string dir = options.dir.empty() ? default_dataset_dir(options.name) : options.dir;

@@ -3,6 +3,7 @@
 #include <functional>
 
 #include "distsgd/core/error.hpp"
+#include "distsgd/core/text.hpp"
 #include "distsgd/models/builders.hpp"
 #include "distsgd/models/model.hpp"
 
@@ -34,12 +35,6 @@ bool looks_like_torchscript_file(const std::string& name) {
   return std::filesystem::is_regular_file(name, ignored);
 }
 
-std::string valid_names_text() {
-  std::string text;
-  for (const auto& name : model_names()) text += (text.empty() ? "" : ", ") + name;
-  return text;
-}
-
 void check_input(const InputSpec& input) {
   require(input.channels > 0 && input.height > 0 && input.width > 0,
           "model input must have positive channels, height and width; got " + std::to_string(input.channels) + "x" +
@@ -61,7 +56,7 @@ std::unique_ptr<Model> make_model(const ModelOptions& options, const InputSpec& 
     if (name == options.name) return build(options, input);
   }
   if (looks_like_torchscript_file(options.name)) return load_torchscript(options.name, input);
-  throw Error("unknown model '" + options.name + "'; valid: " + valid_names_text() + " or a TorchScript .pt file");
+  throw Error("unknown model '" + options.name + "'; valid: " + join(model_names()) + " or a TorchScript .pt file");
 }
 
 int64_t count_parameters(Model& model) {
