@@ -170,7 +170,7 @@ TEST(AsyncEndToEnd, FourWorkersReachTheIssuesAccuracy) {
 // Under --time-budget the asynchronous algorithms' workers stop on their own, so a straggler holds nobody: with
 // worker 2 eight times slower, the fast workers keep going and the cluster's samples/s is the sum of the workers'
 // own rates (SSP: the slow worker retires its clock when it stops, so no pull waits for it; s=2 keeps the others
-// within 2 clocks of it until then). BSP's workers agree on the stop (they meet at the server every step).
+// within 3 clocks of it until then). BSP's workers agree on the stop (they meet at the server every step).
 TEST(AsyncAlgorithms, TimeBudgetLetsIndependentWorkersStopOnTheirOwn) {
   TempDir dir;
   for (const std::string algo : {"asp", "ssp --staleness 2", "easgd", "aladdin", "bsp"}) {
@@ -191,7 +191,11 @@ TEST(AsyncAlgorithms, TimeBudgetLetsIndependentWorkersStopOnTheirOwn) {
     if (algo == "bsp") {
       EXPECT_EQ(fast, slow) << "synchronous workers stop together";
     } else if (algo.rfind("ssp", 0) == 0) {
-      EXPECT_LE(fast, slow + 2 + 1) << "bounded by the staleness until the slow worker retires";
+      // While the slow worker trains, a fast one is at most s + 1 clocks ahead; once it retires (each worker's
+      // budget runs from its own start) the others run free for what is left of theirs (CI once saw 36 vs 32).
+      // So here the bound shows as far fewer steps than ASP's fast workers get (> 3x); the exact per-clock bound
+      // is checked by Ssp.BoundHoldsUnderSlowWorkersAndStalenessZeroIsLockstep.
+      EXPECT_LT(fast, 2 * slow) << "fast workers are held by the staleness bound\n" << summary.dump(2);
     } else {
       EXPECT_GT(fast, 3 * slow) << algo << ": the fast workers were not held by the slow one\n" << summary.dump(2);
     }

@@ -47,8 +47,11 @@ TEST(Commbench, TwoProcessesUpTo4MiBFitPositiveAlphaAndBeta) {
   }
   // The fit is asserted on allreduce only: a loopback ping-pong is so fast (tens of us) that scheduler noise on a
   // shared host can tilt its line either way, while an allreduce of 4 MiB costs clearly more than one of 4 KiB.
+  // The line goes through the fastest repeats: once, every median from 4 KiB to 4 MiB came out at ~3.7 ms.
   const auto& allreduce = report["allreduce"];
-  const auto seconds = allreduce["median_seconds"].get<std::vector<double>>();
+  const auto seconds = allreduce["min_seconds"].get<std::vector<double>>();
+  const auto medians = allreduce["median_seconds"].get<std::vector<double>>();
+  for (size_t i = 0; i < seconds.size(); ++i) EXPECT_LE(seconds[i], medians[i]) << allreduce.dump();
   EXPECT_GT(seconds.back(), seconds.front()) << allreduce.dump();
   EXPECT_GT(allreduce["alpha_seconds"].get<double>(), 0) << allreduce.dump();
   EXPECT_GT(allreduce["beta_seconds_per_byte"].get<double>(), 0) << allreduce.dump();
