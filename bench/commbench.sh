@@ -18,7 +18,7 @@ for p in "${counts[@]}"; do
   "$BUILD/distsgd" commbench --processes "$p" --max-mb "$MAX_MB" --repeats "$REPEATS" --out "$out/commbench-p$p.json"
 done
 
-echo "== fits t(m) = alpha + beta*m (least squares on relative error, 4 KiB .. $MAX_MB MiB)"
+echo "== fits t(m) = alpha + beta*m to the fastest repeat of each size (least squares on relative error, 4 KiB .. $MAX_MB MiB)"
 printf '%-4s %-10s %10s %12s\n' P primitive alpha_us 1/beta_GB/s
 for p in "${counts[@]}"; do
   "$PYTHON" - "$out/commbench-p$p.json" <<'PY'
