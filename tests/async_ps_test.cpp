@@ -1,6 +1,8 @@
 // Asynchronous parameter-server algorithms: the math of their rules in process, and their invariants through
 // the distsgd program.
 #include "distsgd/algo/ps/elastic.hpp"
+#include "distsgd/core/config.hpp"
+#include "distsgd/core/error.hpp"
 #include "distsgd/algo/ps/lazy_averager.hpp"
 #include "distsgd/train/checkpoint.hpp"
 #include "distsgd/train/sgd.hpp"
@@ -133,6 +135,34 @@ TEST(AsyncAlgorithms, EachRunsAndReportsItsFigures) {
     // Workers of these algorithms hold different parameters (ASP: each its own reply of x~).
     EXPECT_GT(summary["parameter_variance"].get<double>(), 0) << algo;
   }
+}
+
+// --momentum-at is checked against what each algorithm declares (AlgorithmInfo::momentum_placements).
+TEST(MomentumPlacement, FlagIsCheckedAgainstTheAlgorithm) {
+  auto error_of = [](const std::string& algorithm, const std::string& placement) -> std::string {
+    distsgd::TrainConfig c;
+    c.algorithm = algorithm;
+    c.workers = 2;
+    c.servers = algorithm == "arsgd" ? 0 : 1;
+    c.momentum_at = placement;
+    try {
+      distsgd::validate(c);
+      return "";
+    } catch (const distsgd::Error& e) {
+      return e.what();
+    }
+  };
+  for (const std::string placement : {"auto", "worker", "server"}) {
+    for (const std::string algorithm : {"asp", "ssp", "aladdin"}) EXPECT_EQ(error_of(algorithm, placement), "");
+  }
+  EXPECT_EQ(error_of("aladdin", "both"), "");
+  EXPECT_EQ(error_of("bsp", "auto"), "");
+  EXPECT_NE(error_of("bsp", "server").find("--momentum-at applies to asp, ssp, aladdin only (not bsp)"),
+            std::string::npos);
+  EXPECT_NE(error_of("arsgd", "worker").find("(not arsgd)"), std::string::npos);
+  EXPECT_NE(error_of("asp", "both").find("--momentum-at both is not a place for asp's momentum (it takes worker, server"),
+            std::string::npos) << error_of("asp", "both");
+  EXPECT_NE(error_of("ssp", "nowhere").find("--momentum-at must be worker, server, both or auto"), std::string::npos);
 }
 
 // The acceptance runs: 4 workers, 1 server, lenet5 on Fashion-MNIST, 2 epochs, decay x0.1 at 1.5 epochs.

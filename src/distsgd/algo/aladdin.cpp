@@ -198,6 +198,7 @@ AlgorithmInfo aladdin_algorithm() {
   info.description = "asymmetric centralized training (--pi, --aladdin-alpha, --aladdin-variant)";
   info.needs_servers = true;
   info.independent_workers = true;
+  info.momentum_placements = {"worker", "server", "both"};
   info.make_worker = [](const WorkerSetup& s) { return std::make_unique<AladdinWorker>(s); };
   info.make_server = [](const ServerSetup& s) { return std::make_unique<AladdinServer>(s); };
   return info;

@@ -104,6 +104,11 @@ struct AlgorithmInfo {
   // stop on its own: under --time-budget every worker trains until its own deadline and the run evaluates once,
   // at the end (epoch-end evaluations are collective and would hold the workers together).
   bool independent_workers = false;
+  // --compress dgc applies: the workers' uplink carries gradients (not models), which DGC can sparsify.
+  bool compressible_gradients = false;
+  // Where --momentum-at may put momentum and weight decay ("worker", "server", "both"); empty: the algorithm has one
+  // fixed place for them and the flag is refused. "auto" (the default) always means the algorithm's own choice.
+  std::vector<std::string> momentum_placements;
   WorkerFactory make_worker;
   ServerFactory make_server;  // null for algorithms without servers
 };
@@ -112,5 +117,7 @@ struct AlgorithmInfo {
 const std::vector<AlgorithmInfo>& builtin_algorithms();
 const AlgorithmInfo& find_algorithm(const std::string& name);  // throws distsgd::Error listing valid names
 std::vector<std::string> registered_algorithm_names();
+// Names of the algorithms with a capability, in registry order (for error messages that list them).
+std::vector<std::string> algorithm_names_where(const std::function<bool(const AlgorithmInfo&)>& has_capability);
 
 }  // namespace distsgd::algo

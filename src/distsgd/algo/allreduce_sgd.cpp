@@ -253,6 +253,7 @@ AlgorithmInfo allreduce_sgd_algorithm() {
   AlgorithmInfo info;
   info.name = "arsgd";
   info.description = "allreduce SGD (--overlap none|wfbp|multistep)";
+  info.compressible_gradients = true;
   info.make_worker = [](const WorkerSetup& s) -> std::unique_ptr<WorkerAlgorithm> {
     if (s.config.compress == "dgc") return compression::make_sparse_allgather_sgd(s);
     return std::make_unique<AllreduceSgd>(s);

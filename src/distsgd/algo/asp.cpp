@@ -80,6 +80,8 @@ AlgorithmInfo asp_algorithm() {
   info.description = "asynchronous parallel on the parameter server: each gradient applied at once";
   info.needs_servers = true;
   info.independent_workers = true;
+  info.compressible_gradients = true;
+  info.momentum_placements = {"worker", "server"};
   info.make_worker = [](const WorkerSetup& s) { return std::make_unique<AspWorker>(s); };
   info.make_server = [](const ServerSetup& s) { return std::make_unique<AspServer>(s); };
   return info;

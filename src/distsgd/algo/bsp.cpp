@@ -93,6 +93,7 @@ AlgorithmInfo bsp_algorithm() {
   info.name = "bsp";
   info.description = "bulk synchronous parallel on the parameter server (--servers, --sharding)";
   info.needs_servers = true;
+  info.compressible_gradients = true;
   info.make_worker = [](const WorkerSetup& s) { return std::make_unique<BspWorker>(s); };
   info.make_server = [](const ServerSetup& s) { return std::make_unique<BspServer>(s); };
   return info;

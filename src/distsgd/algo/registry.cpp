@@ -13,8 +13,14 @@ const AlgorithmInfo& find_algorithm(const std::string& name) {
 }
 
 std::vector<std::string> registered_algorithm_names() {
+  return algorithm_names_where([](const AlgorithmInfo&) { return true; });
+}
+
+std::vector<std::string> algorithm_names_where(const std::function<bool(const AlgorithmInfo&)>& has_capability) {
   std::vector<std::string> names;
-  for (const auto& info : builtin_algorithms()) names.push_back(info.name);
+  for (const auto& info : builtin_algorithms()) {
+    if (has_capability(info)) names.push_back(info.name);
+  }
   return names;
 }
 

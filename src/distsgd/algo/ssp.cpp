@@ -153,6 +153,8 @@ AlgorithmInfo ssp_algorithm() {
   info.description = "stale synchronous parallel on the parameter server (--staleness s)";
   info.needs_servers = true;
   info.independent_workers = true;
+  info.compressible_gradients = true;
+  info.momentum_placements = {"worker", "server"};
   info.make_worker = [](const WorkerSetup& s) { return std::make_unique<SspWorker>(s); };
   info.make_server = [](const ServerSetup& s) { return std::make_unique<SspServer>(s); };
   return info;

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "distsgd/algo/algorithm.hpp"
+#include "distsgd/core/text.hpp"
 
 #include <algorithm>
 
@@ -55,10 +56,15 @@ void validate(const TrainConfig& c) {
   require(c.momentum_at == "auto" || c.momentum_at == "worker" || c.momentum_at == "server" ||
               c.momentum_at == "both",
           "--momentum-at must be worker, server, both or auto (got '" + c.momentum_at + "')");
-  require(c.momentum_at == "auto" || c.algorithm == "asp" || c.algorithm == "ssp" || c.algorithm == "aladdin",
-          "--momentum-at applies to asp, ssp and aladdin only (not " + c.algorithm + ")");
-  require(c.momentum_at != "both" || c.algorithm == "aladdin",
-          "--momentum-at both applies to aladdin only (its workers and server take separate steps)");
+  if (c.momentum_at != "auto") {
+    const auto configurable = algo::algorithm_names_where([](const auto& a) { return !a.momentum_placements.empty(); });
+    require(!algo.momentum_placements.empty(),
+            "--momentum-at applies to " + join(configurable) + " only (not " + c.algorithm + ")");
+    const auto& places = algo.momentum_placements;
+    require(std::find(places.begin(), places.end(), c.momentum_at) != places.end(),
+            "--momentum-at " + c.momentum_at + " is not a place for " + c.algorithm + "'s momentum (it takes " +
+                join(places) + "; both: workers and servers that take separate steps)");
+  }
   require(c.staleness >= 0, "--staleness must not be negative");
   require(c.tau >= 1, "--tau must be at least 1");
   require(c.moving_rate >= 0 && c.moving_rate <= 1, "--moving-rate must be in [0, 1] (0: 0.9 / workers)");
@@ -72,8 +78,10 @@ void validate(const TrainConfig& c) {
   require(c.dgc_clip_norm >= 0 && c.dgc_warmup_epochs >= 0,
           "--dgc-clip-norm and --dgc-warmup-epochs must not be negative");
   if (c.compress == "dgc") {
-    require(c.algorithm == "bsp" || c.algorithm == "asp" || c.algorithm == "ssp" || c.algorithm == "arsgd",
-            "--compress dgc compresses gradient uplinks of bsp, asp, ssp and arsgd only (not " + c.algorithm + ")");
+    require(algo.compressible_gradients,
+            "--compress dgc compresses gradient uplinks of " +
+                join(algo::algorithm_names_where([](const auto& a) { return a.compressible_gradients; })) +
+                " only (not " + c.algorithm + ")");
     require(c.momentum_at != "server",
             "--compress dgc keeps momentum on the worker (momentum correction): --momentum-at server contradicts it");
     require(c.resume.empty(), "--resume: checkpoints do not hold DGC's accumulators yet; --compress dgc cannot resume");
