@@ -199,7 +199,7 @@ void add_commbench_options(CLI::App& cmd, distsgd::cli::CommbenchConfig& c) {
   cmd.add_option("--timeout", c.timeout, "seconds any one operation may take before the run fails")
       ->capture_default_str();
   cmd.add_flag("!--no-send-recv", c.send_recv, "skip the rank 0 <-> rank 1 send/recv ping-pong");
-  cmd.add_option("--out", c.out, "JSON file for the sizes, median times and fits (written by rank 0)");
+  cmd.add_option("--out", c.out, "JSON file for the sizes, min and median times and the fits (written by rank 0)");
 }
 
 // Without an external launcher, `distsgd train --workers W --servers S` starts W+S copies of itself on this
@@ -232,7 +232,7 @@ int main(int argc, char** argv) {
   distsgd::cli::CommbenchConfig commbench_config;
   auto* commbench = app.add_subcommand(
       "commbench", "time allreduce_sum (and send/recv) of 4 KiB..64 MiB messages over N local processes; fit "
-                   "t(m) = alpha + beta*m");
+                   "t(m) = alpha + beta*m to each size's fastest repeat");
   add_commbench_options(*commbench, commbench_config);
 
   try {
