@@ -160,8 +160,10 @@ TEST(MomentumPlacement, FlagIsCheckedAgainstTheAlgorithm) {
   EXPECT_NE(error_of("bsp", "server").find("--momentum-at applies to asp, ssp, aladdin only (not bsp)"),
             std::string::npos);
   EXPECT_NE(error_of("arsgd", "worker").find("(not arsgd)"), std::string::npos);
-  EXPECT_NE(error_of("asp", "both").find("--momentum-at both is not a place for asp's momentum (it takes worker, server"),
-            std::string::npos) << error_of("asp", "both");
+  EXPECT_NE(error_of("asp", "both")
+                .find("--momentum-at both is not a place for asp's momentum (it takes worker, server"),
+            std::string::npos)
+      << error_of("asp", "both");
   EXPECT_NE(error_of("ssp", "nowhere").find("--momentum-at must be worker, server, both or auto"), std::string::npos);
 }
 

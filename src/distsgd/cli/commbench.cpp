@@ -139,7 +139,8 @@ void print_row(const PrimitiveResult& p, const SizeResult& s, int64_t processes)
 }
 
 void print_fit(const PrimitiveResult& p) {
-  std::cout << "fit t(m) = alpha + beta*m to the minima (" << p.name << "): alpha = " << formatted("%.1f", p.fit.alpha * 1e6)
+  std::cout << "fit t(m) = alpha + beta*m to the minima (" << p.name
+            << "): alpha = " << formatted("%.1f", p.fit.alpha * 1e6)
             << " us, 1/beta = " << formatted("%.3f", 1.0 / p.fit.beta / kGB) << " GB/s\n"
             << std::endl;
 }

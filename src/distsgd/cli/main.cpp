@@ -91,8 +91,10 @@ void add_train_options(CLI::App& cmd, distsgd::TrainConfig& c, TextOptions& text
   cmd.add_option("--lr-decay-factor", c.lr_decay_factor, "step decay factor")->capture_default_str();
 
   cmd.add_option("--epochs", c.epochs, "epochs to train")->capture_default_str();
-  cmd.add_option("--time-budget", c.time_budget, "stop after this many seconds of wall time (0: no limit); asynchronous PS algorithms (asp, ssp, easgd, "
-                 "aladdin): each worker stops on its own and the run evaluates only at the end")
+  const auto independent = distsgd::algo::algorithm_names_where([](const auto& a) { return a.independent_workers; });
+  cmd.add_option("--time-budget", c.time_budget,
+                 "stop after this many seconds of wall time (0: no limit); " + distsgd::join(independent) +
+                     ": each worker stops on its own and the run evaluates only at the end")
       ->capture_default_str();
   cmd.add_option("--target-accuracy", c.target_accuracy,
                  "stop after the first evaluation with at least this test accuracy (0: never)")
@@ -128,9 +130,11 @@ void add_train_options(CLI::App& cmd, distsgd::TrainConfig& c, TextOptions& text
       ->capture_default_str();
   cmd.add_option("--slowdown", text.slowdowns,
                  "RANK:FACTOR: worker RANK takes FACTOR times its compute time (repeatable)");
+  const auto placeable =
+      distsgd::algo::algorithm_names_where([](const auto& a) { return !a.momentum_placements.empty(); });
   cmd.add_option("--momentum-at", c.momentum_at,
-                 "ASP, SSP, ALADDIN: where momentum lives: worker, server, both (ALADDIN: local steps and global "
-                 "updates), or auto (ASP/SSP: server, ALADDIN: worker)")
+                 distsgd::join(placeable) + ": where momentum lives: worker, server, both (ALADDIN: local steps and "
+                     "global updates), or auto (ASP/SSP: server, ALADDIN: worker)")
       ->capture_default_str();
   cmd.add_option("--staleness", c.staleness, "SSP: staleness bound s (pull every s+1 iterations)")
       ->capture_default_str();
