@@ -3,7 +3,7 @@ BUILD ?= build
 BUILD_TYPE ?= Release
 DEMO_OUT ?= runs/demo
 
-.PHONY: setup configure build demo test bench clean
+.PHONY: setup configure build demo test bench format format-check sanitize sanitize-address clean
 
 setup:
 	@scripts/setup.sh
@@ -28,5 +28,28 @@ bench: build
 	bench/commbench.sh
 	bench/decentralized.sh
 
+# The code's one style (.clang-format: Google, 120 columns). format-check is also a CTest test (Format.*).
+SOURCES = $(shell git ls-files 'src/*.cpp' 'src/*.hpp' 'tests/*.cpp' 'tests/*.hpp')
+format:
+	clang-format -i $(SOURCES)
+format-check:
+	clang-format --dry-run --Werror $(SOURCES)
+
+# The threaded code under the sanitizers: the parameter-server substrate (ASP, SSP, BSP, EASGD, ALADDIN runs), the
+# gossip protocol and workers, AD-PSGD, the loader's prefetch thread. Each builds into its own directory.
+SANITIZED_TESTS = GossipProtocol|ShardedLoader|Asp\.|Ssp\.|AsyncAlgorithms\.EachRuns|Aladdin|Easgd|DecentralizedConservation|DecentralizedTermination|Equivalence\.Bsp|Launcher\.
+sanitize: setup
+	@test -f build-tsan/build.ninja || cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DDISTSGD_SANITIZE=thread
+	cmake --build build-tsan
+	cd build-tsan && TSAN_OPTIONS="suppressions=$(CURDIR)/tests/tsan.supp halt_on_error=1 second_deadlock_stack=1" \
+	  OMP_NUM_THREADS=1 ctest --output-on-failure --timeout 1800 -R '$(SANITIZED_TESTS)'
+sanitize-address: setup
+	@test -f build-asan/build.ninja || cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DDISTSGD_SANITIZE=address,undefined
+	cmake --build build-asan
+	cd build-asan && ASAN_OPTIONS="detect_leaks=0" UBSAN_OPTIONS="print_stacktrace=1 halt_on_error=1" \
+	  ctest --output-on-failure --timeout 1800 -R '$(SANITIZED_TESTS)'
+
 clean:
-	rm -rf $(BUILD)
+	rm -rf $(BUILD) build-tsan build-asan

@@ -4,6 +4,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build pkg-config
+  clang-format            # the code style, checked by the tests (make format applies it)
   libtorch-dev            # libtorch 1.13: tensors, autograd, c10d
   libgloo-dev             # Gloo headers, needed by c10d's ProcessGroupGloo.hpp
   libopenblas0-openmp     # fast BLAS for linear layers (the reference BLAS is ~14x slower)

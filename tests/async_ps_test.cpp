@@ -2,10 +2,11 @@
 // the distsgd program.
 #include "distsgd/algo/ps/elastic.hpp"
 #include "distsgd/core/config.hpp"
+#include "distsgd/train/options.hpp"
 #include "distsgd/core/error.hpp"
 #include "distsgd/algo/ps/lazy_averager.hpp"
 #include "distsgd/train/checkpoint.hpp"
-#include "distsgd/train/sgd.hpp"
+#include "distsgd/optim/sgd.hpp"
 #include "test_util.hpp"
 
 #include <gtest/gtest.h>
@@ -42,10 +43,10 @@ TEST(Easgd, OneExchangePreservesTheSumOfServerAndWorker) {
 
 TEST(Aladdin, AlphaFollowsTheSpecFormulas) {
   using distsgd::algo::ps::aladdin_alpha;
-  EXPECT_DOUBLE_EQ(aladdin_alpha("text", 4, 4, 123), 1 - 1 / std::sqrt(16.0));
-  EXPECT_DOUBLE_EQ(aladdin_alpha("count", 4, 4, 9), 1 - 1 / 3.0);
-  EXPECT_DOUBLE_EQ(aladdin_alpha("count", 4, 4, 1), 0.0);
-  EXPECT_DOUBLE_EQ(aladdin_alpha("count", 4, 4, 0), 0.0);  // clamped, never negative or NaN
+  EXPECT_DOUBLE_EQ(aladdin_alpha(distsgd::algo::ps::AlphaRule::kText, 4, 4, 123), 1 - 1 / std::sqrt(16.0));
+  EXPECT_DOUBLE_EQ(aladdin_alpha(distsgd::algo::ps::AlphaRule::kCount, 4, 4, 9), 1 - 1 / 3.0);
+  EXPECT_DOUBLE_EQ(aladdin_alpha(distsgd::algo::ps::AlphaRule::kCount, 4, 4, 1), 0.0);
+  EXPECT_DOUBLE_EQ(aladdin_alpha(distsgd::algo::ps::AlphaRule::kCount, 4, 4, 0), 0.0);  // clamped, never negative or NaN
 }
 
 // Hand-computed: n=2 workers, pi=2, lr 0.5. Gradients 1 (w0), 3 (w1), 5 (w0): worker 0's second gradient
@@ -54,7 +55,7 @@ TEST(Aladdin, AlphaFollowsTheSpecFormulas) {
 TEST(Aladdin, LazyAveragedUpdateOnAHandComputedCase) {
   distsgd::algo::ps::LazyAverager averager(1, 2, 2);
   auto x = torch::tensor({10.0f});
-  distsgd::train::MomentumSgd plain_sgd(1, 0, 0);
+  distsgd::optim::MomentumSgd plain_sgd(1, 0, 0);
   EXPECT_EQ(averager.add(0, torch::tensor({1.0f}), x, 0.5, plain_sgd), 0);
   EXPECT_EQ(averager.add(1, torch::tensor({3.0f}), x, 0.5, plain_sgd), 0);
   EXPECT_EQ(x.item<float>(), 10.0f);  // nothing applied before a trigger
@@ -70,7 +71,7 @@ TEST(Aladdin, LazyAveragedUpdateOnAHandComputedCase) {
 // gradients give x~ = 10 - 0.5*3 = 8.5, then v = 0.9*3 + 7 = 9.7 and x~ = 8.5 - 0.5*9.7 = 3.65.
 TEST(Aladdin, LazyUpdateWithMomentumAtTheServer) {
   distsgd::algo::ps::LazyAverager averager(1, 2, 2);
-  distsgd::train::MomentumSgd momentum_sgd(1, 0.9, 0);
+  distsgd::optim::MomentumSgd momentum_sgd(1, 0.9, 0);
   auto x = torch::tensor({10.0f});
   for (auto [worker, g] : {std::pair{0, 1.0f}, {1, 3.0f}, {0, 5.0f}}) {
     averager.add(worker, torch::tensor({g}), x, 0.5, momentum_sgd);
@@ -144,9 +145,9 @@ TEST(MomentumPlacement, FlagIsCheckedAgainstTheAlgorithm) {
     c.algorithm = algorithm;
     c.workers = 2;
     c.servers = algorithm == "arsgd" ? 0 : 1;
-    c.momentum_at = placement;
     try {
-      distsgd::validate(c);
+      distsgd::train::set_option(c, "--momentum-at", {placement});
+      distsgd::train::validate(c);
       return "";
     } catch (const distsgd::Error& e) {
       return e.what();

@@ -5,7 +5,7 @@
 #include "distsgd/core/error.hpp"
 #include "distsgd/models/model.hpp"
 #include "distsgd/train/checkpoint.hpp"
-#include "distsgd/train/flat_parameters.hpp"
+#include "distsgd/optim/flat_parameters.hpp"
 #include "test_util.hpp"
 
 #include <gtest/gtest.h>
@@ -41,7 +41,7 @@ TEST(DgcSchedule, DensityWarmsUpExponentiallyThenHoldsTheTarget) {
 // Three steps of the compressor against the spec's rules computed here with plain tensor operations.
 TEST(DgcCompressor, SendsExactlyTheTopKOfEachTensorAndKeepsTheResidual) {
   torch::manual_seed(3);
-  std::vector<distsgd::train::ParameterSlot> slots{{"a", 0, 50}, {"b", 50, 7}, {"c", 57, 200}};
+  std::vector<distsgd::optim::ParameterSlot> slots{{"a", 0, 50}, {"b", 50, 7}, {"c", 57, 200}};
   dc::DgcOptions options;
   options.density = 0.05;  // k = 3, 1, 10
   options.momentum = 0.9;
@@ -128,7 +128,7 @@ nlohmann::json summary_of(const std::string& run_dir) {
 // Bytes of one step's DGC message for lenet5 at this density: 8 per entry (value + index).
 int64_t lenet5_dgc_bytes_per_step(double density) {
   auto model = distsgd::models::make_model({}, {});
-  distsgd::train::FlatParameters flat(*model);
+  distsgd::optim::FlatParameters flat(*model);
   int64_t entries = 0;
   for (const auto& slot : flat.slots()) entries += dc::dgc_entries(slot.numel, density);
   return 8 * entries;
@@ -180,7 +180,7 @@ TEST(DgcRuns, EachAlgorithmSendsTheDensitysShare) {
 TEST(DgcRuns, ImpossibleCombinationsAreRefused) {
   auto r = run_distsgd("train --algo easgd --workers 2 --servers 1 --compress dgc" + kSmallRun);
   EXPECT_NE(r.exit_code, 0);
-  EXPECT_NE(r.output.find("--compress dgc compresses gradient uplinks of arsgd, bsp, asp, ssp only (not easgd)"),
+  EXPECT_NE(r.output.find("--compress applies to arsgd, bsp, asp, ssp only (not easgd)"),
             std::string::npos) << r.output;
   r = run_distsgd("train --algo asp --workers 2 --servers 1 --compress dgc --momentum-at server" + kSmallRun);
   EXPECT_NE(r.exit_code, 0);

@@ -1,5 +1,5 @@
 #include "distsgd/models/model.hpp"
-#include "distsgd/train/flat_parameters.hpp"
+#include "distsgd/optim/flat_parameters.hpp"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
@@ -30,7 +30,7 @@ TEST(FlatParameters, ParametersAreViewsOfOneBufferInRegistrationOrder) {
   TwoLayers model;
   std::vector<at::Tensor> before;
   for (auto& p : model.parameters()) before.push_back(p.detach().clone());
-  distsgd::train::FlatParameters flat(model);
+  distsgd::optim::FlatParameters flat(model);
   ASSERT_EQ(flat.numel(), 3 * 4 + 4 + 4 * 2 + 2);
   ASSERT_EQ(flat.slots().size(), 4u);
   auto params = model.parameters();
@@ -47,7 +47,7 @@ TEST(FlatParameters, ParametersAreViewsOfOneBufferInRegistrationOrder) {
 TEST(FlatParameters, BackwardAccumulatesIntoTheFlatGradientBuffer) {
   torch::manual_seed(2);
   TwoLayers model;
-  distsgd::train::FlatParameters flat(model);
+  distsgd::optim::FlatParameters flat(model);
   auto x = torch::randn({5, 3});
   auto loss = model.forward(x).pow(2).sum();
   flat.zero_grads();

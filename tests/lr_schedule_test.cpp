@@ -1,8 +1,8 @@
-#include "distsgd/train/lr_schedule.hpp"
+#include "distsgd/optim/lr_schedule.hpp"
 
 #include <gtest/gtest.h>
 
-using distsgd::train::LrSchedule;
+using distsgd::optim::LrSchedule;
 
 TEST(LrSchedule, ConstantWithoutWarmupOrDecay) {
   LrSchedule s;

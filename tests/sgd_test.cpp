@@ -1,9 +1,9 @@
-#include "distsgd/train/sgd.hpp"
+#include "distsgd/optim/sgd.hpp"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
-using distsgd::train::MomentumSgd;
+using distsgd::optim::MomentumSgd;
 
 // Two steps computed by hand with torch.optim.SGD's rule: d = g + wd*p; v = mu*v + d; p -= lr*v.
 TEST(MomentumSgd, MatchesPyTorchRuleByHand) {

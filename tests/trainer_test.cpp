@@ -1,5 +1,6 @@
 // Training runs through the library: checkpoint and resume, stopping rules, run files.
 #include "distsgd/core/error.hpp"
+#include "distsgd/train/options.hpp"
 #include "distsgd/train/trainer.hpp"
 #include "test_util.hpp"
 
@@ -150,9 +151,8 @@ TEST(Trainer, RejectsInvalidConfigurations) {
   c.batch_size = 0;
   EXPECT_THROW(run_training(c), distsgd::Error);
   c = small_config(dir / "bad");
-  c.lr_scaling = "cubic";
   try {
-    run_training(c);
+    distsgd::train::set_option(c, "--lr-scaling", {"cubic"});
     FAIL() << "expected an error";
   } catch (const distsgd::Error& e) {
     EXPECT_NE(std::string(e.what()).find("--lr-scaling"), std::string::npos) << e.what();

@@ -6,18 +6,20 @@
 // --aladdin-variant l1: local self-update only (the server updates x~ but never pushes it);
 //                   l2: the server applies every gradient at once (no lazy update) and still pushes every pi.
 #include "distsgd/algo/algorithm.hpp"
+#include "distsgd/algo/mailbox.hpp"
 #include "distsgd/algo/ps/lazy_averager.hpp"
 #include "distsgd/algo/ps/momentum_placement.hpp"
 #include "distsgd/algo/ps/ps_worker.hpp"
 #include "distsgd/algo/ps/shard_server.hpp"
 #include "distsgd/comm/communicator.hpp"
 #include "distsgd/core/error.hpp"
-#include "distsgd/train/flat_parameters.hpp"
-#include "distsgd/train/timeline.hpp"
+#include "distsgd/optim/flat_parameters.hpp"
+#include "distsgd/core/timeline.hpp"
+#include "distsgd/core/timed_phase.hpp"
 
+#include <nlohmann/json.hpp>
 #include <torch/torch.h>
 
-#include <deque>
 #include <mutex>
 #include <thread>
 
@@ -25,6 +27,22 @@ namespace distsgd::algo {
 namespace {
 
 constexpr bool kMomentumOnWorkerByDefault = true;
+
+// full: the paper's algorithm; l1: local self-update only (no pushes); l2: the server applies every gradient at once.
+enum class Variant { kFull, kL1, kL2 };
+const EnumNames<Variant>& enum_names(Variant) {
+  static const EnumNames<Variant> names{{Variant::kFull, "full"}, {Variant::kL1, "l1"}, {Variant::kL2, "l2"}};
+  return names;
+}
+
+const StoredOption<int64_t> kPi{"--pi", 4, "ALADDIN: gradients of one worker that trigger a global update",
+                                at_least<int64_t>(1)};
+const StoredOption<ps::AlphaRule> kAlpha{
+    "--aladdin-alpha", ps::AlphaRule::kText,
+    "ALADDIN mixing weight: text (1 - 1/sqrt(n*pi)) or count (1 - 1/sqrt(gradients accumulated))"};
+const StoredOption<Variant> kVariant{
+    "--aladdin-variant", Variant::kFull,
+    "ALADDIN: full, l1 (local self-update only), l2 (mixing, PS applies each gradient at once)"};
 
 class AladdinWorker final : public ps::PsWorker {
  public:
@@ -51,11 +69,9 @@ class AladdinWorker final : public ps::PsWorker {
     // The previous gradient must have left before its buffer is reused (a send, not a round trip).
     wait_for_sends();
     {
-      train::Timeline::Scope span(setup_.timeline, "update");
-      update_time_.start();
+      TimedPhase phase(setup_.timeline, "update", update_time_);
       local_.step(flat.params(), flat.grads(), lr);  // grads now hold g + wd*x: what the server averages
       outgoing_.copy_(flat.grads());
-      update_time_.stop();
     }
     sends_ = client_.send_to_all_async({ps::RequestKind::kPushGradient, step, lr, step, version_}, outgoing_);
     mix_arrived_models();
@@ -65,8 +81,7 @@ class AladdinWorker final : public ps::PsWorker {
     wait_for_sends();
     PsWorker::finish();  // kDone: each shard answers with a goodbye, which ends its receiver
     for (auto& t : receivers_) t.join();
-    if (!receiver_error_.empty()) throw Error(receiver_error_);
-    mix_arrived_models();
+    mix_arrived_models();  // rethrows a receiver's error
   }
 
  private:
@@ -90,12 +105,10 @@ class AladdinWorker final : public ps::PsWorker {
         v.wait();
         const auto reply = ps::decode_reply(header);
         if (reply.kind == ps::ReplyKind::kGoodbye) return;
-        std::lock_guard<std::mutex> lock(mailbox_mutex_);
-        mailbox_.push_back({shard, reply.alpha, reply.version, values});
+        mailbox_.put({shard, reply.alpha, reply.version, values});
       }
     } catch (const std::exception& e) {
-      std::lock_guard<std::mutex> lock(mailbox_mutex_);
-      receiver_error_ = e.what();
+      mailbox_.fail(e.what());
     }
   }
 
@@ -108,12 +121,8 @@ class AladdinWorker final : public ps::PsWorker {
 
   // x_i <- (1 - alpha) x_i + alpha x~ for every global model that has arrived, in arrival order.
   void mix_arrived_models() {
-    std::deque<Arrival> arrived;
-    {
-      std::lock_guard<std::mutex> lock(mailbox_mutex_);
-      if (!receiver_error_.empty()) throw Error(receiver_error_);
-      arrived.swap(mailbox_);
-    }
+    const auto arrived = mailbox_.take_all();
+    if (arrived.empty()) return;
     torch::NoGradGuard no_grad;
     for (const auto& a : arrived) {
       const auto& range = client_.shards()[a.shard];
@@ -122,26 +131,26 @@ class AladdinWorker final : public ps::PsWorker {
     }
   }
 
-  train::MomentumSgd local_;
+  optim::MomentumSgd local_;
   at::Tensor outgoing_;
   std::vector<comm::Work> sends_;
   std::vector<std::thread> receivers_;
-  std::mutex mailbox_mutex_;
-  std::deque<Arrival> mailbox_;
-  std::string receiver_error_;
+  Mailbox<Arrival> mailbox_;
 };
 
 class AladdinServer final : public ServerAlgorithm {
  public:
   explicit AladdinServer(const ServerSetup& s)
-      : config_(s.config),
+      : pi_(kPi.of(s.config)),
+        alpha_rule_(kAlpha.of(s.config)),
+        variant_(kVariant.of(s.config)),
         server_(s),
         timeline_(s.timeline),
-        averager_(server_.range().numel, s.comm.workers(), s.config.pi),
+        averager_(server_.range().numel, s.comm.workers(), pi_),
         optimizer_(ps::server_optimizer(s.config, server_.range().numel, kMomentumOnWorkerByDefault)),
         since_push_(static_cast<size_t>(s.comm.workers()), 0) {}
 
-  void serve() override {
+  nlohmann::json serve() override {
     server_.serve(
         [this](const ps::Request& request, ps::WorkerChannel& channel) {
           require(request.kind == ps::RequestKind::kPushGradient, "ALADDIN server got an unexpected request");
@@ -150,21 +159,21 @@ class AladdinServer final : public ServerAlgorithm {
           bool send = false;
           {
             std::lock_guard<std::mutex> lock(server_.mutex());
-            train::Timeline::Scope span(timeline_, "accumulate");
+            Timeline::Scope span(timeline_, "accumulate");
             server_.record_staleness(server_.version() - request.version);
             const int64_t w = channel.worker();
             int64_t averaged = 0;
-            if (config_.aladdin_variant == "l2") {
+            if (variant_ == Variant::kL2) {
               optimizer_.step(server_.parameters(), gradient, request.lr);
               server_.count_update();
-              averaged = ++since_push_[w] >= config_.pi ? config_.pi : 0;
+              averaged = ++since_push_[w] >= pi_ ? pi_ : 0;
               if (averaged) since_push_[w] = 0;
             } else {
               averaged = averager_.add(w, gradient, server_.parameters(), request.lr, optimizer_);
               if (averaged) server_.count_update();
             }
-            if (averaged && config_.aladdin_variant != "l1") {
-              push.alpha = ps::aladdin_alpha(config_.aladdin_alpha, server_.workers(), config_.pi, averaged);
+            if (averaged && variant_ != Variant::kL1) {
+              push.alpha = ps::aladdin_alpha(alpha_rule_, server_.workers(), pi_, averaged);
               push.version = server_.version();
               channel.reply_buffer().copy_(server_.parameters());
               send = true;
@@ -178,15 +187,17 @@ class AladdinServer final : public ServerAlgorithm {
           goodbye.kind = ps::ReplyKind::kGoodbye;
           channel.push(channel.reply_buffer(), goodbye);
         });
-    ps::ShardServer::publish(server_.comm(), server_.shard(), server_.statistics());
+    return server_.statistics();
   }
 
  private:
-  const TrainConfig& config_;
+  int64_t pi_;
+  ps::AlphaRule alpha_rule_;
+  Variant variant_;
   ps::ShardServer server_;
-  train::Timeline& timeline_;
+  Timeline& timeline_;
   ps::LazyAverager averager_;
-  train::MomentumSgd optimizer_;  // of x~: plain SGD unless --momentum-at server|both
+  optim::MomentumSgd optimizer_;  // of x~: plain SGD unless --momentum-at server|both
   std::vector<int64_t> since_push_;  // l2: gradients of each worker since its last push
 };
 
@@ -198,7 +209,11 @@ AlgorithmInfo aladdin_algorithm() {
   info.description = "asymmetric centralized training (--pi, --aladdin-alpha, --aladdin-variant)";
   info.needs_servers = true;
   info.independent_workers = true;
-  info.momentum_placements = {"worker", "server", "both"};
+  info.options = {&kPi.spec(), &kAlpha.spec(), &kVariant.spec(), &ps::kSharding.spec(), &ps::kMomentumAt.spec()};
+  info.validate = [](const TrainConfig& c) {
+    ps::check_momentum_placement(c, "aladdin",
+                                 {ps::MomentumAt::kWorker, ps::MomentumAt::kServer, ps::MomentumAt::kBoth});
+  };
   info.make_worker = [](const WorkerSetup& s) { return std::make_unique<AladdinWorker>(s); };
   info.make_server = [](const ServerSetup& s) { return std::make_unique<AladdinServer>(s); };
   return info;

@@ -1,10 +1,13 @@
 // The algorithm seam. An algorithm is a worker side (hooks into the training step) and, for parameter-server
 // algorithms, a server side (handlers over the shared substrate in algo/ps/), registered under one name.
-// Adding an algorithm is one new file defining an AlgorithmInfo, one line in algo/builtin.cpp, and its tests.
+// Adding an algorithm is one new file defining an AlgorithmInfo (with the flags it takes, declared in that file
+// as StoredOption), one line in algo/builtin.cpp, and its tests.
 #pragma once
 #include "distsgd/core/config.hpp"
+#include "distsgd/core/option.hpp"
 
 #include <ATen/core/Tensor.h>
+#include <nlohmann/json_fwd.hpp>
 
 #include <cstdint>
 #include <functional>
@@ -19,10 +22,12 @@ class Communicator;
 namespace distsgd::models {
 class Model;
 }
-namespace distsgd::train {
+namespace distsgd::optim {
 class FlatParameters;
+}
+namespace distsgd {
 class Timeline;
-}  // namespace distsgd::train
+}
 
 namespace distsgd::algo {
 
@@ -31,8 +36,8 @@ struct WorkerSetup {
   const TrainConfig& config;
   comm::Communicator* comm;  // null in a single-process run
   models::Model& model;
-  train::FlatParameters& flat;
-  train::Timeline& timeline;
+  optim::FlatParameters& flat;
+  Timeline& timeline;
   int64_t steps_per_epoch = 1;  // iterations of each worker per epoch (schedules in epochs, e.g. DGC's warm-up)
 };
 
@@ -69,6 +74,9 @@ class WorkerAlgorithm {
   // After the last iteration: drain communication, release the servers.
   virtual void finish() {}
   virtual AlgorithmStats stats() const = 0;
+  // On worker 0, after finish(): the algorithm's own figures in summary.json (e.g. the overlap strategy, the
+  // servers' staleness). server_statistics holds what each server's serve() returned, in server order.
+  virtual void add_to_summary(nlohmann::json& summary, const std::vector<nlohmann::json>& server_statistics) {}
   // Optimizer state of this worker (momentum buffer over the flat vector) for checkpoints; undefined if none.
   virtual at::Tensor optimizer_state() { return {}; }
 };
@@ -79,15 +87,15 @@ struct ServerSetup {
   const TrainConfig& config;
   comm::Communicator& comm;
   int64_t server_index = 0;  // 0 .. servers-1
-  train::FlatParameters& flat;
-  train::Timeline& timeline;
+  optim::FlatParameters& flat;
+  Timeline& timeline;
 };
 
 class ServerAlgorithm {
  public:
   virtual ~ServerAlgorithm() = default;
-  // Serves the workers until every one of them has finished.
-  virtual void serve() = 0;
+  // Serves the workers until every one of them has finished; returns this server's figures for summary.json.
+  virtual nlohmann::json serve() = 0;
 };
 
 using WorkerFactory = std::function<std::unique_ptr<WorkerAlgorithm>(const WorkerSetup&)>;
@@ -104,20 +112,31 @@ struct AlgorithmInfo {
   // stop on its own: under --time-budget every worker trains until its own deadline and the run evaluates once,
   // at the end (epoch-end evaluations are collective and would hold the workers together).
   bool independent_workers = false;
-  // --compress dgc applies: the workers' uplink carries gradients (not models), which DGC can sparsify.
-  bool compressible_gradients = false;
-  // Where --momentum-at may put momentum and weight decay ("worker", "server", "both"); empty: the algorithm has one
-  // fixed place for them and the flag is refused. "auto" (the default) always means the algorithm's own choice.
-  std::vector<std::string> momentum_placements;
+  // Runs in one process only (the reference "sgd").
+  bool single_process = false;
+  // The flags this algorithm takes beyond training's own, each declared once where it belongs (its own file, or a
+  // family's, e.g. algo/ps/ps_options.hpp). A flag given a value other than its default with an algorithm that
+  // does not list it is refused.
+  std::vector<const OptionSpec*> options;
+  // Rules across this algorithm's settings (e.g. a --momentum-at place it has no use for); null: none.
+  std::function<void(const TrainConfig&)> validate;
   WorkerFactory make_worker;
   ServerFactory make_server;  // null for algorithms without servers
 };
 
 // The built-in algorithms (algo/builtin.cpp lists them; explicit, so no linker drops a self-registering file).
 const std::vector<AlgorithmInfo>& builtin_algorithms();
+// Every known algorithm: the built-ins, then those registered. Register before options are parsed (an
+// extension's main, or a test); a name already taken is refused.
+const std::vector<AlgorithmInfo>& algorithms();
+void register_algorithm(AlgorithmInfo info);
 const AlgorithmInfo& find_algorithm(const std::string& name);  // throws distsgd::Error listing valid names
 std::vector<std::string> registered_algorithm_names();
 // Names of the algorithms with a capability, in registry order (for error messages that list them).
 std::vector<std::string> algorithm_names_where(const std::function<bool(const AlgorithmInfo&)>& has_capability);
+// Every flag some algorithm takes, once, in registry order; each spec's group names the algorithms taking it.
+const std::vector<OptionSpec>& algorithm_options();
+// The algorithm exists, its process counts fit it, its settings keep their rules and are its own.
+void validate_algorithm(const TrainConfig& config);
 
 }  // namespace distsgd::algo

@@ -7,9 +7,10 @@
 #include "distsgd/algo/ps/shard_server.hpp"
 #include "distsgd/comm/communicator.hpp"
 #include "distsgd/core/error.hpp"
-#include "distsgd/train/flat_parameters.hpp"
-#include "distsgd/train/timeline.hpp"
+#include "distsgd/optim/flat_parameters.hpp"
+#include "distsgd/core/timeline.hpp"
 
+#include <nlohmann/json.hpp>
 #include <torch/torch.h>
 
 namespace distsgd::algo {
@@ -37,7 +38,7 @@ class AspWorker final : public ps::PsWorker {
 
  private:
   bool on_worker_;
-  train::MomentumSgd local_;
+  optim::MomentumSgd local_;
 };
 
 class AspServer final : public ServerAlgorithm {
@@ -47,14 +48,14 @@ class AspServer final : public ServerAlgorithm {
         timeline_(s.timeline),
         optimizer_(ps::server_optimizer(s.config, server_.range().numel, kMomentumOnWorkerByDefault)) {}
 
-  void serve() override {
+  nlohmann::json serve() override {
     server_.serve([this](const ps::Request& request, ps::WorkerChannel& channel) {
       require(request.kind == ps::RequestKind::kGradient, "ASP server got an unexpected request");
       auto& gradient = channel.receive_gradient(request);
       ps::Reply reply;
       {
         std::lock_guard<std::mutex> lock(server_.mutex());
-        train::Timeline::Scope span(timeline_, "update");
+        Timeline::Scope span(timeline_, "update");
         server_.record_staleness(server_.version() - request.version);
         optimizer_.step(server_.parameters(), gradient, request.lr, 0);
         server_.count_update();
@@ -63,13 +64,13 @@ class AspServer final : public ServerAlgorithm {
       }
       channel.reply(channel.reply_buffer(), reply);
     });
-    ps::ShardServer::publish(server_.comm(), server_.shard(), server_.statistics());
+    return server_.statistics();
   }
 
  private:
   ps::ShardServer server_;
-  train::Timeline& timeline_;
-  train::MomentumSgd optimizer_;
+  Timeline& timeline_;
+  optim::MomentumSgd optimizer_;
 };
 
 }  // namespace
@@ -80,8 +81,12 @@ AlgorithmInfo asp_algorithm() {
   info.description = "asynchronous parallel on the parameter server: each gradient applied at once";
   info.needs_servers = true;
   info.independent_workers = true;
-  info.compressible_gradients = true;
-  info.momentum_placements = {"worker", "server"};
+  info.options = {&ps::kSharding.spec(), &ps::kMomentumAt.spec()};
+  for (const auto* o : compression::compression_options()) info.options.push_back(o);
+  info.validate = [](const TrainConfig& c) {
+    ps::check_momentum_placement(c, "asp", {ps::MomentumAt::kWorker, ps::MomentumAt::kServer});
+    compression::check_compression(c);
+  };
   info.make_worker = [](const WorkerSetup& s) { return std::make_unique<AspWorker>(s); };
   info.make_server = [](const ServerSetup& s) { return std::make_unique<AspServer>(s); };
   return info;

@@ -8,10 +8,11 @@
 #include "distsgd/algo/ps/shard_server.hpp"
 #include "distsgd/comm/communicator.hpp"
 #include "distsgd/core/error.hpp"
-#include "distsgd/train/flat_parameters.hpp"
-#include "distsgd/train/sgd.hpp"
-#include "distsgd/train/timeline.hpp"
+#include "distsgd/optim/flat_parameters.hpp"
+#include "distsgd/optim/sgd.hpp"
+#include "distsgd/core/timeline.hpp"
 
+#include <nlohmann/json.hpp>
 #include <torch/torch.h>
 
 #include <condition_variable>
@@ -42,7 +43,7 @@ class BspServer final : public ServerAlgorithm {
         optimizer_(ps::server_optimizer(s.config, server_.range().numel, false)),
         gradients_(static_cast<size_t>(s.comm.workers())) {}
 
-  void serve() override {
+  nlohmann::json serve() override {
     server_.serve([this](const ps::Request& request, ps::WorkerChannel& channel) {
       require(request.kind == ps::RequestKind::kGradient, "BSP server got an unexpected request");
       auto& gradient = channel.receive_gradient(request);
@@ -61,12 +62,12 @@ class BspServer final : public ServerAlgorithm {
       // The next update needs this worker's next gradient, which it sends only after this reply: no copy needed.
       channel.reply(server_.parameters(), reply);
     });
-    ps::ShardServer::publish(server_.comm(), server_.shard(), server_.statistics());
+    return server_.statistics();
   }
 
  private:
   void aggregate_and_update(double lr) {
-    train::Timeline::Scope span(timeline_, "update");
+    Timeline::Scope span(timeline_, "update");
     torch::NoGradGuard no_grad;
     auto sum = gradients_[0].clone();
     for (size_t w = 1; w < gradients_.size(); ++w) sum.add_(gradients_[w]);
@@ -79,8 +80,8 @@ class BspServer final : public ServerAlgorithm {
   }
 
   ps::ShardServer server_;
-  train::Timeline& timeline_;
-  train::MomentumSgd optimizer_;
+  Timeline& timeline_;
+  optim::MomentumSgd optimizer_;
   std::vector<at::Tensor> gradients_;  // views of the handlers' payload buffers, one per worker
   int64_t count_ = 0, round_ = 0;
   std::condition_variable round_done_;
@@ -93,7 +94,9 @@ AlgorithmInfo bsp_algorithm() {
   info.name = "bsp";
   info.description = "bulk synchronous parallel on the parameter server (--servers, --sharding)";
   info.needs_servers = true;
-  info.compressible_gradients = true;
+  info.options = {&ps::kSharding.spec()};
+  for (const auto* o : compression::compression_options()) info.options.push_back(o);
+  info.validate = compression::check_compression;
   info.make_worker = [](const WorkerSetup& s) { return std::make_unique<BspWorker>(s); };
   info.make_server = [](const ServerSetup& s) { return std::make_unique<BspServer>(s); };
   return info;

@@ -3,19 +3,29 @@
 #include "distsgd/algo/algorithm.hpp"
 #include "distsgd/algo/ps/elastic.hpp"
 #include "distsgd/algo/ps/momentum_placement.hpp"
+#include "distsgd/algo/ps/ps_options.hpp"
 #include "distsgd/algo/ps/ps_worker.hpp"
 #include "distsgd/algo/ps/shard_server.hpp"
 #include "distsgd/comm/communicator.hpp"
 #include "distsgd/core/error.hpp"
-#include "distsgd/train/flat_parameters.hpp"
-#include "distsgd/train/timeline.hpp"
+#include "distsgd/optim/flat_parameters.hpp"
+#include "distsgd/core/timeline.hpp"
+#include "distsgd/core/timed_phase.hpp"
 
+#include <nlohmann/json.hpp>
 #include <torch/torch.h>
 
 namespace distsgd::algo {
 namespace {
 
-double moving_rate(const TrainConfig& c) { return c.moving_rate > 0 ? c.moving_rate : 0.9 / c.workers; }
+const StoredOption<int64_t> kTau{"--tau", 2, "EASGD: iterations between elastic exchanges", at_least<int64_t>(1)};
+const StoredOption<double> kMovingRate{"--moving-rate", 0, "EASGD: moving rate alpha (0: 0.9 / workers)",
+                                       within<double>(0, 1)};
+
+double moving_rate(const TrainConfig& c) {
+  const double alpha = kMovingRate.of(c);
+  return alpha > 0 ? alpha : 0.9 / static_cast<double>(c.workers);
+}
 
 class EasgdWorker final : public ps::PsWorker {
  public:
@@ -26,18 +36,16 @@ class EasgdWorker final : public ps::PsWorker {
   void after_backward(int64_t step, double lr) override {
     auto& flat = setup_.flat;
     {
-      train::Timeline::Scope span(setup_.timeline, "update");
-      update_time_.start();
+      TimedPhase phase(setup_.timeline, "update", update_time_);
       local_.step(flat.params(), flat.grads(), lr);
-      update_time_.stop();
     }
-    if (++clock_ % setup_.config.tau == 0) {
+    if (++clock_ % kTau.of(setup_.config) == 0) {
       push_and_receive({ps::RequestKind::kParameters, step, lr, clock_, version_}, flat.params(), flat.params());
     }
   }
 
  private:
-  train::MomentumSgd local_;
+  optim::MomentumSgd local_;
   int64_t clock_ = 0;
 };
 
@@ -48,27 +56,27 @@ class EasgdServer final : public ServerAlgorithm {
         server_(s),
         timeline_(s.timeline) {}
 
-  void serve() override {
+  nlohmann::json serve() override {
     server_.serve([this](const ps::Request& request, ps::WorkerChannel& channel) {
       require(request.kind == ps::RequestKind::kParameters, "EASGD server got an unexpected request");
       auto& x_worker = channel.receive_payload();
       ps::Reply reply;
       {
         std::lock_guard<std::mutex> lock(server_.mutex());
-        train::Timeline::Scope span(timeline_, "elastic update");
+        Timeline::Scope span(timeline_, "elastic update");
         ps::elastic_exchange(server_.parameters(), x_worker, alpha_, channel.reply_buffer());
         server_.count_update();
         reply.version = server_.version();
       }
       channel.reply(channel.reply_buffer(), reply);
     });
-    ps::ShardServer::publish(server_.comm(), server_.shard(), server_.statistics());
+    return server_.statistics();
   }
 
  private:
   double alpha_;
   ps::ShardServer server_;
-  train::Timeline& timeline_;
+  Timeline& timeline_;
 };
 
 }  // namespace
@@ -79,6 +87,7 @@ AlgorithmInfo easgd_algorithm() {
   info.description = "elastic averaging SGD on the parameter server (--tau, --moving-rate)";
   info.needs_servers = true;
   info.independent_workers = true;
+  info.options = {&kTau.spec(), &kMovingRate.spec(), &ps::kSharding.spec()};
   info.make_worker = [](const WorkerSetup& s) { return std::make_unique<EasgdWorker>(s); };
   info.make_server = [](const ServerSetup& s) { return std::make_unique<EasgdServer>(s); };
   return info;

@@ -1,9 +1,9 @@
 // "sgd": plain single-process momentum SGD, the reference every distributed algorithm is compared with.
 #include "distsgd/algo/algorithm.hpp"
-#include "distsgd/core/timer.hpp"
-#include "distsgd/train/flat_parameters.hpp"
-#include "distsgd/train/sgd.hpp"
-#include "distsgd/train/timeline.hpp"
+#include "distsgd/core/timed_phase.hpp"
+#include "distsgd/optim/flat_parameters.hpp"
+#include "distsgd/optim/sgd.hpp"
+#include "distsgd/core/timeline.hpp"
 
 namespace distsgd::algo {
 namespace {
@@ -14,10 +14,8 @@ class LocalSgd final : public WorkerAlgorithm {
       : flat_(s.flat), timeline_(s.timeline), optimizer_(s.flat.numel(), s.config.momentum, s.config.weight_decay) {}
 
   void after_backward(int64_t, double lr) override {
-    train::Timeline::Scope span(timeline_, "update");
-    update_.start();
+    TimedPhase phase(timeline_, "update", update_);
     optimizer_.step(flat_.params(), flat_.grads(), lr);
-    update_.stop();
   }
 
   AlgorithmStats stats() const override {
@@ -29,9 +27,9 @@ class LocalSgd final : public WorkerAlgorithm {
   at::Tensor optimizer_state() override { return optimizer_.momentum_buffer(); }
 
  private:
-  train::FlatParameters& flat_;
-  train::Timeline& timeline_;
-  train::MomentumSgd optimizer_;
+  optim::FlatParameters& flat_;
+  Timeline& timeline_;
+  optim::MomentumSgd optimizer_;
   Stopwatch update_;
 };
 
@@ -41,6 +39,7 @@ AlgorithmInfo local_sgd_algorithm() {
   AlgorithmInfo info;
   info.name = "sgd";
   info.description = "single-process momentum SGD (the reference)";
+  info.single_process = true;
   info.make_worker = [](const WorkerSetup& s) { return std::make_unique<LocalSgd>(s); };
   return info;
 }

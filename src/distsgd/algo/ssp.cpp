@@ -8,9 +8,11 @@
 #include "distsgd/algo/ps/shard_server.hpp"
 #include "distsgd/comm/communicator.hpp"
 #include "distsgd/core/error.hpp"
-#include "distsgd/train/flat_parameters.hpp"
-#include "distsgd/train/timeline.hpp"
+#include "distsgd/optim/flat_parameters.hpp"
+#include "distsgd/core/timeline.hpp"
+#include "distsgd/core/timed_phase.hpp"
 
+#include <nlohmann/json.hpp>
 #include <torch/torch.h>
 
 #include <algorithm>
@@ -21,6 +23,9 @@ namespace distsgd::algo {
 namespace {
 
 constexpr bool kMomentumOnWorkerByDefault = false;  // the PS applies gradients as in ASP
+
+const StoredOption<int64_t> kStaleness{"--staleness", 10, "SSP: staleness bound s (pull every s+1 iterations)",
+                                       non_negative<int64_t>()};
 
 class SspWorker final : public ps::PsWorker {
  public:
@@ -43,7 +48,7 @@ class SspWorker final : public ps::PsWorker {
       apply_locally([&] { flat.params().add_(direction, -lr); });
     }
     ++clock_;
-    if (clock_ % (setup_.config.staleness + 1) == 0) {
+    if (clock_ % (kStaleness.of(setup_.config) + 1) == 0) {
       push_and_receive({ps::RequestKind::kPull, step, lr, clock_, version_}, at::Tensor(), flat.params());
     }
   }
@@ -54,28 +59,26 @@ class SspWorker final : public ps::PsWorker {
  private:
   template <typename Update>
   void apply_locally(const Update& update) {
-    train::Timeline::Scope span(setup_.timeline, "update");
-    update_time_.start();
+    TimedPhase phase(setup_.timeline, "update", update_time_);
     torch::NoGradGuard no_grad;
     update();
-    update_time_.stop();
   }
 
   bool on_worker_;
-  train::MomentumSgd local_;
+  optim::MomentumSgd local_;
   int64_t clock_ = 0;
 };
 
 class SspServer final : public ServerAlgorithm {
  public:
   explicit SspServer(const ServerSetup& s)
-      : staleness_(s.config.staleness),
+      : staleness_(kStaleness.of(s.config)),
         server_(s),
         timeline_(s.timeline),
         optimizer_(ps::server_optimizer(s.config, server_.range().numel, kMomentumOnWorkerByDefault)),
         clocks_(static_cast<size_t>(s.comm.workers()), 0) {}
 
-  void serve() override {
+  nlohmann::json serve() override {
     server_.serve(
         [this](const ps::Request& request, ps::WorkerChannel& channel) {
           if (request.kind == ps::RequestKind::kPushGradient) {
@@ -92,13 +95,13 @@ class SspServer final : public ServerAlgorithm {
     server_.extra()["ssp_pulls"] = pulls_;
     server_.extra()["ssp_max_pull_gap"] = max_gap_;  // c - min clock at release: never above s
     server_.extra()["ssp_min_version_surplus"] = min_version_surplus_;  // version - n*c at release: never below 0
-    ps::ShardServer::publish(server_.comm(), server_.shard(), server_.statistics());
+    return server_.statistics();
   }
 
  private:
   void apply(const ps::Request& request, at::Tensor& gradient, int64_t worker) {
     std::lock_guard<std::mutex> lock(server_.mutex());
-    train::Timeline::Scope span(timeline_, "update");
+    Timeline::Scope span(timeline_, "update");
     server_.record_staleness(server_.version() - request.version);
     optimizer_.step(server_.parameters(), gradient, request.lr, 0);
     server_.count_update();
@@ -110,7 +113,7 @@ class SspServer final : public ServerAlgorithm {
     ps::Reply reply;
     {
       std::unique_lock<std::mutex> lock(server_.mutex());
-      train::Timeline::Scope span(timeline_, "hold pull");
+      Timeline::Scope span(timeline_, "hold pull");
       clock_advanced_.wait(lock, [&] { return min_clock() >= request.clock - staleness_; });
       const int64_t slowest = min_clock();
       if (slowest != std::numeric_limits<int64_t>::max()) {
@@ -137,8 +140,8 @@ class SspServer final : public ServerAlgorithm {
 
   int64_t staleness_;
   ps::ShardServer server_;
-  train::Timeline& timeline_;
-  train::MomentumSgd optimizer_;
+  Timeline& timeline_;
+  optim::MomentumSgd optimizer_;
   std::vector<int64_t> clocks_;  // iterations each worker has pushed
   std::condition_variable clock_advanced_;
   int64_t pulls_ = 0, max_gap_ = std::numeric_limits<int64_t>::min();
@@ -153,8 +156,12 @@ AlgorithmInfo ssp_algorithm() {
   info.description = "stale synchronous parallel on the parameter server (--staleness s)";
   info.needs_servers = true;
   info.independent_workers = true;
-  info.compressible_gradients = true;
-  info.momentum_placements = {"worker", "server"};
+  info.options = {&kStaleness.spec(), &ps::kSharding.spec(), &ps::kMomentumAt.spec()};
+  for (const auto* o : compression::compression_options()) info.options.push_back(o);
+  info.validate = [](const TrainConfig& c) {
+    ps::check_momentum_placement(c, "ssp", {ps::MomentumAt::kWorker, ps::MomentumAt::kServer});
+    compression::check_compression(c);
+  };
   info.make_worker = [](const WorkerSetup& s) { return std::make_unique<SspWorker>(s); };
   info.make_server = [](const ServerSetup& s) { return std::make_unique<SspServer>(s); };
   return info;

@@ -6,7 +6,7 @@
 #include "distsgd/core/error.hpp"
 #include "distsgd/core/linear_fit.hpp"
 #include "distsgd/core/log.hpp"
-#include "distsgd/core/threads.hpp"
+#include "distsgd/optim/threads.hpp"
 #include "distsgd/core/timer.hpp"
 
 #include <nlohmann/json.hpp>

@@ -17,7 +17,6 @@ struct Work::Impl {
   std::string what;
   // Only a receive from any source has a source rank to ask for. Asking any other work throws a c10::Error, whose
   // backtrace capture and symbolization cost milliseconds per wait() on a loaded host.
-  bool from_any_source = false;
 };
 
 namespace {
@@ -53,7 +52,6 @@ void Work::wait() {
   if (!impl_) return;
   try {
     impl_->work->wait();
-    if (impl_->from_any_source) source_ = impl_->work->sourceRank();
   } catch (const std::exception& e) {
     const std::string what = impl_->what;
     impl_.reset();
@@ -72,11 +70,6 @@ void Work::on_complete(std::function<void()> callback) {
   } catch (const std::exception&) {
     // Point-to-point work has no future in this libtorch: the span ends when it is waited instead.
   }
-}
-
-int Work::source_rank() {
-  wait();
-  return source_;
 }
 
 struct Communicator::Groups {
@@ -167,15 +160,6 @@ Work Communicator::receive(at::Tensor tensor, int64_t source, int64_t tag) {
   std::vector<at::Tensor> tensors{tensor};
   auto work = groups_->world->recv(tensors, static_cast<int>(source), static_cast<int>(tag));
   return make_work(work, std::move(tensors), "receive from rank " + std::to_string(source));
-}
-
-Work Communicator::receive_any(at::Tensor tensor, int64_t tag) {
-  auto impl = std::make_shared<Work::Impl>();
-  impl->tensors = {tensor};
-  impl->work = groups_->world->recvAnysource(impl->tensors, static_cast<int>(tag));
-  impl->what = "receive";
-  impl->from_any_source = true;
-  return Work(std::move(impl));
 }
 
 void Communicator::store_set(const std::string& key, const std::string& value) {

@@ -19,7 +19,6 @@ class Work {
   Work() = default;
   void wait();
   bool done() const { return !impl_; }  // true once waited (or never started)
-  int source_rank();                     // the sender, for a receive from any source (after wait)
   // Runs callback (on a communication thread) when the operation completes; at once if it already has.
   void on_complete(std::function<void()> callback);
 
@@ -28,7 +27,6 @@ class Work {
 
  private:
   std::shared_ptr<Impl> impl_;
-  int source_ = -1;
 };
 
 class Communicator {
@@ -58,7 +56,6 @@ class Communicator {
   // Point to point over the world group, with a tag per message kind.
   Work send(at::Tensor tensor, int64_t destination, int64_t tag);
   Work receive(at::Tensor tensor, int64_t source, int64_t tag);
-  Work receive_any(at::Tensor tensor, int64_t tag);
   void barrier_world();
 
   // Small values through the rendezvous store (e.g. announcing results).

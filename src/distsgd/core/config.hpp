@@ -1,12 +1,22 @@
-// Every knob of a training run, with validation. The command line fills it; config.json records it.
+// Every knob of a training run. The options that fill it are declared once: training's own in train/options.cpp,
+// each algorithm's in its own file (core/option.hpp says how); the command line, validation, --help and
+// config.json all read those declarations.
 #pragma once
-#include <nlohmann/json_fwd.hpp>
+#include "distsgd/core/enum_names.hpp"
 
+#include <any>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
 namespace distsgd {
+
+enum class LrScaling { kNone, kLinear };  // linear: lr * global_batch / 256 (Goyal et al.)
+inline const EnumNames<LrScaling>& enum_names(LrScaling) {
+  static const EnumNames<LrScaling> names{{LrScaling::kNone, "none"}, {LrScaling::kLinear, "linear"}};
+  return names;
+}
 
 struct TrainConfig {
   // Model and data.
@@ -26,7 +36,7 @@ struct TrainConfig {
   double lr = 0.05;
   double momentum = 0.9;
   double weight_decay = 1e-4;
-  std::string lr_scaling = "none";  // none | linear (lr * global_batch / 256)
+  LrScaling lr_scaling = LrScaling::kNone;
   double warmup_epochs = 0;
   std::vector<double> lr_decay_epochs;
   double lr_decay_factor = 0.1;
@@ -48,34 +58,15 @@ struct TrainConfig {
   std::string algorithm = "arsgd";
   int64_t workers = 1;
   int64_t servers = 0;
-  double timeout = 300;             // seconds; bounds every communication
-  std::string overlap = "wfbp";     // AR-SGD: none | wfbp | multistep
-  double bucket_mb = 25;            // AR-SGD buckets
-  double first_bucket_mb = 1;
-  std::string sharding = "memory";  // parameter server: layer | memory
+  double timeout = 300;  // seconds; bounds every communication
   std::vector<std::pair<int64_t, double>> slowdowns;  // worker rank -> compute time factor
-  bool trace = false;               // write trace.json (Chrome trace format)
-  // Asynchronous parameter-server algorithms.
-  std::string momentum_at = "auto";  // worker | server | auto (each algorithm's default)
-  int64_t staleness = 10;            // SSP bound s
-  int64_t tau = 2;                   // EASGD: iterations between exchanges
-  double moving_rate = 0;            // EASGD alpha; 0: 0.9 / workers
-  int64_t pi = 4;                    // ALADDIN: gradients of a worker per global update
-  std::string aladdin_alpha = "text";    // text: 1 - 1/sqrt(n*pi); count: 1 - 1/sqrt(c)
-  std::string aladdin_variant = "full";  // full | l1 | l2
-  // Gradient compression of the uplink (BSP, ASP, SSP, AR-SGD).
-  std::string compress = "none";  // none | dgc
-  double density = 0.001;         // DGC: fraction of each tensor sent per step after the warm-up
-  double dgc_clip_norm = 20;      // DGC: gradient-norm clipping threshold (scaled by 1/sqrt(workers)); 0: none
-  double dgc_warmup_epochs = 4;   // DGC: density warm-up span (Lin et al.: 4 epochs)
-  // Decentralized algorithms.
-  double gossip_prob = 0.01;          // GoSGD: probability of a push after each iteration (IPDPS: 0.01)
-  std::string gossip_mode = "pull";   // gossip: pull | push
-  int64_t sgp_overlap = 0;            // SGP: 0 (wait for this iteration's message) | 1 (up to one late)
-  // Testing only (hidden flags): worker i starts from x0 + i * spread, so conservation laws of the mixing are
-  // visible even with lr 0; random sleeps up to this many ms before each gossip send and reply.
+  bool trace = false;                                 // write trace.json (Chrome trace format)
+  // Testing only (a hidden flag): worker i starts from x0 + i * spread, so conservation laws of the mixing are
+  // visible even with lr 0.
   double test_init_spread = 0;
-  double test_delay_ms = 0;
+  // The settings of the algorithms, each declared by the algorithms that take it (StoredOption, core/option.hpp)
+  // and read through that declaration; absent: its default.
+  std::map<std::string, std::any> algorithm_settings;
 
   // Output and checkpoints.
   std::string out;  // run directory; empty: runs/<model>-<dataset>-<time>
@@ -88,10 +79,5 @@ struct TrainConfig {
   int64_t processes() const { return workers + servers; }
   double slowdown_of(int64_t worker) const;
 };
-
-// Throws distsgd::Error naming the first invalid value or impossible combination.
-void validate(const TrainConfig& config);
-
-nlohmann::json to_json(const TrainConfig& config);
 
 }  // namespace distsgd

@@ -19,6 +19,4 @@ void info(const std::string& line) {
   std::cerr << prefix << line << '\n' << std::flush;
 }
 
-void warn(const std::string& line) { info("warning: " + line); }
-
 }  // namespace distsgd::log

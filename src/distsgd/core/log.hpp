@@ -9,6 +9,5 @@ void set_prefix(const std::string& prefix);
 
 // Writes one line to stderr, whole (lines of concurrent threads never interleave).
 void info(const std::string& line);
-void warn(const std::string& line);
 
 }  // namespace distsgd::log

@@ -12,4 +12,10 @@ inline std::string join(const std::vector<std::string>& items, const std::string
   return text;
 }
 
+// "a, b or c": the valid values of a flag in messages.
+inline std::string join_or(const std::vector<std::string>& items) {
+  if (items.size() < 2) return join(items);
+  return join(std::vector<std::string>(items.begin(), items.end() - 1)) + " or " + items.back();
+}
+
 }  // namespace distsgd

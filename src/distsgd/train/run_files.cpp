@@ -1,6 +1,7 @@
 #include "distsgd/train/run_files.hpp"
 
 #include "distsgd/core/error.hpp"
+#include "distsgd/core/json_file.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -8,17 +9,6 @@
 
 namespace distsgd::train {
 namespace fs = std::filesystem;
-
-void write_json_atomically(const std::string& path, const nlohmann::json& value) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp);
-    require(static_cast<bool>(out), "cannot write " + tmp);
-    out << value.dump(2) << '\n';
-    require(static_cast<bool>(out), "cannot write " + tmp + " (disk full?)");
-  }
-  fs::rename(tmp, path);
-}
 
 RunFiles::RunFiles(const std::string& dir, bool overwrite, bool resume) : dir_(dir) {
   const fs::path metrics = fs::path(dir) / "metrics.jsonl";

@@ -25,7 +25,5 @@ class RunFiles {
   std::ofstream metrics_;
 };
 
-// Writes JSON to path via a temporary file and a rename.
-void write_json_atomically(const std::string& path, const nlohmann::json& value);
 
 }  // namespace distsgd::train

@@ -1,5 +1,5 @@
-// Single-process training: the worker loop (data, forward, backward, update), evaluation every epoch,
-// stopping rules, checkpoints and the run directory's files.
+// Training, from the outside: run_training starts this process (process.hpp) and runs its part, a worker
+// (worker_loop.hpp) or a server (the algorithm's server side).
 #pragma once
 #include "distsgd/core/config.hpp"
 

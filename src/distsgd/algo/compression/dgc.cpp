@@ -1,7 +1,8 @@
 #include "distsgd/algo/compression/dgc.hpp"
 
+#include "distsgd/algo/compression/compression_options.hpp"
 #include "distsgd/core/error.hpp"
-#include "distsgd/train/flat_parameters.hpp"
+#include "distsgd/optim/flat_parameters.hpp"
 
 #include <torch/torch.h>
 
@@ -13,12 +14,12 @@ namespace distsgd::algo::compression {
 
 DgcOptions dgc_options(const TrainConfig& c, int64_t steps_per_epoch) {
   DgcOptions o;
-  o.density = c.density;
+  o.density = kDensity.of(c);
   o.momentum = c.momentum;
   o.weight_decay = c.weight_decay;
-  o.clip_norm = c.dgc_clip_norm;
+  o.clip_norm = kDgcClipNorm.of(c);
   o.workers = c.workers;
-  o.warmup_epochs = c.dgc_warmup_epochs;
+  o.warmup_epochs = kDgcWarmupEpochs.of(c);
   o.steps_per_epoch = steps_per_epoch;
   return o;
 }
@@ -38,7 +39,7 @@ int64_t dgc_entries(int64_t numel, double density) {
 
 int64_t SparseGradient::size() const { return indices.defined() ? indices.numel() : 0; }
 
-DgcCompressor::DgcCompressor(const std::vector<train::ParameterSlot>& slots, DgcOptions options)
+DgcCompressor::DgcCompressor(const std::vector<optim::ParameterSlot>& slots, DgcOptions options)
     : slots_(slots), options_(options) {
   int64_t numel = 0;
   for (const auto& s : slots_) numel = std::max(numel, s.offset + s.numel);

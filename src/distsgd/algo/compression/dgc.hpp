@@ -14,7 +14,7 @@
 #include <cstdint>
 #include <vector>
 
-namespace distsgd::train {
+namespace distsgd::optim {
 struct ParameterSlot;
 }
 
@@ -49,7 +49,7 @@ struct SparseGradient {
 
 class DgcCompressor {
  public:
-  DgcCompressor(const std::vector<train::ParameterSlot>& slots, DgcOptions options);
+  DgcCompressor(const std::vector<optim::ParameterSlot>& slots, DgcOptions options);
 
   // Folds this step's gradient into the accumulators and takes out the entries to send.
   SparseGradient compress(const at::Tensor& gradient, const at::Tensor& parameters, double density);
@@ -62,7 +62,7 @@ class DgcCompressor {
   const DgcOptions& options() const { return options_; }
 
  private:
-  std::vector<train::ParameterSlot> slots_;
+  std::vector<optim::ParameterSlot> slots_;
   DgcOptions options_;
   at::Tensor momentum_, residual_;
 };

@@ -4,8 +4,9 @@
 #include "distsgd/algo/compression/dgc.hpp"
 #include "distsgd/comm/communicator.hpp"
 #include "distsgd/core/timer.hpp"
-#include "distsgd/train/flat_parameters.hpp"
-#include "distsgd/train/timeline.hpp"
+#include "distsgd/optim/flat_parameters.hpp"
+#include "distsgd/core/timeline.hpp"
+#include "distsgd/core/timed_phase.hpp"
 
 #include <torch/torch.h>
 
@@ -23,30 +24,24 @@ class SparseAllgatherSgd final : public WorkerAlgorithm {
     auto& flat = setup_.flat;
     at::Tensor packed;
     {
-      train::Timeline::Scope span(setup_.timeline, "compress");
-      update_time_.start();
+      TimedPhase phase(setup_.timeline, "compress", update_time_);
       packed = pack(compressor_.compress(flat.grads(), flat.params(), compressor_.density_at(step)));
-      update_time_.stop();
     }
     std::vector<at::Tensor> gathered{packed};
     if (workers_ > 1) {
       gathered.clear();
       for (int64_t w = 0; w < workers_; ++w) gathered.push_back(torch::empty_like(packed));
-      train::Timeline::Scope span(setup_.timeline, "wait");
-      waiting_.start();
+      TimedPhase phase(setup_.timeline, "wait", waiting_);
       trace_completion(setup_.comm->allgather(gathered, packed), setup_.timeline, "allgather sparse gradient").wait();
-      waiting_.stop();
       // A ring allgather forwards n-1 of the n blocks through every worker.
       bytes_sent_ += 4 * packed.numel() * (workers_ - 1);
     }
-    train::Timeline::Scope span(setup_.timeline, "update");
-    update_time_.start();
+    TimedPhase phase(setup_.timeline, "update", update_time_);
     torch::NoGradGuard no_grad;
     auto& sum = flat.grads();  // reused as the dense mean of the workers' selections
     sum.zero_();
     for (const auto& g : gathered) add_sparse(sum, unpack(g));  // rank order: identical on every worker
     flat.params().add_(sum, -lr / static_cast<double>(workers_));
-    update_time_.stop();
   }
 
   AlgorithmStats stats() const override {

@@ -1,14 +1,16 @@
 #include "distsgd/algo/decentralized/adpsgd.hpp"
 
+#include "distsgd/algo/decentralized/gossip_worker.hpp"
 #include "distsgd/algo/decentralized/mixing.hpp"
 #include "distsgd/algo/decentralized/protocol.hpp"
 #include "distsgd/algo/decentralized/topology.hpp"
 #include "distsgd/comm/communicator.hpp"
 #include "distsgd/core/error.hpp"
 #include "distsgd/core/timer.hpp"
-#include "distsgd/train/flat_parameters.hpp"
-#include "distsgd/train/sgd.hpp"
-#include "distsgd/train/timeline.hpp"
+#include "distsgd/optim/flat_parameters.hpp"
+#include "distsgd/optim/sgd.hpp"
+#include "distsgd/core/timeline.hpp"
+#include "distsgd/core/timed_phase.hpp"
 
 #include <torch/torch.h>
 
@@ -26,19 +28,14 @@ struct LockedModel {
   int64_t exchanges_served = 0;
 };
 
-class Adpsgd final : public WorkerAlgorithm {
+class Adpsgd final : public GossipWorker {
  public:
   explicit Adpsgd(const WorkerSetup& s)
-      : flat_(s.flat),
-        timeline_(s.timeline),
-        rank_(s.comm->rank()),
-        workers_(s.comm->workers()),
+      : GossipWorker(s),
         active_(is_active(rank_)),
         timeout_(s.comm->timeout()),
-        optimizer_(s.flat.numel(), s.config.momentum, s.config.weight_decay),
-        initial_sum_(s.flat.params().sum(torch::kFloat64).item<double>()),
         model_(make_model(s)),
-        endpoint_(*s.comm, endpoint_options(s), handlers(model_)) {
+        endpoint_(*s.comm, endpoint_options(s, Topology::kBipartiteExponential), handlers(model_)) {
     if (active_) communication_thread_ = std::thread([this] { communicate(); });
   }
 
@@ -52,17 +49,13 @@ class Adpsgd final : public WorkerAlgorithm {
   void after_backward(int64_t step, double lr) override {
     if (active_) {
       // The exchange started after the previous update must be done before this update (bounded staleness).
-      train::Timeline::Scope span(timeline_, "wait for exchange");
-      waiting_.start();
+      TimedPhase phase(timeline_, "wait for exchange", waiting_);
       wait_until([&] { return completed_ >= requested_; });
-      waiting_.stop();
     }
     {
-      train::Timeline::Scope span(timeline_, "update");
-      update_.start();
+      TimedPhase phase(timeline_, "update", update_);
       std::lock_guard<std::mutex> lock(model_->mutex);
       optimizer_.step(model_->x, flat_.grads(), lr);
-      update_.stop();
     }
     if (active_) {
       std::lock_guard<std::mutex> lock(state_mutex_);
@@ -87,38 +80,22 @@ class Adpsgd final : public WorkerAlgorithm {
     flat_.params().detach().copy_(model_->x);
   }
 
-  AlgorithmStats stats() const override {
-    AlgorithmStats s;
-    s.communication_wait_seconds = waiting_.total();
-    s.update_seconds = update_.total();
-    s.bytes_sent = endpoint_.bytes_sent();
+ private:
+  const GossipEndpoint& endpoint() const override { return endpoint_; }
+  std::vector<std::pair<std::string, double>> figures() const override {
     std::lock_guard<std::mutex> lock(model_->mutex);
-    s.per_worker_values = {
+    return {
         {"parameter_sum", model_->x.sum(torch::kFloat64).item<double>()},
         {"initial_parameter_sum", initial_sum_},
         {"exchanges_initiated", static_cast<double>(endpoint_.messages_sent())},
         {"exchanges_served", static_cast<double>(model_->exchanges_served)},
     };
-    return s;
   }
 
-  at::Tensor optimizer_state() override { return optimizer_.momentum_buffer(); }
-
- private:
   static std::shared_ptr<LockedModel> make_model(const WorkerSetup& s) {
     auto model = std::make_shared<LockedModel>();
     model->x = s.flat.params().detach().clone();
     return model;
-  }
-
-  static EndpointOptions endpoint_options(const WorkerSetup& s) {
-    EndpointOptions e;
-    e.numel = s.flat.numel();
-    e.contacts = out_neighbors(Topology::kBipartiteExponential, s.comm->rank(), s.comm->workers());
-    e.listeners = in_neighbors(Topology::kBipartiteExponential, s.comm->rank(), s.comm->workers());
-    e.test_delay_ms = s.config.test_delay_ms;
-    e.seed = s.config.seed * 131 + static_cast<uint64_t>(s.comm->rank());
-    return e;
   }
 
   // Passive side: average atomically, reply with the model from before.
@@ -188,14 +165,8 @@ class Adpsgd final : public WorkerAlgorithm {
     communication_thread_.join();
   }
 
-  train::FlatParameters& flat_;
-  train::Timeline& timeline_;
-  int64_t rank_, workers_;
   bool active_;
   std::chrono::milliseconds timeout_;
-  train::MomentumSgd optimizer_;  // momentum lives here, local to the worker, applied to the model buffer
-  double initial_sum_;
-  Stopwatch waiting_, update_;
   std::shared_ptr<LockedModel> model_;
   GossipEndpoint endpoint_;
 

@@ -1,21 +1,44 @@
 // The decentralized algorithms as registered names: each is a short combination of a topology, a mixing rule
 // and a protocol (spec: GoSGD, Gossiping SGD, AD-PSGD, SGP).
 #include "distsgd/algo/decentralized/adpsgd.hpp"
+#include "distsgd/algo/decentralized/protocol.hpp"
 #include "distsgd/algo/decentralized/pull_gossip.hpp"
 #include "distsgd/algo/decentralized/push_gossip.hpp"
 
 namespace distsgd::algo {
 
+using decentralized::kTestDelayMs;
 using decentralized::PushGossipOptions;
 using decentralized::Topology;
+
+namespace {
+
+enum class GossipMode { kPull, kPush };
+const EnumNames<GossipMode>& enum_names(GossipMode) {
+  static const EnumNames<GossipMode> names{{GossipMode::kPull, "pull"}, {GossipMode::kPush, "push"}};
+  return names;
+}
+
+const StoredOption<double> kGossipProb{"--gossip-prob", 0.01,
+                                       "GoSGD: probability of a push after each iteration (IPDPS: 0.01)",
+                                       within<double>(0, 1)};
+const StoredOption<GossipMode> kGossipMode{
+    "--gossip-mode", GossipMode::kPull,
+    "gossip: pull (average with a random peer's model) or push (push-sum to a random peer)"};
+const StoredOption<int64_t> kSgpOverlap{"--sgp-overlap", 0,
+                                        "SGP: 0 waits for each iteration's message, 1 lets it arrive one iteration late",
+                                        within<int64_t>(0, 1)};
+
+}  // namespace
 
 AlgorithmInfo gosgd_algorithm() {
   AlgorithmInfo info;
   info.name = "gosgd";
   info.description = "GoSGD: with probability --gossip-prob push (x, w/2) to a random peer; weighted merge";
   info.decentralized = true;
+  info.options = {&kGossipProb.spec(), &kTestDelayMs.spec()};
   info.make_worker = [](const WorkerSetup& s) {
-    return decentralized::make_push_gossip(s, PushGossipOptions{Topology::kRandom, s.config.gossip_prob, -1});
+    return decentralized::make_push_gossip(s, PushGossipOptions{Topology::kRandom, kGossipProb.of(s.config), -1});
   };
   return info;
 }
@@ -25,8 +48,9 @@ AlgorithmInfo gossip_algorithm() {
   info.name = "gossip";
   info.description = "gossiping SGD (--gossip-mode pull: average with a random peer's model; push: push-sum)";
   info.decentralized = true;
+  info.options = {&kGossipMode.spec(), &kTestDelayMs.spec()};
   info.make_worker = [](const WorkerSetup& s) {
-    if (s.config.gossip_mode == "pull") return decentralized::make_pull_gossip(s);
+    if (kGossipMode.of(s.config) == GossipMode::kPull) return decentralized::make_pull_gossip(s);
     return decentralized::make_push_gossip(s, PushGossipOptions{Topology::kRandom, 1.0, -1});
   };
   return info;
@@ -37,6 +61,7 @@ AlgorithmInfo adpsgd_algorithm() {
   info.name = "adpsgd";
   info.description = "AD-PSGD: odd ranks average with even ranks (bipartite exponential graph), async";
   info.decentralized = true;
+  info.options = {&kTestDelayMs.spec()};
   info.make_worker = [](const WorkerSetup& s) { return decentralized::make_adpsgd(s); };
   return info;
 }
@@ -46,9 +71,10 @@ AlgorithmInfo sgp_algorithm() {
   info.name = "sgp";
   info.description = "stochastic gradient push on the directed exponential graph (--sgp-overlap)";
   info.decentralized = true;
+  info.options = {&kSgpOverlap.spec(), &kTestDelayMs.spec()};
   info.make_worker = [](const WorkerSetup& s) {
     return decentralized::make_push_gossip(s,
-                                           PushGossipOptions{Topology::kExponential, 1.0, s.config.sgp_overlap});
+                                           PushGossipOptions{Topology::kExponential, 1.0, kSgpOverlap.of(s.config)});
   };
   return info;
 }

@@ -12,6 +12,9 @@
 #include <thread>
 
 namespace distsgd::algo::decentralized {
+
+const StoredOption<double> kTestDelayMs{"--test-delay-ms", 0, "", non_negative<double>(),
+                                        StoredOption<double>::kHidden};
 namespace {
 
 enum Tag : int64_t { kHeaderTag = 301, kPayloadTag = 302, kReplyTag = 303 };

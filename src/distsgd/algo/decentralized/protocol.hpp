@@ -10,6 +10,7 @@
 // messages. Every wait is bounded by the communicator's timeout (Gloo's), and fails with the peer's rank.
 #pragma once
 #include "distsgd/comm/communicator.hpp"
+#include "distsgd/core/option.hpp"
 
 #include <ATen/core/Tensor.h>
 
@@ -41,6 +42,9 @@ struct GossipHandlers {
   // Combine the peer's model with this one atomically and return this worker's model from just before (a copy).
   std::function<at::Tensor(int64_t sender, const at::Tensor& values)> on_exchange;
 };
+
+// Testing only (hidden): random sleeps up to this many ms before each gossip send and reply.
+extern const StoredOption<double> kTestDelayMs;
 
 struct EndpointOptions {
   int64_t numel = 0;                // model size

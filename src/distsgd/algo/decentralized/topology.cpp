@@ -102,14 +102,4 @@ std::vector<int64_t> in_neighbors(Topology topology, int64_t rank, int64_t n) {
   return senders;
 }
 
-std::string topology_name(Topology topology) {
-  switch (topology) {
-    case Topology::kRing: return "ring";
-    case Topology::kExponential: return "exponential";
-    case Topology::kBipartiteExponential: return "bipartite-exponential";
-    case Topology::kRandom: return "random";
-  }
-  return "?";
-}
-
 }  // namespace distsgd::algo::decentralized

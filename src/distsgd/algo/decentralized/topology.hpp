@@ -35,6 +35,4 @@ int64_t peer_at(Topology topology, int64_t rank, int64_t n, int64_t t, uint64_t 
 std::vector<int64_t> out_neighbors(Topology topology, int64_t rank, int64_t n);
 std::vector<int64_t> in_neighbors(Topology topology, int64_t rank, int64_t n);
 
-std::string topology_name(Topology topology);
-
 }  // namespace distsgd::algo::decentralized

@@ -1,6 +1,6 @@
 #include "distsgd/algo/ps/lazy_averager.hpp"
 
-#include "distsgd/train/sgd.hpp"
+#include "distsgd/optim/sgd.hpp"
 
 #include <torch/torch.h>
 
@@ -9,8 +9,13 @@
 
 namespace distsgd::algo::ps {
 
-double aladdin_alpha(const std::string& mode, int64_t workers, int64_t pi, int64_t accumulated) {
-  const double denominator = mode == "count" ? static_cast<double>(accumulated) : static_cast<double>(workers * pi);
+const EnumNames<AlphaRule>& enum_names(AlphaRule) {
+  static const EnumNames<AlphaRule> names{{AlphaRule::kText, "text"}, {AlphaRule::kCount, "count"}};
+  return names;
+}
+
+double aladdin_alpha(AlphaRule rule, int64_t workers, int64_t pi, int64_t accumulated) {
+  const double denominator = rule == AlphaRule::kCount ? static_cast<double>(accumulated) : static_cast<double>(workers * pi);
   if (denominator <= 0) return 0;
   return std::clamp(1.0 - 1.0 / std::sqrt(denominator), 0.0, 1.0);
 }
@@ -19,7 +24,7 @@ LazyAverager::LazyAverager(int64_t numel, int64_t workers, int64_t pi)
     : sum_(torch::zeros({numel})), per_worker_(static_cast<size_t>(workers), 0), pi_(pi) {}
 
 int64_t LazyAverager::add(int64_t worker, const at::Tensor& gradient, at::Tensor& x_tilde, double lr,
-                          train::MomentumSgd& optimizer) {
+                          optim::MomentumSgd& optimizer) {
   torch::NoGradGuard no_grad;
   sum_.add_(gradient);
   ++count_;

@@ -4,20 +4,25 @@
 // update, taken by the server's optimizer: plain SGD, or momentum SGD with --momentum-at server|both), g_acc, c
 // and c_i are reset, and worker i receives (x~, alpha).
 #pragma once
+#include "distsgd/core/enum_names.hpp"
+
 #include <ATen/core/Tensor.h>
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
-namespace distsgd::train {
+namespace distsgd::optim {
 class MomentumSgd;
 }
 
 namespace distsgd::algo::ps {
 
-// alpha = 1 - 1/sqrt(n*pi) ("text") or 1 - 1/sqrt(c) ("count"), clamped to [0, 1].
-double aladdin_alpha(const std::string& mode, int64_t workers, int64_t pi, int64_t accumulated);
+// The mixing weight a worker receives with x~: 1 - 1/sqrt(n*pi) (kText, the paper's) or 1 - 1/sqrt(c) (kCount,
+// c the gradients averaged), clamped to [0, 1].
+enum class AlphaRule { kText, kCount };
+const EnumNames<AlphaRule>& enum_names(AlphaRule);
+double aladdin_alpha(AlphaRule rule, int64_t workers, int64_t pi, int64_t accumulated);
 
 class LazyAverager {
  public:
@@ -26,7 +31,7 @@ class LazyAverager {
   // Accumulates worker's gradient; on a trigger applies the averaged gradient to x_tilde with `optimizer` and
   // returns the number of gradients it averaged; otherwise returns 0.
   int64_t add(int64_t worker, const at::Tensor& gradient, at::Tensor& x_tilde, double lr,
-              train::MomentumSgd& optimizer);
+              optim::MomentumSgd& optimizer);
 
   int64_t accumulated() const { return count_; }
 

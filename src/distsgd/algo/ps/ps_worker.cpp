@@ -1,35 +1,36 @@
 #include "distsgd/algo/ps/ps_worker.hpp"
 
+#include "distsgd/algo/compression/compression_options.hpp"
 #include "distsgd/comm/communicator.hpp"
-#include "distsgd/train/flat_parameters.hpp"
-#include "distsgd/train/timeline.hpp"
+#include "distsgd/optim/flat_parameters.hpp"
+#include "distsgd/core/timeline.hpp"
+#include "distsgd/core/timed_phase.hpp"
 
+#include <nlohmann/json.hpp>
 #include <torch/torch.h>
 
 namespace distsgd::algo::ps {
 
 PsWorker::PsWorker(const WorkerSetup& setup)
     : setup_(setup),
-      client_(*setup.comm, shard_layout(setup.flat.slots(), setup.comm->servers(), setup.config.sharding)) {
-  if (setup.config.compress == "dgc") dgc_ = std::make_unique<compression::DgcCompressor>(
-      setup.flat.slots(), compression::dgc_options(setup.config, setup.steps_per_epoch));
+      client_(*setup.comm, shard_layout(setup.flat.slots(), setup.comm->servers(), kSharding.of(setup.config))) {
+  if (compression::kCompress.of(setup.config) == compression::Compression::kDgc) {
+    dgc_ = std::make_unique<compression::DgcCompressor>(setup.flat.slots(),
+                                                        compression::dgc_options(setup.config, setup.steps_per_epoch));
+  }
 }
 
 void PsWorker::push_and_receive(const Request& request, const at::Tensor& payload, at::Tensor& into) {
-  train::Timeline::Scope span(setup_.timeline, "push, wait for reply");
-  waiting_.start();
+  TimedPhase phase(setup_.timeline, "push, wait for reply", waiting_);
   client_.send_to_all(request, payload);
   receive(into);
-  waiting_.stop();
 }
 
 void PsWorker::push_and_receive(const Request& request, const compression::SparseGradient& gradient,
                                 at::Tensor& into) {
-  train::Timeline::Scope span(setup_.timeline, "push, wait for reply");
-  waiting_.start();
+  TimedPhase phase(setup_.timeline, "push, wait for reply", waiting_);
   client_.send_sparse_to_all(request, gradient);
   receive(into);
-  waiting_.stop();
 }
 
 void PsWorker::receive(at::Tensor& into) {
@@ -39,25 +40,19 @@ void PsWorker::receive(at::Tensor& into) {
 }
 
 void PsWorker::push(const Request& request, const compression::SparseGradient& gradient) {
-  train::Timeline::Scope span(setup_.timeline, "push");
-  waiting_.start();
+  TimedPhase phase(setup_.timeline, "push", waiting_);
   client_.send_sparse_to_all(request, gradient);
-  waiting_.stop();
 }
 
 compression::SparseGradient PsWorker::compress_gradient(int64_t step) {
-  train::Timeline::Scope span(setup_.timeline, "compress");
-  update_time_.start();
+  TimedPhase phase(setup_.timeline, "compress", update_time_);
   auto sparse = dgc_->compress(setup_.flat.grads(), setup_.flat.params(), dgc_->density_at(step));
-  update_time_.stop();
   return sparse;
 }
 
 void PsWorker::push(const Request& request, const at::Tensor& payload) {
-  train::Timeline::Scope span(setup_.timeline, "push");
-  waiting_.start();
+  TimedPhase phase(setup_.timeline, "push", waiting_);
   client_.send_to_all(request, payload);
-  waiting_.stop();
 }
 
 void PsWorker::before_evaluation() {
@@ -79,6 +74,19 @@ AlgorithmStats PsWorker::stats() const {
   s.update_seconds = update_time_.total();
   s.bytes_sent = client_.bytes_sent();
   return s;
+}
+
+void PsWorker::add_to_summary(nlohmann::json& summary, const std::vector<nlohmann::json>& shards) {
+  summary["sharding"] = name_of(kSharding.of(setup_.config));
+  double staleness_sum = 0;
+  int64_t staleness_max = 0;
+  for (const auto& shard : shards) {
+    staleness_sum += shard["staleness_mean"].get<double>();
+    staleness_max = std::max(staleness_max, shard["staleness_max"].get<int64_t>());
+  }
+  summary["staleness_mean"] = shards.empty() ? 0.0 : staleness_sum / static_cast<double>(shards.size());
+  summary["staleness_max"] = staleness_max;
+  summary["server_statistics"] = shards;
 }
 
 }  // namespace distsgd::algo::ps

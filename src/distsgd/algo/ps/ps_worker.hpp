@@ -17,6 +17,8 @@ class PsWorker : public WorkerAlgorithm {
   void after_evaluation() override;
   void finish() override;
   AlgorithmStats stats() const override;
+  // The sharding, the servers' figures, and their staleness over all shards.
+  void add_to_summary(nlohmann::json& summary, const std::vector<nlohmann::json>& server_statistics) override;
 
  protected:
   // Blocking exchange timed as communication wait.

@@ -1,23 +1,22 @@
 #include "distsgd/algo/ps/shard_layout.hpp"
 
 #include "distsgd/core/error.hpp"
-#include "distsgd/train/flat_parameters.hpp"
+#include "distsgd/optim/flat_parameters.hpp"
 
 namespace distsgd::algo::ps {
 
-std::vector<ShardRange> shard_layout(const std::vector<train::ParameterSlot>& slots, int64_t servers,
-                                     const std::string& policy) {
+std::vector<ShardRange> shard_layout(const std::vector<optim::ParameterSlot>& slots, int64_t servers,
+                                     Sharding policy) {
   int64_t total = 0;
   for (const auto& s : slots) total += s.numel;
   std::vector<ShardRange> shards;
-  if (policy == "memory") {
+  if (policy == Sharding::kMemory) {
     for (int64_t k = 0; k < servers; ++k) {
       const int64_t begin = total * k / servers, end = total * (k + 1) / servers;
       shards.push_back({begin, end - begin});
     }
     return shards;
   }
-  require(policy == "layer", "unknown sharding policy '" + policy + "'; valid: layer, memory");
   require(static_cast<int64_t>(slots.size()) >= servers,
           "--sharding layer: the model has " + std::to_string(slots.size()) + " tensors, fewer than --servers " +
               std::to_string(servers) + " (use --sharding memory)");

@@ -4,11 +4,12 @@
 //   layer:  whole tensors only, cut greedily in registration order where the running byte count passes each
 //           k/S boundary (a tensor never splits; contiguity keeps messages zero-copy, at some cost in balance).
 #pragma once
+#include "distsgd/algo/ps/ps_options.hpp"
+
 #include <cstdint>
-#include <string>
 #include <vector>
 
-namespace distsgd::train {
+namespace distsgd::optim {
 struct ParameterSlot;
 }
 
@@ -19,7 +20,7 @@ struct ShardRange {
   int64_t numel = 0;
 };
 
-std::vector<ShardRange> shard_layout(const std::vector<train::ParameterSlot>& slots, int64_t servers,
-                                     const std::string& policy);
+std::vector<ShardRange> shard_layout(const std::vector<optim::ParameterSlot>& slots, int64_t servers,
+                                     Sharding policy);
 
 }  // namespace distsgd::algo::ps

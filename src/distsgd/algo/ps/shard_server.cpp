@@ -3,7 +3,7 @@
 #include "distsgd/comm/communicator.hpp"
 #include "distsgd/core/error.hpp"
 #include "distsgd/core/log.hpp"
-#include "distsgd/train/flat_parameters.hpp"
+#include "distsgd/optim/flat_parameters.hpp"
 
 #include <torch/torch.h>
 
@@ -64,7 +64,7 @@ ShardServer::ShardServer(comm::Communicator& comm, int64_t shard, ShardRange ran
 
 ShardServer::ShardServer(const ServerSetup& s)
     : ShardServer(s.comm, s.server_index,
-                  shard_layout(s.flat.slots(), s.comm.servers(), s.config.sharding).at(s.server_index),
+                  shard_layout(s.flat.slots(), s.comm.servers(), kSharding.of(s.config)).at(s.server_index),
                   s.flat.params()) {}
 
 int64_t ShardServer::workers() const { return comm_.workers(); }
@@ -83,18 +83,6 @@ nlohmann::json ShardServer::statistics() {
   s["staleness_mean"] = staleness_count_ > 0 ? staleness_sum_ / static_cast<double>(staleness_count_) : 0.0;
   s["staleness_max"] = staleness_max_;
   return s;
-}
-
-void ShardServer::publish(comm::Communicator& comm, int64_t shard, const nlohmann::json& statistics) {
-  comm.store_set("ps-stats/" + std::to_string(shard), statistics.dump());
-}
-
-std::vector<nlohmann::json> ShardServer::collect(comm::Communicator& comm) {
-  std::vector<nlohmann::json> all;
-  for (int64_t s = 0; s < comm.servers(); ++s) {
-    all.push_back(nlohmann::json::parse(comm.store_get("ps-stats/" + std::to_string(s))));
-  }
-  return all;
 }
 
 void ShardServer::serve(const Handler& handle, const DoneHandler& on_done) {

@@ -69,13 +69,10 @@ class ShardServer {
   void count_update() { ++version_; }
   void record_staleness(int64_t staleness);
 
-  // Figures for summary.json: staleness (mean, max), updates, plus what the algorithm adds to extra().
+  // Figures for summary.json (what a server's serve() returns): staleness (mean, max), updates, plus what the
+  // algorithm adds to extra().
   nlohmann::json statistics();
   nlohmann::json& extra() { return extra_; }
-
-  // Publishes statistics() through the store, and (worker 0) collects every shard's.
-  static void publish(comm::Communicator& comm, int64_t shard, const nlohmann::json& statistics);
-  static std::vector<nlohmann::json> collect(comm::Communicator& comm);
 
  private:
   comm::Communicator& comm_;

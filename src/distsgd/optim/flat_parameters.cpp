@@ -1,10 +1,10 @@
-#include "distsgd/train/flat_parameters.hpp"
+#include "distsgd/optim/flat_parameters.hpp"
 
 #include "distsgd/models/model.hpp"
 
 #include <torch/torch.h>
 
-namespace distsgd::train {
+namespace distsgd::optim {
 
 FlatParameters::FlatParameters(models::Model& model) {
   auto parameters = model.parameters();
@@ -28,4 +28,4 @@ FlatParameters::FlatParameters(models::Model& model) {
   }
 }
 
-}  // namespace distsgd::train
+}  // namespace distsgd::optim

@@ -1,8 +1,8 @@
-#include "distsgd/train/lr_schedule.hpp"
+#include "distsgd/optim/lr_schedule.hpp"
 
 #include <algorithm>
 
-namespace distsgd::train {
+namespace distsgd::optim {
 
 double LrSchedule::at(int64_t step, int64_t steps_per_epoch) const {
   double lr = base_lr * scale;
@@ -17,4 +17,4 @@ double LrSchedule::at(int64_t step, int64_t steps_per_epoch) const {
   return lr;
 }
 
-}  // namespace distsgd::train
+}  // namespace distsgd::optim

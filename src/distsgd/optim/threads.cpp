@@ -1,4 +1,4 @@
-#include "distsgd/core/threads.hpp"
+#include "distsgd/optim/threads.hpp"
 
 #include <torch/torch.h>
 

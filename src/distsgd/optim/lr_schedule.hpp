@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <vector>
 
-namespace distsgd::train {
+namespace distsgd::optim {
 
 struct LrSchedule {
   double base_lr = 0.05;
@@ -17,4 +17,4 @@ struct LrSchedule {
   double at(int64_t step, int64_t steps_per_epoch) const;
 };
 
-}  // namespace distsgd::train
+}  // namespace distsgd::optim

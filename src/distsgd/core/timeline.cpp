@@ -1,12 +1,12 @@
-#include "distsgd/train/timeline.hpp"
+#include "distsgd/core/timeline.hpp"
 
-#include "distsgd/train/run_files.hpp"
+#include "distsgd/core/json_file.hpp"
 
 #include <nlohmann/json.hpp>
 
 #include <chrono>
 
-namespace distsgd::train {
+namespace distsgd {
 
 Timeline::Timeline(bool enabled, int64_t rank, std::string label)
     : enabled_(enabled), rank_(rank), label_(std::move(label)) {}
@@ -61,4 +61,4 @@ void write_chrome_trace(const std::string& path, const std::vector<nlohmann::jso
   write_json_atomically(path, {{"traceEvents", all}, {"displayTimeUnit", "ms"}});
 }
 
-}  // namespace distsgd::train
+}  // namespace distsgd

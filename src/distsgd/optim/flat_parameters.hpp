@@ -10,7 +10,7 @@ namespace distsgd::models {
 class Model;
 }
 
-namespace distsgd::train {
+namespace distsgd::optim {
 
 struct ParameterSlot {
   std::string name;
@@ -36,4 +36,4 @@ class FlatParameters {
   std::vector<ParameterSlot> slots_;
 };
 
-}  // namespace distsgd::train
+}  // namespace distsgd::optim

@@ -1,8 +1,8 @@
-#include "distsgd/train/sgd.hpp"
+#include "distsgd/optim/sgd.hpp"
 
 #include <torch/torch.h>
 
-namespace distsgd::train {
+namespace distsgd::optim {
 
 MomentumSgd::MomentumSgd(int64_t numel, double momentum, double weight_decay)
     : velocity_(torch::zeros({numel}, torch::kFloat32)), momentum_(momentum), weight_decay_(weight_decay) {}
@@ -29,4 +29,4 @@ at::Tensor MomentumSgd::direction(const at::Tensor& params, at::Tensor grads, in
   return v;
 }
 
-}  // namespace distsgd::train
+}  // namespace distsgd::optim

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-namespace distsgd::train {
+namespace distsgd {
 
 class Timeline {
  public:
@@ -57,4 +57,4 @@ class Timeline {
 // Writes {"traceEvents": [...all events...]} to path (atomically).
 void write_chrome_trace(const std::string& path, const std::vector<nlohmann::json>& event_arrays);
 
-}  // namespace distsgd::train
+}  // namespace distsgd

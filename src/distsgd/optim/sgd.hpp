@@ -3,7 +3,7 @@
 #pragma once
 #include <ATen/core/Tensor.h>
 
-namespace distsgd::train {
+namespace distsgd::optim {
 
 class MomentumSgd {
  public:
@@ -27,4 +27,4 @@ class MomentumSgd {
   double weight_decay_;
 };
 
-}  // namespace distsgd::train
+}  // namespace distsgd::optim

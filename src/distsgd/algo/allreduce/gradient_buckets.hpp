@@ -13,7 +13,7 @@
 namespace distsgd::models {
 class Model;
 }
-namespace distsgd::train {
+namespace distsgd::optim {
 struct ParameterSlot;
 }
 
@@ -27,7 +27,7 @@ struct Bucket {
 
 // Bucket layout for the given slots: bucket 0 holds the last parameters, at most first_bytes (but at least one
 // tensor), the others at most bucket_bytes each.
-std::vector<Bucket> make_buckets(const std::vector<train::ParameterSlot>& slots, int64_t first_bytes,
+std::vector<Bucket> make_buckets(const std::vector<optim::ParameterSlot>& slots, int64_t first_bytes,
                                  int64_t bucket_bytes);
 
 class BucketReadyTracker {

@@ -1,14 +1,14 @@
-#include "distsgd/algo/gradient_buckets.hpp"
+#include "distsgd/algo/allreduce/gradient_buckets.hpp"
 
 #include "distsgd/models/model.hpp"
-#include "distsgd/train/flat_parameters.hpp"
+#include "distsgd/optim/flat_parameters.hpp"
 
 #include <torch/csrc/autograd/utils/lambda_post_hook.h>
 #include <torch/torch.h>
 
 namespace distsgd::algo {
 
-std::vector<Bucket> make_buckets(const std::vector<train::ParameterSlot>& slots, int64_t first_bytes,
+std::vector<Bucket> make_buckets(const std::vector<optim::ParameterSlot>& slots, int64_t first_bytes,
                                  int64_t bucket_bytes) {
   std::vector<Bucket> buckets;
   Bucket current;

@@ -1,0 +1,40 @@
+// AR-SGD (spec: "AR-SGD"): gradients averaged by allreduce, the same optimizer step on every worker. The variant
+// is picked here, when the worker is made: --overlap none|wfbp|multistep, or with --compress dgc the sparse
+// allgather of algo/compression/sparse_allgather_sgd.hpp.
+#include "distsgd/algo/allreduce/allreduce_options.hpp"
+#include "distsgd/algo/allreduce/allreduce_worker.hpp"
+#include "distsgd/algo/compression/compression_options.hpp"
+#include "distsgd/algo/compression/sparse_allgather_sgd.hpp"
+
+namespace distsgd::algo {
+
+AlgorithmInfo allreduce_sgd_algorithm() {
+  using allreduce::Overlap;
+  AlgorithmInfo info;
+  info.name = "arsgd";
+  info.description = "allreduce SGD (--overlap none|wfbp|multistep)";
+  info.options = {&allreduce::kOverlap.spec(), &allreduce::kBucketMb.spec(), &allreduce::kFirstBucketMb.spec()};
+  for (const auto* o : compression::compression_options()) info.options.push_back(o);
+  info.validate = [](const TrainConfig& c) {
+    compression::check_compression(c);
+    require(compression::kCompress.of(c) == compression::Compression::kNone ||
+                allreduce::kOverlap.of(c) != Overlap::kMultistep,
+            "--compress dgc with arsgd exchanges the sparse gradient after backward: --overlap multistep does not "
+            "apply");
+  };
+  info.make_worker = [](const WorkerSetup& s) -> std::unique_ptr<WorkerAlgorithm> {
+    if (compression::kCompress.of(s.config) == compression::Compression::kDgc) {
+      return compression::make_sparse_allgather_sgd(s);
+    }
+    const bool single_worker = !s.comm || s.comm->workers() == 1;
+    switch (single_worker ? Overlap::kNone : allreduce::kOverlap.of(s.config)) {
+      case Overlap::kNone: return allreduce::make_whole_gradient_allreduce(s);
+      case Overlap::kWfbp: return allreduce::make_bucketed_allreduce(s);
+      case Overlap::kMultistep: return allreduce::make_multistep_allreduce(s);
+    }
+    throw Error("unknown --overlap");
+  };
+  return info;
+}
+
+}  // namespace distsgd::algo

@@ -1,0 +1,50 @@
+#include "distsgd/algo/allreduce/allreduce_worker.hpp"
+
+#include "distsgd/algo/allreduce/allreduce_options.hpp"
+#include "distsgd/algo/comm_trace.hpp"
+#include "distsgd/core/timed_phase.hpp"
+#include "distsgd/optim/flat_parameters.hpp"
+
+#include <nlohmann/json.hpp>
+
+namespace distsgd::algo::allreduce {
+
+AllreduceWorker::AllreduceWorker(const WorkerSetup& s)
+    : config_(s.config),
+      comm_(s.comm),
+      model_(s.model),
+      flat_(s.flat),
+      timeline_(s.timeline),
+      optimizer_(s.flat.numel(), s.config.momentum, s.config.weight_decay),
+      workers_(s.comm ? s.comm->workers() : 1),
+      rank_(s.comm ? s.comm->rank() : 0) {}
+
+AlgorithmStats AllreduceWorker::stats() const {
+  AlgorithmStats s;
+  s.communication_wait_seconds = waiting_.total();
+  s.communication_wait_in_forward_seconds = waiting_in_forward_seconds_;
+  s.update_seconds = update_time_.total();
+  s.bytes_sent = bytes_sent_;
+  return s;
+}
+
+void AllreduceWorker::add_to_summary(nlohmann::json& summary, const std::vector<nlohmann::json>&) {
+  summary["overlap"] = name_of(kOverlap.of(config_));
+}
+
+void AllreduceWorker::update(at::Tensor params, at::Tensor grads, double lr, int64_t offset) {
+  TimedPhase phase(timeline_, "update", update_time_);
+  optimizer_.step(params, grads, lr, offset);
+}
+
+void AllreduceWorker::wait(comm::Work& work) {
+  if (work.done()) return;
+  TimedPhase phase(timeline_, "wait", waiting_);
+  work.wait();
+}
+
+comm::Work AllreduceWorker::traced(comm::Work work, const std::string& name) {
+  return trace_completion(std::move(work), timeline_, name);
+}
+
+}  // namespace distsgd::algo::allreduce

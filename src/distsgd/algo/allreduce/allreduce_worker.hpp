@@ -1,0 +1,50 @@
+// What the three AR-SGD variants share (spec: "AR-SGD"): the momentum-SGD step every worker takes identically,
+// timed updates and waits, the bytes sent, and the figures. Each variant is its own class, picked when the worker
+// is made (algorithm.cpp): whole_gradient (--overlap none), bucketed (wfbp), multistep.
+#pragma once
+#include "distsgd/algo/algorithm.hpp"
+#include "distsgd/comm/communicator.hpp"
+#include "distsgd/core/timer.hpp"
+#include "distsgd/optim/sgd.hpp"
+
+#include <memory>
+#include <string>
+
+namespace distsgd::algo::allreduce {
+
+class AllreduceWorker : public WorkerAlgorithm {
+ public:
+  explicit AllreduceWorker(const WorkerSetup& setup);
+
+  AlgorithmStats stats() const override;
+  at::Tensor optimizer_state() override { return optimizer_.momentum_buffer(); }
+  void add_to_summary(nlohmann::json& summary, const std::vector<nlohmann::json>& server_statistics) override;
+
+ protected:
+  // The optimizer step on params[offset, offset + n), timed as update.
+  void update(at::Tensor params, at::Tensor grads, double lr, int64_t offset);
+  // Waits for a collective, timed as communication wait (nothing when it is already done).
+  void wait(comm::Work& work);
+  // Puts the collective on the timeline from launch to completion.
+  comm::Work traced(comm::Work work, const std::string& name);
+  // Fraction of a message each worker sends in a reduce-scatter or allgather ((n-1)/n; twice that for a ring
+  // allreduce).
+  double share() const { return static_cast<double>(workers_ - 1) / static_cast<double>(workers_); }
+
+  const TrainConfig& config_;
+  comm::Communicator* comm_;
+  models::Model& model_;
+  optim::FlatParameters& flat_;
+  Timeline& timeline_;
+  optim::MomentumSgd optimizer_;
+  int64_t workers_, rank_;
+  Stopwatch waiting_, update_time_;
+  double waiting_in_forward_seconds_ = 0;  // the part of waiting_ spent inside forward gates
+  int64_t bytes_sent_ = 0;
+};
+
+std::unique_ptr<WorkerAlgorithm> make_whole_gradient_allreduce(const WorkerSetup& setup);
+std::unique_ptr<WorkerAlgorithm> make_bucketed_allreduce(const WorkerSetup& setup);
+std::unique_ptr<WorkerAlgorithm> make_multistep_allreduce(const WorkerSetup& setup);
+
+}  // namespace distsgd::algo::allreduce

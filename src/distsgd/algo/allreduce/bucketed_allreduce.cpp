@@ -1,0 +1,54 @@
+// AR-SGD --overlap wfbp (wait-free backprop): gradients grouped into buckets (gradient_buckets.hpp); each bucket's
+// allreduce starts during backward as soon as its gradients are accumulated, buckets launched in index order on
+// every rank; after backward every reduction is awaited and the same step taken everywhere.
+#include "distsgd/algo/allreduce/allreduce_options.hpp"
+#include "distsgd/algo/allreduce/allreduce_worker.hpp"
+#include "distsgd/algo/allreduce/gradient_buckets.hpp"
+#include "distsgd/optim/flat_parameters.hpp"
+
+#include <torch/torch.h>
+
+namespace distsgd::algo::allreduce {
+namespace {
+
+constexpr double kMegabyte = 1024.0 * 1024.0;
+
+class BucketedAllreduce final : public AllreduceWorker {
+ public:
+  explicit BucketedAllreduce(const WorkerSetup& s)
+      : AllreduceWorker(s),
+        tracker_(model_,
+                 make_buckets(flat_.slots(), static_cast<int64_t>(kFirstBucketMb.of(config_) * kMegabyte),
+                              static_cast<int64_t>(kBucketMb.of(config_) * kMegabyte)),
+                 [this](size_t b) { launch(b); }),
+        reductions_(tracker_.buckets().size()) {}
+
+  void before_backward(int64_t) override { tracker_.arm(); }
+
+  void after_backward(int64_t, double lr) override {
+    tracker_.flush();
+    for (auto& reduction : reductions_) wait(reduction);
+    flat_.grads().div_(static_cast<double>(workers_));
+    update(flat_.params(), flat_.grads(), lr, 0);
+  }
+
+ private:
+  // Called on the backward thread, in bucket order.
+  void launch(size_t b) {
+    const auto& bucket = tracker_.buckets()[b];
+    reductions_[b] = traced(comm_->allreduce_sum(flat_.grads().narrow(0, bucket.offset, bucket.numel)),
+                            "allreduce bucket " + std::to_string(b));
+    bytes_sent_ += static_cast<int64_t>(2 * share() * 4.0 * static_cast<double>(bucket.numel));  // ring
+  }
+
+  BucketReadyTracker tracker_;
+  std::vector<comm::Work> reductions_;
+};
+
+}  // namespace
+
+std::unique_ptr<WorkerAlgorithm> make_bucketed_allreduce(const WorkerSetup& setup) {
+  return std::make_unique<BucketedAllreduce>(setup);
+}
+
+}  // namespace distsgd::algo::allreduce

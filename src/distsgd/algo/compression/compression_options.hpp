@@ -1,0 +1,22 @@
+// The flags of gradient compression (--compress and DGC's settings), taken by the algorithms whose uplink carries
+// gradients: AR-SGD, BSP, ASP, SSP.
+#pragma once
+#include "distsgd/core/option.hpp"
+
+namespace distsgd::algo::compression {
+
+enum class Compression { kNone, kDgc };
+const EnumNames<Compression>& enum_names(Compression);
+
+extern const StoredOption<Compression> kCompress;
+extern const StoredOption<double> kDensity;
+extern const StoredOption<double> kDgcClipNorm;
+extern const StoredOption<double> kDgcWarmupEpochs;
+
+// The compression flags, for an algorithm's AlgorithmInfo::options.
+std::vector<const OptionSpec*> compression_options();
+
+// Rules of compression that do not depend on the algorithm.
+void check_compression(const TrainConfig& config);
+
+}  // namespace distsgd::algo::compression

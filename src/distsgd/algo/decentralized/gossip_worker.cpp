@@ -1,0 +1,44 @@
+#include "distsgd/algo/decentralized/gossip_worker.hpp"
+
+#include "distsgd/comm/communicator.hpp"
+#include "distsgd/optim/flat_parameters.hpp"
+
+#include <torch/torch.h>
+
+namespace distsgd::algo::decentralized {
+
+GossipWorker::GossipWorker(const WorkerSetup& s)
+    : flat_(s.flat),
+      timeline_(s.timeline),
+      rank_(s.comm->rank()),
+      workers_(s.comm->workers()),
+      seed_(s.config.seed),
+      optimizer_(s.flat.numel(), s.config.momentum, s.config.weight_decay),
+      initial_sum_(s.flat.params().sum(torch::kFloat64).item<double>()) {}
+
+EndpointOptions GossipWorker::endpoint_options(const WorkerSetup& s, Topology topology) {
+  EndpointOptions e;
+  e.numel = s.flat.numel();
+  e.contacts = out_neighbors(topology, s.comm->rank(), s.comm->workers());
+  e.listeners = in_neighbors(topology, s.comm->rank(), s.comm->workers());
+  e.test_delay_ms = kTestDelayMs.of(s.config);
+  e.seed = s.config.seed * 131 + static_cast<uint64_t>(s.comm->rank());
+  return e;
+}
+
+void GossipWorker::finish_endpoint(GossipEndpoint& endpoint) {
+  waiting_.start();
+  endpoint.finish();
+  waiting_.stop();
+}
+
+AlgorithmStats GossipWorker::stats() const {
+  AlgorithmStats s;
+  s.communication_wait_seconds = waiting_.total();
+  s.update_seconds = update_.total();
+  s.bytes_sent = endpoint().bytes_sent();
+  s.per_worker_values = figures();
+  return s;
+}
+
+}  // namespace distsgd::algo::decentralized

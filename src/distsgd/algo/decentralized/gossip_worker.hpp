@@ -1,0 +1,43 @@
+// What the gossip workers (push gossip: GoSGD, gossiping SGD push, SGP; pull gossip; AD-PSGD) share: the
+// worker's place among its peers, its local momentum-SGD optimizer, the endpoint options over its topology, the
+// timed communication and update phases, and the figures every one reports. Each worker keeps its own
+// GossipEndpoint as its last member (its receiving threads start once everything they use exists).
+#pragma once
+#include "distsgd/algo/algorithm.hpp"
+#include "distsgd/algo/decentralized/protocol.hpp"
+#include "distsgd/algo/decentralized/topology.hpp"
+#include "distsgd/core/timer.hpp"
+#include "distsgd/optim/sgd.hpp"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace distsgd::algo::decentralized {
+
+class GossipWorker : public WorkerAlgorithm {
+ public:
+  AlgorithmStats stats() const override;
+  at::Tensor optimizer_state() override { return optimizer_.momentum_buffer(); }
+
+ protected:
+  explicit GossipWorker(const WorkerSetup& setup);
+
+  // The endpoint of this worker on `topology`: whom it contacts, who contacts it.
+  static EndpointOptions endpoint_options(const WorkerSetup& setup, Topology topology);
+  virtual const GossipEndpoint& endpoint() const = 0;
+  // This worker's own figures for summary.json's per_worker (the same names on every worker).
+  virtual std::vector<std::pair<std::string, double>> figures() const = 0;
+  // Tells the peers this worker is done and waits until they are (timed as communication wait).
+  void finish_endpoint(GossipEndpoint& endpoint);
+
+  optim::FlatParameters& flat_;
+  Timeline& timeline_;
+  int64_t rank_, workers_;
+  uint64_t seed_;
+  optim::MomentumSgd optimizer_;  // momentum lives here, local to the worker
+  double initial_sum_;            // sum of the starting parameters (conservation checks with lr 0)
+  Stopwatch waiting_, update_;
+};
+
+}  // namespace distsgd::algo::decentralized

@@ -1,0 +1,62 @@
+#include "distsgd/core/option.hpp"
+
+#include <algorithm>
+
+namespace distsgd {
+
+std::string key_of_flag(const std::string& flag) {
+  std::string key = flag.substr(flag.find_first_not_of('-'));
+  std::replace(key.begin(), key.end(), '-', '_');
+  return key;
+}
+
+std::string OptionSpec::default_text() const {
+  if (!shown_default.empty()) return shown_default;
+  const auto j = value(TrainConfig{});
+  return j.is_string() ? j.get<std::string>() : j.dump();
+}
+
+bool OptionSpec::is_default(const TrainConfig& c) const { return value(c) == value(TrainConfig{}); }
+
+namespace {
+template <class T, class Convert>
+T parse_number(const std::string& flag, const std::string& text, const char* what, Convert convert) {
+  try {
+    size_t used = 0;
+    const T value = convert(text, &used);
+    if (used == text.size()) return value;
+  } catch (const std::exception&) {
+  }
+  throw Error(flag + ": '" + text + "' is not " + what);
+}
+}  // namespace
+
+int64_t parse_int(const std::string& flag, const std::string& text) {
+  return parse_number<int64_t>(flag, text, "an integer",
+                               [](const std::string& t, size_t* used) { return std::stoll(t, used); });
+}
+
+uint64_t parse_unsigned(const std::string& flag, const std::string& text) {
+  require(text.empty() || text[0] != '-', flag + ": '" + text + "' is not a non-negative integer");
+  return parse_number<uint64_t>(flag, text, "a non-negative integer",
+                                [](const std::string& t, size_t* used) { return std::stoull(t, used); });
+}
+
+double parse_double(const std::string& flag, const std::string& text) {
+  return parse_number<double>(flag, text, "a number",
+                              [](const std::string& t, size_t* used) { return std::stod(t, used); });
+}
+
+OptionSpec switch_option(std::string flag, bool TrainConfig::*field, bool when_given, std::string key,
+                         std::string help) {
+  OptionSpec spec;
+  spec.flag = std::move(flag);
+  spec.key = std::move(key);
+  spec.help = std::move(help);
+  spec.arity = OptionSpec::Arity::kSwitch;
+  spec.parse = [field, when_given](TrainConfig& c, const std::vector<std::string>&) { c.*field = when_given; };
+  spec.value = [field](const TrainConfig& c) { return nlohmann::json(c.*field); };
+  return spec;
+}
+
+}  // namespace distsgd

@@ -1,0 +1,219 @@
+#include "distsgd/train/options.hpp"
+
+#include "distsgd/algo/algorithm.hpp"
+#include "distsgd/data/dataset.hpp"
+#include "distsgd/models/model.hpp"
+
+#include <algorithm>
+#include <sstream>
+
+namespace distsgd::train {
+namespace {
+
+using C = TrainConfig;
+
+// "CxHxW" -> {C, H, W}.
+OptionSpec synthetic_shape_option() {
+  OptionSpec spec;
+  spec.flag = "--synthetic-shape";
+  spec.key = "synthetic_shape";
+  spec.help = "synthetic images: CxHxW";
+  spec.value_name = "CxHxW";
+  spec.shown_default = "1x28x28";
+  spec.parse = [](C& c, const std::vector<std::string>& values) {
+    const std::string& text = values.at(0);
+    std::vector<int64_t> dims;
+    std::stringstream in(text);
+    std::string part;
+    while (std::getline(in, part, 'x')) {
+      try {
+        size_t used = 0;
+        dims.push_back(std::stoll(part, &used));
+        if (used != part.size()) throw std::invalid_argument(part);
+      } catch (const std::exception&) {
+        throw Error("--synthetic-shape: '" + text + "' is not of the form CxHxW (e.g. 3x32x32)");
+      }
+    }
+    require(dims.size() == 3 && dims[0] > 0 && dims[1] > 0 && dims[2] > 0,
+            "--synthetic-shape: '" + text + "' is not of the form CxHxW with positive sizes");
+    c.synthetic_shape = dims;
+  };
+  spec.value = [](const C& c) { return nlohmann::json(c.synthetic_shape); };
+  return spec;
+}
+
+// "RANK:FACTOR", repeatable.
+OptionSpec slowdown_option() {
+  OptionSpec spec;
+  spec.flag = "--slowdown";
+  spec.key = "slowdowns";
+  spec.help = "worker RANK takes FACTOR times its compute time (repeatable)";
+  spec.value_name = "RANK:FACTOR";
+  spec.arity = OptionSpec::Arity::kMany;
+  spec.parse = [](C& c, const std::vector<std::string>& values) {
+    c.slowdowns.clear();
+    for (const auto& text : values) {
+      const auto colon = text.find(':');
+      require(colon != std::string::npos, "--slowdown: '" + text + "' is not of the form RANK:FACTOR (e.g. 3:10)");
+      try {
+        c.slowdowns.emplace_back(parse_int("--slowdown", text.substr(0, colon)),
+                                 parse_double("--slowdown", text.substr(colon + 1)));
+      } catch (const Error&) {
+        throw Error("--slowdown: '" + text + "' is not of the form RANK:FACTOR (e.g. 3:10)");
+      }
+    }
+  };
+  spec.value = [](const C& c) { return nlohmann::json(c.slowdowns); };
+  spec.check = [](const C& c) {
+    for (const auto& [rank, factor] : c.slowdowns) {
+      require(rank >= 0 && rank < c.workers, "--slowdown " + std::to_string(rank) + ":" + text_of(factor) +
+                                                 ": there is no worker " + std::to_string(rank));
+      require(factor >= 1, "--slowdown factor must be at least 1");
+    }
+  };
+  return spec;
+}
+
+void add_group(std::vector<OptionSpec>& all, const std::string& group, std::vector<OptionSpec> specs) {
+  for (auto& spec : specs) {
+    spec.group = group;
+    all.push_back(std::move(spec));
+  }
+}
+
+std::vector<OptionSpec> declare_options() {
+  std::string algorithms;
+  for (const auto& a : algo::algorithms()) algorithms += "\n    " + a.name + ": " + a.description;
+  const auto independent = algo::algorithm_names_where([](const auto& a) { return a.independent_workers; });
+  const Rule<double> unit_interval{[](const double& v) { return v >= 0 && v < 1; }, "must be in [0, 1)"};
+  const Rule<double> decay_factor{[](const double& v) { return v > 0 && v <= 1; }, "must be in (0, 1]"};
+  const Rule<std::vector<double>> increasing{
+      [](const std::vector<double>& v) { return std::is_sorted(v.begin(), v.end()); },
+      "must be given in increasing order"};
+
+  std::vector<OptionSpec> all;
+  add_group(all, "Model and data",
+            {
+                field_option("--model", &C::model, "model: " + join(models::model_names()) +
+                                                       ", or a TorchScript .pt file"),
+                field_option("--mlp-width", &C::mlp_width, "hidden width of mlp", positive<int64_t>()),
+                field_option("--mlp-layers", &C::mlp_hidden_layers, "hidden layers of mlp", non_negative<int64_t>())
+                    .named("mlp_hidden_layers"),
+                switch_option("--no-batch-norm", &C::batch_norm, false, "batch_norm",
+                              "vgg without BatchNorm (the original vgg11/vgg16)"),
+                field_option("--dataset", &C::dataset, "dataset: " + join(data::dataset_names())),
+                field_option("--data-dir", &C::data_dir,
+                             "directory of the dataset files (default: /usr/share/datasets/<dataset>)"),
+                synthetic_shape_option(),
+                field_option("--synthetic-classes", &C::synthetic_classes, "synthetic: number of classes",
+                             positive<int64_t>()),
+                field_option("--synthetic-train-size", &C::synthetic_train_size, "synthetic: training samples",
+                             positive<int64_t>()),
+                field_option("--synthetic-test-size", &C::synthetic_test_size, "synthetic: test samples",
+                             positive<int64_t>()),
+            });
+  add_group(all, "Optimization",
+            {
+                field_option("--batch-size", &C::batch_size, "minibatch per worker", positive<int64_t>()),
+                field_option("--lr", &C::lr, "base learning rate", non_negative<double>()),
+                field_option("--momentum", &C::momentum, "SGD momentum", unit_interval),
+                field_option("--weight-decay", &C::weight_decay, "L2 weight decay", non_negative<double>()),
+                field_option("--lr-scaling", &C::lr_scaling,
+                             "none, or linear: lr * global batch / 256 (Goyal et al.)"),
+                field_option("--warmup-epochs", &C::warmup_epochs,
+                             "linear learning-rate warm-up over this many epochs", non_negative<double>()),
+                list_option("--lr-decay-epochs", &C::lr_decay_epochs,
+                            "epochs at which the learning rate is multiplied by --lr-decay-factor "
+                            "(e.g. --lr-decay-epochs 30 60)",
+                            increasing),
+                field_option("--lr-decay-factor", &C::lr_decay_factor, "step decay factor", decay_factor),
+            });
+  add_group(all, "When to stop (whichever comes first)",
+            {
+                field_option("--epochs", &C::epochs, "epochs to train", positive<int64_t>()),
+                field_option("--time-budget", &C::time_budget,
+                             "stop after this many seconds of wall time (0: no limit); " + join(independent) +
+                                 ": each worker stops on its own and the run evaluates only at the end",
+                             non_negative<double>()),
+                field_option("--target-accuracy", &C::target_accuracy,
+                             "stop after the first evaluation with at least this test accuracy (0: never)",
+                             within<double>(0, 1)),
+                field_option("--max-steps", &C::max_steps, "stop after this many iterations (0: no limit)",
+                             non_negative<int64_t>()),
+            });
+  add_group(all, "Execution",
+            {
+                field_option("--seed", &C::seed, "seed of weights and data order"),
+                field_option("--threads", &C::threads, "compute threads per process (0: cores / processes)",
+                             non_negative<int64_t>()),
+                field_option("--prefetch", &C::prefetch, "batches prepared ahead by the loader thread (0: none)",
+                             non_negative<int64_t>()),
+                field_option("--eval-batch-size", &C::eval_batch_size, "batch size of evaluation",
+                             positive<int64_t>()),
+                field_option("--progress-seconds", &C::progress_seconds, "seconds between progress lines on stderr",
+                             non_negative<double>()),
+            });
+  add_group(all, "Distribution",
+            {
+                field_option("--algo", &C::algorithm, "algorithm:" + algorithms).named("algorithm"),
+                field_option("--workers", &C::workers, "worker processes", at_least<int64_t>(1)),
+                field_option("--servers", &C::servers, "parameter-server processes (ranks after the workers)",
+                             non_negative<int64_t>()),
+                field_option("--timeout", &C::timeout, "seconds any communication may take before the run fails",
+                             positive<double>()),
+                slowdown_option(),
+                switch_option("--trace", &C::trace, true, "trace",
+                              "write trace.json (Chrome trace format: chrome://tracing, Perfetto)"),
+                field_option("--test-init-spread", &C::test_init_spread, "", non_negative<double>()).hide(),
+            });
+  add_group(all, "Output and checkpoints",
+            {
+                field_option("--out", &C::out, "run directory (default: runs/<model>-<dataset>-<time>)"),
+                switch_option("--overwrite", &C::overwrite, true, "overwrite", "replace a run already in --out"),
+                field_option("--resume", &C::resume, "continue the run in this directory from its checkpoint"),
+                switch_option("--no-checkpoint", &C::checkpoint_each_epoch, false, "checkpoint_each_epoch",
+                              "do not write a checkpoint at each epoch's end"),
+                field_option("--checkpoint-every-steps", &C::checkpoint_every_steps,
+                             "also write a checkpoint every this many steps (0: only at epoch ends)",
+                             non_negative<int64_t>()),
+            });
+  for (const auto& spec : algo::algorithm_options()) all.push_back(spec);
+  return all;
+}
+
+}  // namespace
+
+const std::vector<OptionSpec>& train_options() {
+  // Declared again when an algorithm was registered since (its flags join the list).
+  static std::vector<OptionSpec> options;
+  static size_t algorithms_seen = 0;
+  if (algorithms_seen != algo::algorithms().size()) {
+    algorithms_seen = algo::algorithms().size();
+    options = declare_options();
+  }
+  return options;
+}
+
+void set_option(TrainConfig& config, const std::string& flag, const std::vector<std::string>& values) {
+  for (const auto& spec : train_options()) {
+    if (spec.flag == flag) return spec.parse(config, values);
+  }
+  throw Error("unknown option " + flag);
+}
+
+void validate(const TrainConfig& c) {
+  for (const auto& spec : train_options()) {
+    if (spec.check) spec.check(c);
+  }
+  require(!c.overwrite || c.resume.empty(), "--overwrite and --resume exclude each other");
+  algo::validate_algorithm(c);
+}
+
+nlohmann::json config_json(const TrainConfig& c) {
+  nlohmann::json j = nlohmann::json::object();
+  for (const auto& spec : train_options()) j[spec.key] = spec.value(c);
+  j["global_batch"] = c.global_batch();
+  return j;
+}
+
+}  // namespace distsgd::train

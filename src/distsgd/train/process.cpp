@@ -1,0 +1,141 @@
+#include "distsgd/train/process.hpp"
+
+#include "distsgd/comm/communicator.hpp"
+#include "distsgd/comm/process_env.hpp"
+#include "distsgd/core/error.hpp"
+#include "distsgd/core/log.hpp"
+#include "distsgd/core/timeline.hpp"
+#include "distsgd/models/model.hpp"
+#include "distsgd/optim/flat_parameters.hpp"
+#include "distsgd/optim/threads.hpp"
+#include "distsgd/train/options.hpp"
+#include "distsgd/train/trainer.hpp"
+
+#include <nlohmann/json.hpp>
+#include <torch/torch.h>
+
+#include <filesystem>
+
+namespace distsgd::train {
+namespace {
+
+data::DatasetOptions dataset_options(const TrainConfig& c) {
+  data::DatasetOptions o;
+  o.name = c.dataset;
+  o.dir = c.data_dir;
+  o.synthetic_shape = c.synthetic_shape;
+  o.synthetic_classes = c.synthetic_classes;
+  o.synthetic_train_size = c.synthetic_train_size;
+  o.synthetic_test_size = c.synthetic_test_size;
+  o.seed = c.seed;
+  return o;
+}
+
+models::ModelOptions model_options(const TrainConfig& c) {
+  models::ModelOptions o;
+  o.name = c.model;
+  o.mlp_width = c.mlp_width;
+  o.mlp_hidden_layers = c.mlp_hidden_layers;
+  o.batch_norm = c.batch_norm;
+  return o;
+}
+
+std::string server_statistics_key(int64_t server) { return "server-statistics/" + std::to_string(server); }
+
+}  // namespace
+
+Process::Process() = default;
+Process::~Process() = default;
+
+std::string role_label(const TrainConfig& c, int64_t rank) {
+  return rank < c.workers ? "worker " + std::to_string(rank) : "server " + std::to_string(rank - c.workers);
+}
+
+void start_process(Process& p, TrainConfig config) {
+  validate(config);
+  if (config.out.empty()) {
+    // Processes started by distsgd's own launcher share the directory it chose.
+    const char* launcher_out = std::getenv("DISTSGD_OUT");
+    config.out = launcher_out ? launcher_out : config.resume.empty() ? default_run_dir(config) : config.resume;
+  }
+  p.config = config;
+  const auto env = comm::process_env_from_environment();
+  const bool distributed = config.processes() > 1;
+  if (distributed) {
+    require(env.has_value(), "a run of " + std::to_string(config.processes()) +
+                                 " processes must be started by a launcher (distsgd train, mpirun, srun, torchrun)");
+    require(env->world_size == config.processes(),
+            "the launcher started " + std::to_string(env->world_size) + " processes but --workers " +
+                std::to_string(config.workers) + " --servers " + std::to_string(config.servers) + " needs " +
+                std::to_string(config.processes()));
+    p.rank = env->rank;
+    log::set_prefix(env->launcher == "distsgd" ? "" : "[" + role_label(config, p.rank) + "] ");
+  }
+  p.threads = configure_threads(config.threads, env ? env->local_world_size : 1);
+
+  p.dataset = data::load_dataset(dataset_options(config));
+  const models::InputSpec input{p.dataset.channels, p.dataset.height, p.dataset.width, p.dataset.classes};
+  torch::manual_seed(static_cast<uint64_t>(config.seed));  // the same initial weights in every process
+  p.model = models::make_model(model_options(config), input);
+  p.flat = std::make_unique<optim::FlatParameters>(*p.model);
+  if (config.test_init_spread > 0 && p.is_worker()) {
+    // Testing: distinct starting models, so that averaging shows whether it conserves what it must.
+    torch::NoGradGuard no_grad;
+    p.flat->params().add_(config.test_init_spread * static_cast<double>(p.rank));
+  }
+  p.timeline = std::make_unique<Timeline>(config.trace, p.rank, role_label(config, p.rank));
+  if (distributed) {
+    p.comm = std::make_unique<comm::Communicator>(
+        *env, config.workers, std::chrono::milliseconds(static_cast<int64_t>(config.timeout * 1000)));
+  }
+}
+
+std::vector<double> sum_over_workers(Process& p, std::vector<double> values) {
+  if (!p.comm) return values;
+  auto t = torch::tensor(values, torch::kFloat64);
+  p.comm->allreduce_sum(t).wait();
+  return std::vector<double>(t.data_ptr<double>(), t.data_ptr<double>() + t.numel());
+}
+
+std::vector<std::vector<double>> gather_from_workers(Process& p, const std::vector<double>& values) {
+  const int64_t workers = p.comm ? p.comm->workers() : 1;
+  const auto k = static_cast<int64_t>(values.size());
+  auto table = torch::zeros({workers, k}, torch::kFloat64);
+  table[p.rank].copy_(torch::tensor(values, torch::kFloat64));
+  if (p.comm) p.comm->allreduce_sum(table).wait();
+  std::vector<std::vector<double>> rows;
+  for (int64_t w = 0; w < workers; ++w) {
+    rows.emplace_back(table[w].data_ptr<double>(), table[w].data_ptr<double>() + k);
+  }
+  return rows;
+}
+
+void publish_trace(Process& p) {
+  if (!p.config.trace) return;
+  const auto path = (std::filesystem::path(p.config.out) / "trace.json").string();
+  if (!p.comm) {
+    write_chrome_trace(path, {p.timeline->events()});
+    return;
+  }
+  p.comm->store_set("trace/" + std::to_string(p.rank), p.timeline->events().dump());
+  if (p.rank != 0) return;
+  std::vector<nlohmann::json> all;
+  for (int64_t r = 0; r < p.comm->world_size(); ++r) {
+    all.push_back(nlohmann::json::parse(p.comm->store_get("trace/" + std::to_string(r))));
+  }
+  write_chrome_trace(path, all);
+}
+
+void publish_server_statistics(Process& p, const nlohmann::json& statistics) {
+  p.comm->store_set(server_statistics_key(p.rank - p.config.workers), statistics.dump());
+}
+
+std::vector<nlohmann::json> collect_server_statistics(Process& p) {
+  std::vector<nlohmann::json> all;
+  for (int64_t s = 0; s < p.config.servers; ++s) {
+    all.push_back(nlohmann::json::parse(p.comm->store_get(server_statistics_key(s))));
+  }
+  return all;
+}
+
+}  // namespace distsgd::train

@@ -1,0 +1,65 @@
+// What every process of a run holds (data, model, flat buffers, timeline, and when distributed the
+// communicator), how it is started, and the few collectives the worker's jobs share.
+#pragma once
+#include "distsgd/core/config.hpp"
+#include "distsgd/data/dataset.hpp"
+
+#include <nlohmann/json_fwd.hpp>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace distsgd {
+class Timeline;
+}
+namespace distsgd::comm {
+class Communicator;
+}
+namespace distsgd::models {
+class Model;
+}
+namespace distsgd::optim {
+class FlatParameters;
+}
+
+namespace distsgd::train {
+
+struct Process {
+  Process();
+  ~Process();
+  Process(Process&&) = delete;
+
+  TrainConfig config;  // validated, with its run directory chosen
+  int64_t threads = 1;
+  data::Dataset dataset;
+  std::unique_ptr<models::Model> model;
+  std::unique_ptr<optim::FlatParameters> flat;
+  std::unique_ptr<Timeline> timeline;
+  std::unique_ptr<comm::Communicator> comm;  // declared after timeline: destroyed first (its threads use it)
+  int64_t rank = 0;
+
+  bool is_worker() const { return rank < config.workers; }
+  bool leader() const { return rank == 0; }  // worker 0: writes the run directory
+};
+
+// Start-up: validates the configuration, joins the launcher's world, loads the data, builds the model (the same
+// initial weights in every process) and its flat buffers, and connects to the other processes.
+void start_process(Process& p, TrainConfig config);
+
+// "worker 2", "server 0".
+std::string role_label(const TrainConfig& config, int64_t rank);
+
+// Sums values over the workers (identity in a single process).
+std::vector<double> sum_over_workers(Process& p, std::vector<double> values);
+// Row w of the result is worker w's `values` (just `values` in a single process).
+std::vector<std::vector<double>> gather_from_workers(Process& p, const std::vector<double>& values);
+
+// Gathers every process's trace events through the store; rank 0 writes trace.json (with --trace).
+void publish_trace(Process& p);
+
+// Servers publish what their serve() returned; worker 0 collects them for the run report.
+void publish_server_statistics(Process& p, const nlohmann::json& statistics);
+std::vector<nlohmann::json> collect_server_statistics(Process& p);
+
+}  // namespace distsgd::train

@@ -1,0 +1,52 @@
+// What the jobs of a worker share while it trains: its process, its algorithm, where training stands, the
+// phase clocks, the last evaluation. The worker loop (worker_loop.cpp) owns it; evaluation, checkpoints and the run
+// report read and extend it.
+#pragma once
+#include "distsgd/algo/algorithm.hpp"
+#include "distsgd/core/timer.hpp"
+#include "distsgd/optim/lr_schedule.hpp"
+#include "distsgd/train/checkpoint.hpp"
+#include "distsgd/train/evaluate.hpp"
+#include "distsgd/train/process.hpp"
+#include "distsgd/train/run_files.hpp"
+
+#include <memory>
+#include <string>
+
+namespace distsgd::train {
+
+struct WorkerState {
+  WorkerState(Process& process, const algo::AlgorithmInfo& algorithm_info)
+      : p(process), c(process.config), info(algorithm_info) {}
+
+  Process& p;
+  const TrainConfig& c;
+  const algo::AlgorithmInfo& info;
+  std::unique_ptr<algo::WorkerAlgorithm> algorithm;
+  std::unique_ptr<RunFiles> files;  // worker 0 only
+  optim::LrSchedule schedule;
+  TrainingPosition position;
+  int64_t steps_per_epoch = 1, step_limit = 0;
+
+  // This run's start; a resumed run adds to the totals of the position it resumed from.
+  Clock::time_point wall_start = Clock::now();
+  double train_seconds_before = 0, wall_seconds_before = 0;
+  int64_t steps_before = 0;
+
+  Stopwatch train_time, data_wait, forward, backward, slowdown;
+  double epoch_loss_sum = 0;
+  int64_t epoch_loss_count = 0;
+
+  Evaluation last_eval;
+  Evaluation worker0_eval;         // decentralized: worker 0's own model
+  double parameter_variance = 0;  // distributed runs: mean over workers of ||x_i - mean(x)||^2
+  int64_t last_eval_step = -1;
+  double time_to_target = -1;
+  bool evaluate_only_at_end = false;  // independent workers under a time budget
+  std::string stop_reason = "epochs";
+
+  double wall_now() const { return wall_seconds_before + seconds_since(wall_start); }
+  bool leader() const { return p.leader(); }
+};
+
+}  // namespace distsgd::train

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# The layers hold: from each layer's include root, an include of a higher layer's header fails to compile, and
+# one of its own or a lower layer's header is found. Usage: layers_test.sh CXX BUILD/layers
+set -uo pipefail
+cxx=$1
+layers=$2
+failures=0
+expect() {  # expect ok|fail LAYER HEADER
+  local want=$1 layer=$2 header=$3
+  # The preprocessor is enough: what fails is finding the header (or one it includes).
+  if echo "#include \"distsgd/$header\"" | "$cxx" -std=c++17 -E -I "$layers/$layer" -x c++ - >/dev/null 2>&1; then
+    got=ok
+  else
+    got=fail
+  fi
+  if [ "$got" != "$want" ]; then
+    echo "FAIL: from $layer, including $header: expected $want, got $got"
+    failures=$((failures + 1))
+  else
+    echo "ok: from $layer, including $header: $got"
+  fi
+}
+expect fail core algo/algorithm.hpp
+expect fail core train/options.hpp
+expect fail core optim/sgd.hpp
+expect ok   core core/timeline.hpp
+expect fail data models/model.hpp
+expect fail optim algo/algorithm.hpp
+expect fail comm optim/sgd.hpp
+expect fail algo train/trainer.hpp
+expect fail algo data/dataset.hpp
+expect ok   algo optim/flat_parameters.hpp
+expect fail train cli/train_command.hpp
+expect ok   train algo/algorithm.hpp
+exit $((failures > 0))
