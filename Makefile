@@ -31,9 +31,9 @@ bench: build
 # The code's one style (.clang-format: Google, 120 columns). format-check is also a CTest test (Format.*).
 SOURCES = $(shell git ls-files 'src/*.cpp' 'src/*.hpp' 'tests/*.cpp' 'tests/*.hpp')
 format:
-	clang-format -i $(SOURCES)
+	@clang-format -i $(SOURCES)
 format-check:
-	clang-format --dry-run --Werror $(SOURCES)
+	@clang-format --dry-run --Werror $(SOURCES) && echo "format: every source follows .clang-format"
 
 # The threaded code under the sanitizers: the parameter-server substrate (ASP, SSP, BSP, EASGD, ALADDIN runs), the
 # gossip protocol and workers, AD-PSGD, the loader's prefetch thread. Each builds into its own directory.

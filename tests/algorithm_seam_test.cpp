@@ -10,8 +10,8 @@
 #include "test_util.hpp"
 
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 #include <torch/torch.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <set>
@@ -92,8 +92,7 @@ TEST(AlgorithmSeam, ANewAlgorithmWithItsOwnFlagNeedsNoChangeOutsideItsFile) {
 
   TempDir dir;
   // Its rule is checked, and an algorithm that does not take it refuses it.
-  EXPECT_NE(error_of(small_run(dir / "a", "2", 1)).find("--shrink must be in [0.0, 1.0] (got 2.0)"),
-            std::string::npos)
+  EXPECT_NE(error_of(small_run(dir / "a", "2", 1)).find("--shrink must be in [0.0, 1.0] (got 2.0)"), std::string::npos)
       << error_of(small_run(dir / "a", "2", 1));
   auto other = small_run(dir / "a", "0.5", 1);
   other.algorithm = "sgd";

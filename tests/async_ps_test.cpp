@@ -1,17 +1,17 @@
 // Asynchronous parameter-server algorithms: the math of their rules in process, and their invariants through
 // the distsgd program.
 #include "distsgd/algo/ps/elastic.hpp"
-#include "distsgd/core/config.hpp"
-#include "distsgd/train/options.hpp"
-#include "distsgd/core/error.hpp"
 #include "distsgd/algo/ps/lazy_averager.hpp"
-#include "distsgd/train/checkpoint.hpp"
+#include "distsgd/core/config.hpp"
+#include "distsgd/core/error.hpp"
 #include "distsgd/optim/sgd.hpp"
+#include "distsgd/train/checkpoint.hpp"
+#include "distsgd/train/options.hpp"
 #include "test_util.hpp"
 
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 #include <torch/torch.h>
+#include <nlohmann/json.hpp>
 
 #include <cmath>
 #include <filesystem>
@@ -46,7 +46,8 @@ TEST(Aladdin, AlphaFollowsTheSpecFormulas) {
   EXPECT_DOUBLE_EQ(aladdin_alpha(distsgd::algo::ps::AlphaRule::kText, 4, 4, 123), 1 - 1 / std::sqrt(16.0));
   EXPECT_DOUBLE_EQ(aladdin_alpha(distsgd::algo::ps::AlphaRule::kCount, 4, 4, 9), 1 - 1 / 3.0);
   EXPECT_DOUBLE_EQ(aladdin_alpha(distsgd::algo::ps::AlphaRule::kCount, 4, 4, 1), 0.0);
-  EXPECT_DOUBLE_EQ(aladdin_alpha(distsgd::algo::ps::AlphaRule::kCount, 4, 4, 0), 0.0);  // clamped, never negative or NaN
+  EXPECT_DOUBLE_EQ(aladdin_alpha(distsgd::algo::ps::AlphaRule::kCount, 4, 4, 0),
+                   0.0);  // clamped, never negative or NaN
 }
 
 // Hand-computed: n=2 workers, pi=2, lr 0.5. Gradients 1 (w0), 3 (w1), 5 (w0): worker 0's second gradient
@@ -92,8 +93,8 @@ TEST(Asp, OneWorkerEqualsSingleProcessSgd) {
   TempDir dir;
   auto sgd = run_distsgd("train --algo sgd --max-steps 20" + kSmallRun + " --out " + (dir / "sgd"));
   ASSERT_EQ(sgd.exit_code, 0) << sgd.output;
-  auto asp = run_distsgd("train --algo asp --workers 1 --servers 2 --max-steps 20" + kSmallRun + " --out " +
-                         (dir / "asp"));
+  auto asp =
+      run_distsgd("train --algo asp --workers 1 --servers 2 --max-steps 20" + kSmallRun + " --out " + (dir / "asp"));
   ASSERT_EQ(asp.exit_code, 0) << asp.output;
   auto a = distsgd::train::load_parameters(dir / "sgd/parameters.pt");
   auto b = distsgd::train::load_parameters(dir / "asp/parameters.pt");
@@ -161,9 +162,9 @@ TEST(MomentumPlacement, FlagIsCheckedAgainstTheAlgorithm) {
   EXPECT_NE(error_of("bsp", "server").find("--momentum-at applies to asp, ssp, aladdin only (not bsp)"),
             std::string::npos);
   EXPECT_NE(error_of("arsgd", "worker").find("(not arsgd)"), std::string::npos);
-  EXPECT_NE(error_of("asp", "both")
-                .find("--momentum-at both is not a place for asp's momentum (it takes worker, server"),
-            std::string::npos)
+  EXPECT_NE(
+      error_of("asp", "both").find("--momentum-at both is not a place for asp's momentum (it takes worker, server"),
+      std::string::npos)
       << error_of("asp", "both");
   EXPECT_NE(error_of("ssp", "nowhere").find("--momentum-at must be worker, server, both or auto"), std::string::npos);
 }
@@ -189,7 +190,8 @@ TEST(AsyncEndToEnd, FourWorkersReachTheIssuesAccuracy) {
       {"easgd --tau 2 --lr 0.05 --batch-size 32", 0.80},
   };
   for (const auto& [algo, target] : runs) {
-    auto r = run_distsgd("train --algo " + algo + " --workers 4 --servers 1 --model lenet5 --dataset fashion-mnist "
+    auto r = run_distsgd("train --algo " + algo +
+                         " --workers 4 --servers 1 --model lenet5 --dataset fashion-mnist "
                          "--epochs 2 --lr-decay-epochs 1.5 --seed 1 --no-checkpoint --out " +
                          (dir / "run") + " --overwrite");
     ASSERT_EQ(r.exit_code, 0) << algo << "\n" << r.output;
@@ -208,9 +210,12 @@ TEST(AsyncAlgorithms, TimeBudgetLetsIndependentWorkersStopOnTheirOwn) {
   TempDir dir;
   for (const std::string algo : {"asp", "ssp --staleness 2", "easgd", "aladdin", "bsp"}) {
     const std::string out = dir / "run";
-    auto r = run_distsgd("train --algo " + algo + " --workers 3 --servers 1 --time-budget 3 --slowdown 2:8 "
-                         "--model lenet5 --dataset synthetic --synthetic-train-size 1920 --synthetic-test-size 64 "
-                         "--epochs 1000 --threads 1 --no-checkpoint --progress-seconds 1000 --timeout 60 --overwrite --out " + out);
+    auto r = run_distsgd(
+        "train --algo " + algo +
+        " --workers 3 --servers 1 --time-budget 3 --slowdown 2:8 "
+        "--model lenet5 --dataset synthetic --synthetic-train-size 1920 --synthetic-test-size 64 "
+        "--epochs 1000 --threads 1 --no-checkpoint --progress-seconds 1000 --timeout 60 --overwrite --out " +
+        out);
     ASSERT_EQ(r.exit_code, 0) << algo << "\n" << r.output;
     auto summary = nlohmann::json::parse(read_file(out + "/summary.json"));
     EXPECT_EQ(summary["stop_reason"], "time_budget") << algo;

@@ -20,8 +20,10 @@ bool has_fashion_mnist() {
 TEST(EndToEnd, Lenet5OnFashionMnistOneEpochReaches084) {
   if (!has_fashion_mnist()) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
   TempDir dir;
-  auto r = run_distsgd("train --model lenet5 --dataset fashion-mnist --epochs 1 --batch-size 64 --lr 0.05 "
-                       "--seed 1 --workers 1 --out " + dir / "run");
+  auto r = run_distsgd(
+      "train --model lenet5 --dataset fashion-mnist --epochs 1 --batch-size 64 --lr 0.05 "
+      "--seed 1 --workers 1 --out " +
+      dir / "run");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("result "), std::string::npos) << r.output;
   auto summary = nlohmann::json::parse(read_file(dir / "run/summary.json"));
@@ -39,8 +41,8 @@ TEST(Cli, HelpDescribesTheTrainFlags) {
   auto train = run_distsgd("train --help");
   EXPECT_EQ(train.exit_code, 0);
   for (const char* flag : {"--model", "--dataset", "--data-dir", "--epochs", "--batch-size", "--lr", "--seed",
-                           "--threads", "--out", "--resume", "--time-budget", "--target-accuracy",
-                           "--lr-scaling", "--warmup-epochs", "--lr-decay-epochs", "--workers"}) {
+                           "--threads", "--out", "--resume", "--time-budget", "--target-accuracy", "--lr-scaling",
+                           "--warmup-epochs", "--lr-decay-epochs", "--workers"}) {
     EXPECT_NE(train.output.find(flag), std::string::npos) << flag;
   }
 }

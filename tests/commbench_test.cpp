@@ -58,8 +58,8 @@ TEST(Commbench, TwoProcessesUpTo4MiBFitPositiveAlphaAndBeta) {
 }
 
 TEST(Commbench, BadFlagsEndWithOneClearError) {
-  for (const char* flags : {"--processes 1", "--min-kb 0", "--min-kb 2048 --max-mb 1", "--repeats 0",
-                            "--out /nonexistent/dir/x.json"}) {
+  for (const char* flags :
+       {"--processes 1", "--min-kb 0", "--min-kb 2048 --max-mb 1", "--repeats 0", "--out /nonexistent/dir/x.json"}) {
     SCOPED_TRACE(flags);
     auto r = run_distsgd(std::string("commbench ") + flags);
     EXPECT_EQ(r.exit_code, 1) << r.output;

@@ -164,7 +164,8 @@ TEST_F(IdxTest, TruncatedPayloadNamesFileAndSizes) {
   Bytes labels = idx_labels({1, 2, 3});
   labels.pop_back();
   write_raw(path("labels"), labels);
-  EXPECT_CONTAINS(error_message([&] { read_idx_labels(path("labels")); }), "3 labels (3 bytes) but only 2 bytes follow");
+  EXPECT_CONTAINS(error_message([&] { read_idx_labels(path("labels")); }),
+                  "3 labels (3 bytes) but only 2 bytes follow");
 }
 
 TEST_F(IdxTest, TruncatedHeaderNamesFile) {
@@ -568,7 +569,8 @@ TEST(ShardedLoader, DivisibleSizeCoversEverySample) {
   const Dataset dataset = index_dataset(60);
   std::vector<int64_t> all;
   for (int64_t rank = 0; rank < 3; ++rank) {
-    const std::vector<int64_t> shard = ShardedLoader(dataset, dataset.train, loader_options(rank, 3, 4)).shard_indices(2);
+    const std::vector<int64_t> shard =
+        ShardedLoader(dataset, dataset.train, loader_options(rank, 3, 4)).shard_indices(2);
     all.insert(all.end(), shard.begin(), shard.end());
   }
   std::sort(all.begin(), all.end());
@@ -598,7 +600,8 @@ TEST(ShardedLoader, ServedBatchesFollowShardOrder) {
         EXPECT_EQ(batch.images.sizes(), (std::vector<int64_t>{5, 1, 2, 2}));
         EXPECT_EQ(batch.images.scalar_type(), torch::kFloat);
         // Images travel with their labels: pixel = label / 255 after normalization.
-        const at::Tensor expected_pixels = batch.labels.to(torch::kFloat).div(255).view({5, 1, 1, 1}).expand({5, 1, 2, 2});
+        const at::Tensor expected_pixels =
+            batch.labels.to(torch::kFloat).div(255).view({5, 1, 1, 1}).expand({5, 1, 2, 2});
         EXPECT_TRUE(batch.images.allclose(expected_pixels));
         const std::vector<int64_t> labels = to_vector(batch.labels);
         served.insert(served.end(), labels.begin(), labels.end());

@@ -48,8 +48,7 @@ void expect_push_sum_conserved(const std::string& flags) {
   ASSERT_FALSE(summary.is_null());
   const double initial_mean = total(summary, "initial_parameter_sum") / 4;
   EXPECT_NEAR(total(summary, "gossip_weight"), 1.0, 1e-9) << summary.dump(2);
-  EXPECT_NEAR(total(summary, "weighted_parameter_sum"), initial_mean, 1e-5 * std::abs(initial_mean))
-      << summary.dump(2);
+  EXPECT_NEAR(total(summary, "weighted_parameter_sum"), initial_mean, 1e-5 * std::abs(initial_mean)) << summary.dump(2);
   EXPECT_EQ(total(summary, "messages_sent"), total(summary, "messages_received")) << "nothing lost";
   EXPECT_GT(total(summary, "messages_sent"), 100);
   // The mixing did mix: the workers' models came closer.
@@ -67,8 +66,9 @@ TEST(DecentralizedConservation, SgpWithOverlap) { expect_push_sum_conserved("--a
 
 TEST(DecentralizedConservation, PullGossipConvergesToConsensus) {
   TempDir dir;
-  auto summary = run_small(dir, "--algo gossip --gossip-mode pull --lr 0 --epochs 100 --max-steps 200 "
-                                "--test-init-spread 0.01 --test-delay-ms 1");
+  auto summary = run_small(dir,
+                           "--algo gossip --gossip-mode pull --lr 0 --epochs 100 --max-steps 200 "
+                           "--test-init-spread 0.01 --test-delay-ms 1");
   ASSERT_FALSE(summary.is_null());
   EXPECT_EQ(total(summary, "pulls"), 800);
   EXPECT_EQ(total(summary, "pulls_served"), 800);
@@ -80,8 +80,9 @@ TEST(DecentralizedConservation, PullGossipConvergesToConsensus) {
 TEST(DecentralizedConservation, AdpsgdConservesTheSumUnderRandomDelaysWithoutDeadlock) {
   TempDir dir;
   const auto start = std::chrono::steady_clock::now();
-  auto summary = run_small(dir, "--algo adpsgd --lr 0 --epochs 100 --max-steps 1500 --test-init-spread 0.01 "
-                                "--test-delay-ms 2 --slowdown 2:3 --timeout 60");
+  auto summary = run_small(dir,
+                           "--algo adpsgd --lr 0 --epochs 100 --max-steps 1500 --test-init-spread 0.01 "
+                           "--test-delay-ms 2 --slowdown 2:3 --timeout 60");
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   ASSERT_FALSE(summary.is_null());
   EXPECT_LT(seconds, 120) << "no exchange may stall";
@@ -107,8 +108,7 @@ TEST(DecentralizedMetrics, EveryAlgorithmReportsAverageWorker0VarianceAndBytes) 
     std::string line;
     ASSERT_TRUE(std::getline(metrics, line)) << algo;
     auto m = nlohmann::json::parse(line);
-    for (const char* key :
-         {"test_accuracy", "test_accuracy_worker0", "parameter_variance", "bytes_sent_per_worker"}) {
+    for (const char* key : {"test_accuracy", "test_accuracy_worker0", "parameter_variance", "bytes_sent_per_worker"}) {
       EXPECT_TRUE(m.contains(key)) << algo << " lacks " << key << " in metrics.jsonl";
     }
   }
@@ -118,8 +118,9 @@ TEST(DecentralizedMetrics, EveryAlgorithmReportsAverageWorker0VarianceAndBytes) 
 // must come often enough that no wait reaches the (short) timeout although the run lasts three times longer.
 TEST(DecentralizedTermination, IdlePeersKeepEachOtherAlive) {
   TempDir dir;
-  auto summary = run_small(dir, "--algo gosgd --gossip-prob 0 --lr 0.01 --epochs 1000 --time-budget 10 --timeout 3 "
-                                "--slowdown 0:30 --slowdown 1:30 --slowdown 2:30 --slowdown 3:30");
+  auto summary = run_small(dir,
+                           "--algo gosgd --gossip-prob 0 --lr 0.01 --epochs 1000 --time-budget 10 --timeout 3 "
+                           "--slowdown 0:30 --slowdown 1:30 --slowdown 2:30 --slowdown 3:30");
   ASSERT_FALSE(summary.is_null());
   EXPECT_GT(summary["wall_seconds"].get<double>(), 9) << "the test needs a run three timeouts long";
   EXPECT_EQ(total(summary, "messages_sent"), 0);
@@ -151,7 +152,8 @@ TEST(EndToEndDecentralized, FourWorkersLenet5FashionMnist) {
                                                          {"--algo gosgd --gossip-prob 0.1", 0.75}};
   for (const auto& [algo, target] : runs) {
     const auto start = std::chrono::steady_clock::now();
-    auto r = run_distsgd("train " + algo + " --workers 4 --model lenet5 --dataset fashion-mnist --epochs 2 "
+    auto r = run_distsgd("train " + algo +
+                         " --workers 4 --model lenet5 --dataset fashion-mnist --epochs 2 "
                          "--batch-size 32 --lr 0.05 --lr-decay-epochs 1.5 --seed 1 --no-checkpoint --out " +
                          (dir / "run") + " --overwrite");
     ASSERT_EQ(r.exit_code, 0) << r.output;
@@ -160,7 +162,6 @@ TEST(EndToEndDecentralized, FourWorkersLenet5FashionMnist) {
     EXPECT_EQ(summary["epochs"], 2.0);
     std::cout << algo << ": test accuracy " << summary["test_accuracy"] << " (worker 0's own "
               << summary["test_accuracy_worker0"] << "), "
-              << std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() << " s"
-              << std::endl;
+              << std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() << " s" << std::endl;
   }
 }

@@ -4,19 +4,19 @@
 #include "distsgd/algo/compression/dgc.hpp"
 #include "distsgd/core/error.hpp"
 #include "distsgd/models/model.hpp"
-#include "distsgd/train/checkpoint.hpp"
 #include "distsgd/optim/flat_parameters.hpp"
+#include "distsgd/train/checkpoint.hpp"
 #include "test_util.hpp"
 
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 #include <torch/torch.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cmath>
-#include <sstream>
 #include <filesystem>
 #include <set>
+#include <sstream>
 
 namespace dc = distsgd::algo::compression;
 using distsgd::testing::read_file;
@@ -71,9 +71,8 @@ TEST(DgcCompressor, SendsExactlyTheTopKOfEachTensorAndKeepsTheResidual) {
       std::vector<int64_t> order(static_cast<size_t>(slot.numel));
       for (int64_t i = 0; i < slot.numel; ++i) order[static_cast<size_t>(i)] = slot.offset + i;
       auto magnitude = v.abs();
-      std::sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
-        return magnitude[a].item<float>() > magnitude[b].item<float>();
-      });
+      std::sort(order.begin(), order.end(),
+                [&](int64_t a, int64_t b) { return magnitude[a].item<float>() > magnitude[b].item<float>(); });
       std::vector<int64_t> top(order.begin(), order.begin() + k);
       std::sort(top.begin(), top.end());
       expected.insert(expected.end(), top.begin(), top.end());
@@ -141,14 +140,15 @@ int64_t lenet5_dgc_bytes_per_step(double density) {
 // whole path: selection, packing, routing to shards (memory sharding splits tensors), the allgather.
 TEST(DgcRuns, DensityOneEqualsPlainSgdForBspAndAllreduce) {
   TempDir dir;
-  auto ref = run_distsgd("train --algo sgd --batch-size 48 --lr 0.05 --momentum 0" + kSmallRun + " --out " +
-                         (dir / "ref"));
+  auto ref =
+      run_distsgd("train --algo sgd --batch-size 48 --lr 0.05 --momentum 0" + kSmallRun + " --out " + (dir / "ref"));
   ASSERT_EQ(ref.exit_code, 0) << ref.output;
   const auto reference = parameters_of(dir / "ref");
   for (const std::string algo : {"--algo bsp --servers 3 --sharding memory", "--algo arsgd"}) {
-    auto r = run_distsgd("train " + algo + " --workers 3 --batch-size 16 --lr 0.05 --momentum 0.9 --compress dgc "
-                         "--density 1 --dgc-warmup-epochs 0 --dgc-clip-norm 0" + kSmallRun + " --out " +
-                         (dir / "run") + " --overwrite");
+    auto r = run_distsgd("train " + algo +
+                         " --workers 3 --batch-size 16 --lr 0.05 --momentum 0.9 --compress dgc "
+                         "--density 1 --dgc-warmup-epochs 0 --dgc-clip-norm 0" +
+                         kSmallRun + " --out " + (dir / "run") + " --overwrite");
     ASSERT_EQ(r.exit_code, 0) << r.output;
     auto params = parameters_of(dir / "run");
     const double error = ((params - reference).norm() / reference.norm()).item<double>();
@@ -165,8 +165,10 @@ TEST(DgcRuns, EachAlgorithmSendsTheDensitysShare) {
   const double dense_step = 4.0 * 61706;
   for (const std::string algo : {"bsp --servers 2", "asp --servers 2", "ssp --servers 2 --staleness 2", "arsgd"}) {
     const std::string out = dir / "run";
-    auto r = run_distsgd("train --algo " + algo + " --workers 2 --batch-size 16 --lr 0.02 --compress dgc "
-                         "--density 0.01 --dgc-warmup-epochs 0" + kSmallRun + " --out " + out + " --overwrite");
+    auto r = run_distsgd("train --algo " + algo +
+                         " --workers 2 --batch-size 16 --lr 0.02 --compress dgc "
+                         "--density 0.01 --dgc-warmup-epochs 0" +
+                         kSmallRun + " --out " + out + " --overwrite");
     ASSERT_EQ(r.exit_code, 0) << r.output;
     auto summary = summary_of(out);
     EXPECT_TRUE(std::isfinite(summary["test_loss"].get<double>())) << algo;
@@ -180,8 +182,8 @@ TEST(DgcRuns, EachAlgorithmSendsTheDensitysShare) {
 TEST(DgcRuns, ImpossibleCombinationsAreRefused) {
   auto r = run_distsgd("train --algo easgd --workers 2 --servers 1 --compress dgc" + kSmallRun);
   EXPECT_NE(r.exit_code, 0);
-  EXPECT_NE(r.output.find("--compress applies to arsgd, bsp, asp, ssp only (not easgd)"),
-            std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("--compress applies to arsgd, bsp, asp, ssp only (not easgd)"), std::string::npos)
+      << r.output;
   r = run_distsgd("train --algo asp --workers 2 --servers 1 --compress dgc --momentum-at server" + kSmallRun);
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.output.find("--momentum-at server"), std::string::npos) << r.output;
@@ -200,9 +202,11 @@ TEST(DgcEndToEnd, BspWithDgcReaches084) {
     GTEST_SKIP() << "dataset-fashion-mnist is not installed";
   }
   TempDir dir;
-  auto r = run_distsgd("train --algo bsp --servers 1 --workers 4 --compress dgc --density 0.001 "
-                       "--dgc-warmup-epochs 1 --model lenet5 --dataset fashion-mnist --epochs 2 --batch-size 32 "
-                       "--lr 0.05 --lr-decay-epochs 1.5 --seed 1 --no-checkpoint --out " + (dir / "run"));
+  auto r = run_distsgd(
+      "train --algo bsp --servers 1 --workers 4 --compress dgc --density 0.001 "
+      "--dgc-warmup-epochs 1 --model lenet5 --dataset fashion-mnist --epochs 2 --batch-size 32 "
+      "--lr 0.05 --lr-decay-epochs 1.5 --seed 1 --no-checkpoint --out " +
+      (dir / "run"));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   auto summary = summary_of(dir / "run");
   EXPECT_GE(summary["test_accuracy"].get<double>(), 0.84) << summary.dump(2);

@@ -4,20 +4,20 @@
 #include "test_util.hpp"
 
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 #include <torch/torch.h>
+#include <nlohmann/json.hpp>
 
-#include <chrono>
-#include <iostream>
-#include <filesystem>
-#include <fstream>
-#include <random>
-#include <csignal>
-#include <map>
-#include <set>
-#include <thread>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <chrono>
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <random>
+#include <set>
+#include <thread>
 
 using distsgd::testing::read_file;
 using distsgd::testing::run_distsgd;
@@ -35,9 +35,7 @@ at::Tensor parameters_of(const std::string& run_dir) {
   return distsgd::train::load_parameters(run_dir + "/parameters.pt");
 }
 
-double relative_error(const at::Tensor& a, const at::Tensor& b) {
-  return ((a - b).norm() / b.norm()).item<double>();
-}
+double relative_error(const at::Tensor& a, const at::Tensor& b) { return ((a - b).norm() / b.norm()).item<double>(); }
 
 class Equivalence : public ::testing::Test {
  protected:
@@ -147,8 +145,8 @@ TEST(Failure, KilledWorkerStopsTheRunAndIsNamed) {
   EXPECT_NE(output.find("worker 2 (rank 2)"), std::string::npos) << output;
   EXPECT_NE(output.find("signal 9"), std::string::npos) << output;
   for (pid_t child : children) {
-    EXPECT_TRUE(kill(child, 0) != 0 || read_file("/proc/" + std::to_string(child) + "/stat").find(") Z") !=
-                                           std::string::npos)
+    EXPECT_TRUE(kill(child, 0) != 0 ||
+                read_file("/proc/" + std::to_string(child) + "/stat").find(") Z") != std::string::npos)
         << "process " << child << " survived";
   }
 }
@@ -163,7 +161,8 @@ TEST(Launchers, MpirunStartsAWorkingRun) {
                               " mpirun -np 3 --oversubscribe " + (geteuid() == 0 ? "--allow-run-as-root " : "") +
                               "-x MASTER_ADDR -x MASTER_PORT " + DISTSGD_BINARY +
                               " train --workers 3 --dataset synthetic --max-steps 10 --threads 1 --no-checkpoint"
-                              " --out " + (dir / "run") + " 2>&1";
+                              " --out " +
+                              (dir / "run") + " 2>&1";
   FILE* pipe = popen(command.c_str(), "r");
   ASSERT_NE(pipe, nullptr);
   std::string output;
@@ -183,8 +182,10 @@ TEST(Launchers, MpirunStartsAWorkingRun) {
 
 TEST(Trace, TimelineHasARowPerRankWithNamedSpans) {
   TempDir dir;
-  auto r = run_distsgd("train --workers 2 --algo bsp --servers 1 --dataset synthetic --max-steps 5 --threads 1 "
-                       "--no-checkpoint --trace --out " + (dir / "run"));
+  auto r = run_distsgd(
+      "train --workers 2 --algo bsp --servers 1 --dataset synthetic --max-steps 5 --threads 1 "
+      "--no-checkpoint --trace --out " +
+      (dir / "run"));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   auto trace = nlohmann::json::parse(read_file(dir / "run/trace.json"));
   std::map<int, std::set<std::string>> names;
@@ -199,8 +200,10 @@ TEST(Trace, TimelineHasARowPerRankWithNamedSpans) {
   }
   EXPECT_TRUE(names[2].count("update")) << "the server's updates";
 
-  auto ar = run_distsgd("train --workers 2 --overlap wfbp --first-bucket-mb 0.004 --bucket-mb 0.05 --dataset "
-                        "synthetic --max-steps 5 --threads 1 --no-checkpoint --trace --out " + (dir / "ar"));
+  auto ar = run_distsgd(
+      "train --workers 2 --overlap wfbp --first-bucket-mb 0.004 --bucket-mb 0.05 --dataset "
+      "synthetic --max-steps 5 --threads 1 --no-checkpoint --trace --out " +
+      (dir / "ar"));
   ASSERT_EQ(ar.exit_code, 0) << ar.output;
   auto ar_trace = nlohmann::json::parse(read_file(dir / "ar/trace.json"));
   std::set<std::string> ar_names;
@@ -220,8 +223,10 @@ TEST(EndToEndDistributed, FourWorkersAllreduceAndBspReach085) {
   }
   TempDir dir;
   for (const std::string algo : {"--algo arsgd", "--algo bsp --servers 2"}) {
-    auto r = run_distsgd("train " + algo + " --workers 4 --model lenet5 --dataset fashion-mnist --epochs 2 "
-                         "--batch-size 32 --lr 0.05 --lr-decay-epochs 1.5 --seed 1 --out " + (dir / "run") + " --overwrite");
+    auto r = run_distsgd("train " + algo +
+                         " --workers 4 --model lenet5 --dataset fashion-mnist --epochs 2 "
+                         "--batch-size 32 --lr 0.05 --lr-decay-epochs 1.5 --seed 1 --out " +
+                         (dir / "run") + " --overwrite");
     ASSERT_EQ(r.exit_code, 0) << r.output;
     auto summary = nlohmann::json::parse(read_file(dir / "run/summary.json"));
     EXPECT_GE(summary["test_accuracy"].get<double>(), 0.85) << algo << "\n" << summary.dump(2);
@@ -232,8 +237,10 @@ TEST(EndToEndDistributed, FourWorkersAllreduceAndBspReach085) {
 // --slowdown 1:3: worker 1 sleeps twice its compute time each iteration, and the others wait for it.
 TEST(ClusterConditions, SlowdownStretchesOneWorkersCompute) {
   TempDir dir;
-  auto r = run_distsgd("train --workers 2 --slowdown 1:3 --dataset synthetic --max-steps 30 --threads 1 "
-                       "--no-checkpoint --out " + (dir / "run"));
+  auto r = run_distsgd(
+      "train --workers 2 --slowdown 1:3 --dataset synthetic --max-steps 30 --threads 1 "
+      "--no-checkpoint --out " +
+      (dir / "run"));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   auto summary = nlohmann::json::parse(read_file(dir / "run/summary.json"));
   ASSERT_EQ(summary["per_worker"].size(), 2u);

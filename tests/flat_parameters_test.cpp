@@ -1,5 +1,5 @@
-#include "distsgd/models/model.hpp"
 #include "distsgd/optim/flat_parameters.hpp"
+#include "distsgd/models/model.hpp"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
@@ -11,9 +11,7 @@ class TwoLayers : public distsgd::models::Model {
  public:
   TwoLayers() : a_(torch::nn::Linear(3, 4)), b_(torch::nn::Linear(4, 2)) {}
   at::Tensor forward(const at::Tensor& x) override { return b_->forward(torch::relu(a_->forward(x))); }
-  std::vector<at::Tensor> parameters() override {
-    return {a_->weight, a_->bias, b_->weight, b_->bias};
-  }
+  std::vector<at::Tensor> parameters() override { return {a_->weight, a_->bias, b_->weight, b_->bias}; }
   std::vector<std::string> parameter_names() override { return {"a.weight", "a.bias", "b.weight", "b.bias"}; }
   std::vector<at::Tensor> buffers() override { return {}; }
   void set_training(bool) override {}

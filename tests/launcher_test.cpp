@@ -175,7 +175,8 @@ int wait_status(pid_t pid, std::chrono::seconds timeout) {
 
 TEST(Launcher, AllSucceedForwardsWholePrefixedStderrLinesAndPlainStdout) {
   // Children start output at staggered times and write many lines at once, so forwarding runs concurrently.
-  const auto r = launch_captured(shell_job(4,
+  const auto r = launch_captured(shell_job(
+      4,
       "sleep 0.$RANK\n"
       "i=0\n"
       "while [ $i -lt 300 ]; do\n"
@@ -205,10 +206,11 @@ TEST(Launcher, AllSucceedForwardsWholePrefixedStderrLinesAndPlainStdout) {
 TEST(Launcher, ChildrenSeeRankWorldSizeAndEnvironment) {
   ::setenv("DISTSGD_TEST_INHERITED", "from the launcher", 1);
   ::setenv("RANK", "99", 1);  // a stale rank in the launcher's own environment must not reach the children
-  auto spec = shell_job(3,
-      "echo \"rank=$RANK world=$WORLD_SIZE local=$LOCAL_RANK/$LOCAL_WORLD_SIZE launched=$DISTSGD_LAUNCHED"
-      " extra=$DISTSGD_TEST_EXTRA inherited=$DISTSGD_TEST_INHERITED\"\n"
-      "echo \"ignored signals $RANK: $(grep SigIgn /proc/$$/status | cut -f2)\"\n");
+  auto spec =
+      shell_job(3,
+                "echo \"rank=$RANK world=$WORLD_SIZE local=$LOCAL_RANK/$LOCAL_WORLD_SIZE launched=$DISTSGD_LAUNCHED"
+                " extra=$DISTSGD_TEST_EXTRA inherited=$DISTSGD_TEST_INHERITED\"\n"
+                "echo \"ignored signals $RANK: $(grep SigIgn /proc/$$/status | cut -f2)\"\n");
   spec.env = {{"DISTSGD_TEST_EXTRA", "a b=c"}};
   const auto r = launch_captured(spec);
   ::unsetenv("DISTSGD_TEST_INHERITED");
@@ -217,7 +219,8 @@ TEST(Launcher, ChildrenSeeRankWorldSizeAndEnvironment) {
   for (int rank = 0; rank < 3; ++rank) {
     const std::string r_text = std::to_string(rank);
     EXPECT_EQ(count_of(r.out, "rank=" + r_text + " world=3 local=" + r_text +
-                                  "/3 launched=1 extra=a b=c inherited=from the launcher\n"), 1)
+                                  "/3 launched=1 extra=a b=c inherited=from the launcher\n"),
+              1)
         << r.out;
     // The launcher ignores SIGPIPE while it runs; its children must not inherit that.
     const auto at = r.out.find("ignored signals " + r_text + ": ");
@@ -230,12 +233,12 @@ TEST(Launcher, ChildrenSeeRankWorldSizeAndEnvironment) {
 TEST(Launcher, FirstFailureStopsTheOthersAndIsNamed) {
   TempDir dir;
   // Rank 2 fails; the others then fail too, as peers of a vanished process would, but must not be the one named.
-  const auto r = launch_captured(shell_job(4,
-      publish(dir / "pid.$RANK", "$$") +
-      "if [ $RANK = 2 ]; then echo starting >&2; sleep 0.5; echo 'bad thing happened' >&2; exit 3; fi\n"
-      "trap 'echo peer vanished >&2; exit 1' TERM\n"
-      "sleep 60 &\n"
-      "wait\n"));
+  const auto r = launch_captured(shell_job(
+      4, publish(dir / "pid.$RANK", "$$") +
+             "if [ $RANK = 2 ]; then echo starting >&2; sleep 0.5; echo 'bad thing happened' >&2; exit 3; fi\n"
+             "trap 'echo peer vanished >&2; exit 1' TERM\n"
+             "sleep 60 &\n"
+             "wait\n"));
   EXPECT_EQ(r.status, 1);
   EXPECT_LT(r.seconds, 10);
   EXPECT_GE(r.seconds, 0.5);
@@ -253,8 +256,8 @@ TEST(Launcher, FirstFailureStopsTheOthersAndIsNamed) {
 
 TEST(Launcher, ChildKilledBySignalIsReported) {
   const auto r = launch_captured(shell_job(3,
-      "if [ $RANK = 1 ]; then echo 'about to die' >&2; kill -9 $$; fi\n"
-      "exec sleep 60\n"));
+                                           "if [ $RANK = 1 ]; then echo 'about to die' >&2; kill -9 $$; fi\n"
+                                           "exec sleep 60\n"));
   EXPECT_EQ(r.status, 1);
   EXPECT_LT(r.seconds, 10);
   EXPECT_NE(r.err.find("distsgd: error: worker 1 (rank 1) was killed by signal 9 (" + std::string(strsignal(9)) +
@@ -266,14 +269,15 @@ TEST(Launcher, ChildKilledBySignalIsReported) {
 TEST(Launcher, NoChildOrGrandchildSurvives) {
   TempDir dir;
   // Each child leaves a grandchild that ignores SIGTERM; rank 0 fails once every grandchild is running.
-  const auto r = launch_captured(shell_job(3,
-      publish(dir / "pid.$RANK", "$$") +
-      "(trap '' TERM; exec sleep 60) &\n" + publish(dir / "grandchild.$RANK", "$!") +
-      "if [ $RANK = 0 ]; then\n"
-      "  while [ $(ls " + dir.str() + " | grep -c '^grandchild\\.[0-9]*$') -lt 3 ]; do sleep 0.05; done\n"
-      "  exit 1\n"
-      "fi\n"
-      "wait\n"));
+  const auto r = launch_captured(shell_job(3, publish(dir / "pid.$RANK", "$$") + "(trap '' TERM; exec sleep 60) &\n" +
+                                                  publish(dir / "grandchild.$RANK", "$!") +
+                                                  "if [ $RANK = 0 ]; then\n"
+                                                  "  while [ $(ls " +
+                                                  dir.str() +
+                                                  " | grep -c '^grandchild\\.[0-9]*$') -lt 3 ]; do sleep 0.05; done\n"
+                                                  "  exit 1\n"
+                                                  "fi\n"
+                                                  "wait\n"));
   EXPECT_EQ(r.status, 1) << r.err;
   EXPECT_LT(r.seconds, 10);
   for (int rank = 0; rank < 3; ++rank) {
@@ -288,8 +292,9 @@ TEST(Launcher, NoChildOrGrandchildSurvives) {
 TEST(Launcher, ChildIgnoringSigtermIsKilledAfterTheGrace) {
   TempDir dir;
   auto spec = shell_job(2,
-      "if [ $RANK = 0 ]; then sleep 0.2; exit 2; fi\n"
-      "trap '' TERM\n" + publish(dir / "pid.$RANK", "$$") + "sleep 60\n");
+                        "if [ $RANK = 0 ]; then sleep 0.2; exit 2; fi\n"
+                        "trap '' TERM\n" +
+                            publish(dir / "pid.$RANK", "$$") + "sleep 60\n");
   spec.grace_seconds = 0.5;
   const auto r = launch_captured(spec);
   EXPECT_EQ(r.status, 1);
@@ -317,7 +322,8 @@ extern "C" void test_sigterm_handler(int) {}
 TEST(Launcher, RestoresTheCallersSignalHandlers) {
   // glibc adds its own SA_RESTORER to every handler it installs: not part of what the caller chose.
   constexpr int kGlibcRestorer = 0x04000000;
-  struct sigaction custom {}, original_sigterm {};
+  struct sigaction custom {
+  }, original_sigterm{};
   custom.sa_handler = test_sigterm_handler;
   custom.sa_flags = SA_RESTART;
   sigemptyset(&custom.sa_mask);
@@ -343,10 +349,9 @@ namespace {
 // Sends `signal` to a launcher (in a forked copy of this test) whose 3 children and their grandchildren sleep.
 void expect_signal_stops_every_process(int signal) {
   TempDir dir;
-  const pid_t launcher = launch_in_subprocess(
-      shell_job(3, publish(dir / "pid.$RANK", "$$") + "sleep 60 &\n" + publish(dir / "grandchild.$RANK", "$!") +
-                       "wait\n"),
-      dir / "out", dir / "err");
+  const pid_t launcher = launch_in_subprocess(shell_job(3, publish(dir / "pid.$RANK", "$$") + "sleep 60 &\n" +
+                                                               publish(dir / "grandchild.$RANK", "$!") + "wait\n"),
+                                              dir / "out", dir / "err");
   ASSERT_GT(launcher, 0);
   std::vector<std::string> pid_files;
   for (int rank = 0; rank < 3; ++rank) {
@@ -384,7 +389,7 @@ TEST(LauncherLineForwarder, WritesWholePrefixedLinesAndFlushesTheLastPartialOne)
     lines.feed("c\nde\n\nf\n");
     EXPECT_EQ(lines.last_line(), "f");
     lines.feed("\n");
-    EXPECT_EQ(lines.last_line(), "f");  // empty lines say nothing about why a process failed
+    EXPECT_EQ(lines.last_line(), "f");       // empty lines say nothing about why a process failed
     lines.feed(std::string(too_long, 'z'));  // no newline: buffered up to the limit, then written in pieces
     lines.feed("tail without newline");
     lines.finish();

@@ -180,8 +180,8 @@ TEST(Models, SetTrainingSwitchesBatchNormBetweenBatchAndRunningStatistics) {
 
 TEST(Models, GradientsReachEveryParameter) {
   auto model = build("resnet20", cifar());
-  const auto loss = torch::nn::functional::cross_entropy(model->forward(torch::randn({4, 3, 32, 32})),
-                                                         torch::tensor({0, 1, 2, 3}));
+  const auto loss =
+      torch::nn::functional::cross_entropy(model->forward(torch::randn({4, 3, 32, 32})), torch::tensor({0, 1, 2, 3}));
   loss.backward();
   for (const auto& parameter : model->parameters()) EXPECT_TRUE(parameter.grad().defined());
 }
@@ -240,8 +240,7 @@ class TorchScriptModels : public ::testing::Test {
  protected:
   void SetUp() override {
     if (!python_has_torch()) GTEST_SKIP() << kPython << " cannot import torch";
-    directory_ = std::filesystem::temp_directory_path() /
-                 ("distsgd_models_test_" + std::to_string(::getpid()));
+    directory_ = std::filesystem::temp_directory_path() / ("distsgd_models_test_" + std::to_string(::getpid()));
     std::filesystem::create_directories(directory_);
   }
   void TearDown() override {
@@ -276,8 +275,7 @@ TEST_F(TorchScriptModels, WrongNumberOfClassesIsReported) {
   const auto path = (directory_ / "tiny.pt").string();
   run_python(directory_, kTinyNetScript, path);
   const auto message = error_message([&] { build(path, {1, 28, 28, 5}); });
-  EXPECT_NE(message.find("model file " + path + " outputs shape [2, 10] but dataset has 5 classes"),
-            std::string::npos)
+  EXPECT_NE(message.find("model file " + path + " outputs shape [2, 10] but dataset has 5 classes"), std::string::npos)
       << message;
 }
 
@@ -288,7 +286,8 @@ TEST(TorchScriptFiles, MissingFileIsNamed) {
 }
 
 TEST(TorchScriptFiles, UnreadableFileIsNamed) {
-  const auto path = std::filesystem::temp_directory_path() / ("distsgd_not_a_model_" + std::to_string(::getpid()) + ".pt");
+  const auto path =
+      std::filesystem::temp_directory_path() / ("distsgd_not_a_model_" + std::to_string(::getpid()) + ".pt");
   { std::ofstream(path) << "not a TorchScript archive"; }
   const auto message = error_message([&] { build(path.string(), mnist()); });
   std::filesystem::remove(path);

@@ -1,7 +1,7 @@
 // Training runs through the library: checkpoint and resume, stopping rules, run files.
+#include "distsgd/train/trainer.hpp"
 #include "distsgd/core/error.hpp"
 #include "distsgd/train/options.hpp"
-#include "distsgd/train/trainer.hpp"
 #include "test_util.hpp"
 
 #include <gtest/gtest.h>

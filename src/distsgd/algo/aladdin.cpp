@@ -13,12 +13,14 @@
 #include "distsgd/algo/ps/shard_server.hpp"
 #include "distsgd/comm/communicator.hpp"
 #include "distsgd/core/error.hpp"
-#include "distsgd/optim/flat_parameters.hpp"
-#include "distsgd/core/timeline.hpp"
 #include "distsgd/core/timed_phase.hpp"
+#include "distsgd/core/timeline.hpp"
+#include "distsgd/optim/flat_parameters.hpp"
 
+#include <ATen/core/Tensor.h>
+#include <ATen/core/grad_mode.h>
+#include <ATen/ops/empty.h>
 #include <nlohmann/json.hpp>
-#include <torch/torch.h>
 
 #include <mutex>
 #include <thread>
@@ -52,7 +54,7 @@ class AladdinWorker final : public ps::PsWorker {
       : PsWorker(s),
         local_(ps::worker_optimizer(s.config, s.flat.numel(),
                                     ps::momentum_on_worker(s.config, kMomentumOnWorkerByDefault))),
-        outgoing_(torch::empty({s.flat.numel()})) {
+        outgoing_(at::empty({s.flat.numel()})) {
     for (size_t shard = 0; shard < client_.shards().size(); ++shard) {
       receivers_.emplace_back([this, shard] { receive_pushes(shard); });
     }
@@ -97,8 +99,8 @@ class AladdinWorker final : public ps::PsWorker {
     const int64_t server = client_.server_rank(shard);
     try {
       while (true) {
-        auto header = torch::empty({ps::kReplyHeaderSize}, torch::kFloat64);
-        auto values = torch::empty({range.numel});
+        auto header = at::empty({ps::kReplyHeaderSize}, at::kDouble);
+        auto values = at::empty({range.numel});
         auto h = client_.comm().receive(header, server, ps::kPushHeaderTag);
         auto v = client_.comm().receive(values, server, ps::kPushTag);
         h.wait();
@@ -123,7 +125,7 @@ class AladdinWorker final : public ps::PsWorker {
   void mix_arrived_models() {
     const auto arrived = mailbox_.take_all();
     if (arrived.empty()) return;
-    torch::NoGradGuard no_grad;
+    at::NoGradGuard no_grad;
     for (const auto& a : arrived) {
       const auto& range = client_.shards()[a.shard];
       setup_.flat.params().narrow(0, range.offset, range.numel).mul_(1 - a.alpha).add_(a.values, a.alpha);
@@ -197,7 +199,7 @@ class AladdinServer final : public ServerAlgorithm {
   ps::ShardServer server_;
   Timeline& timeline_;
   ps::LazyAverager averager_;
-  optim::MomentumSgd optimizer_;  // of x~: plain SGD unless --momentum-at server|both
+  optim::MomentumSgd optimizer_;     // of x~: plain SGD unless --momentum-at server|both
   std::vector<int64_t> since_push_;  // l2: gradients of each worker since its last push
 };
 

@@ -46,7 +46,7 @@ struct AlgorithmStats {
   double communication_wait_seconds = 0;  // blocked on communication (exposed, not overlapped)
   // The part of it spent inside the model's forward (forward gates); the loop takes it out of forward time.
   double communication_wait_in_forward_seconds = 0;
-  double update_seconds = 0;              // optimizer work on this worker
+  double update_seconds = 0;  // optimizer work on this worker
   int64_t bytes_sent = 0;
   // Extra figures of this worker, listed under its entry of summary.json's per_worker (e.g. a gossip weight).
   // Every worker of a run gives the same names in the same order.

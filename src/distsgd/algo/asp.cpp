@@ -7,11 +7,11 @@
 #include "distsgd/algo/ps/shard_server.hpp"
 #include "distsgd/comm/communicator.hpp"
 #include "distsgd/core/error.hpp"
-#include "distsgd/optim/flat_parameters.hpp"
 #include "distsgd/core/timeline.hpp"
+#include "distsgd/optim/flat_parameters.hpp"
 
+#include <ATen/core/Tensor.h>
 #include <nlohmann/json.hpp>
-#include <torch/torch.h>
 
 namespace distsgd::algo {
 namespace {

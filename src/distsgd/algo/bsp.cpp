@@ -8,12 +8,13 @@
 #include "distsgd/algo/ps/shard_server.hpp"
 #include "distsgd/comm/communicator.hpp"
 #include "distsgd/core/error.hpp"
+#include "distsgd/core/timeline.hpp"
 #include "distsgd/optim/flat_parameters.hpp"
 #include "distsgd/optim/sgd.hpp"
-#include "distsgd/core/timeline.hpp"
 
+#include <ATen/core/Tensor.h>
+#include <ATen/core/grad_mode.h>
 #include <nlohmann/json.hpp>
-#include <torch/torch.h>
 
 #include <condition_variable>
 
@@ -68,7 +69,7 @@ class BspServer final : public ServerAlgorithm {
  private:
   void aggregate_and_update(double lr) {
     Timeline::Scope span(timeline_, "update");
-    torch::NoGradGuard no_grad;
+    at::NoGradGuard no_grad;
     auto sum = gradients_[0].clone();
     for (size_t w = 1; w < gradients_.size(); ++w) sum.add_(gradients_[w]);
     sum.div_(static_cast<double>(gradients_.size()));

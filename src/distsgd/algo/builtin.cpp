@@ -17,17 +17,9 @@ AlgorithmInfo sgp_algorithm();
 
 const std::vector<AlgorithmInfo>& builtin_algorithms() {
   static const std::vector<AlgorithmInfo> algorithms{
-      local_sgd_algorithm(),
-      allreduce_sgd_algorithm(),
-      bsp_algorithm(),
-      asp_algorithm(),
-      ssp_algorithm(),
-      easgd_algorithm(),
-      aladdin_algorithm(),
-      gosgd_algorithm(),
-      gossip_algorithm(),
-      adpsgd_algorithm(),
-      sgp_algorithm(),
+      local_sgd_algorithm(), allreduce_sgd_algorithm(), bsp_algorithm(),     asp_algorithm(),
+      ssp_algorithm(),       easgd_algorithm(),         aladdin_algorithm(), gosgd_algorithm(),
+      gossip_algorithm(),    adpsgd_algorithm(),        sgp_algorithm(),
   };
   return algorithms;
 }

@@ -10,9 +10,8 @@ namespace distsgd::algo {
 inline comm::Work trace_completion(comm::Work work, Timeline& timeline, const std::string& name) {
   if (!timeline.enabled()) return work;
   const int64_t start = Timeline::now_us();
-  work.on_complete([&timeline, name, start] {
-    timeline.span(name, start, Timeline::now_us(), Timeline::kCommunication);
-  });
+  work.on_complete(
+      [&timeline, name, start] { timeline.span(name, start, Timeline::now_us(), Timeline::kCommunication); });
   return work;
 }
 

@@ -8,12 +8,12 @@
 #include "distsgd/algo/ps/shard_server.hpp"
 #include "distsgd/comm/communicator.hpp"
 #include "distsgd/core/error.hpp"
-#include "distsgd/optim/flat_parameters.hpp"
-#include "distsgd/core/timeline.hpp"
 #include "distsgd/core/timed_phase.hpp"
+#include "distsgd/core/timeline.hpp"
+#include "distsgd/optim/flat_parameters.hpp"
 
+#include <ATen/core/Tensor.h>
 #include <nlohmann/json.hpp>
-#include <torch/torch.h>
 
 namespace distsgd::algo {
 namespace {
@@ -51,10 +51,7 @@ class EasgdWorker final : public ps::PsWorker {
 
 class EasgdServer final : public ServerAlgorithm {
  public:
-  explicit EasgdServer(const ServerSetup& s)
-      : alpha_(moving_rate(s.config)),
-        server_(s),
-        timeline_(s.timeline) {}
+  explicit EasgdServer(const ServerSetup& s) : alpha_(moving_rate(s.config)), server_(s), timeline_(s.timeline) {}
 
   nlohmann::json serve() override {
     server_.serve([this](const ps::Request& request, ps::WorkerChannel& channel) {

@@ -1,9 +1,9 @@
 // "sgd": plain single-process momentum SGD, the reference every distributed algorithm is compared with.
 #include "distsgd/algo/algorithm.hpp"
 #include "distsgd/core/timed_phase.hpp"
+#include "distsgd/core/timeline.hpp"
 #include "distsgd/optim/flat_parameters.hpp"
 #include "distsgd/optim/sgd.hpp"
-#include "distsgd/core/timeline.hpp"
 
 namespace distsgd::algo {
 namespace {

@@ -28,7 +28,8 @@ void register_algorithm(AlgorithmInfo info) {
     require(known.name != info.name, "an algorithm named '" + info.name + "' is already registered");
   }
   require(static_cast<bool>(info.make_worker), "algorithm '" + info.name + "' has no worker side");
-  require(!info.needs_servers || info.make_server, "algorithm '" + info.name + "' needs servers but has no server side");
+  require(!info.needs_servers || info.make_server,
+          "algorithm '" + info.name + "' needs servers but has no server side");
   registry().push_back(std::move(info));
 }
 
@@ -61,7 +62,8 @@ const std::vector<OptionSpec>& algorithm_options() {
     std::vector<OptionSpec> all;
     for (const auto& info : algorithms()) {
       for (const OptionSpec* spec : info.options) {
-        const bool seen = std::any_of(all.begin(), all.end(), [&](const OptionSpec& o) { return o.flag == spec->flag; });
+        const bool seen =
+            std::any_of(all.begin(), all.end(), [&](const OptionSpec& o) { return o.flag == spec->flag; });
         if (seen) continue;
         all.push_back(*spec);
         all.back().group = "Options of " + join(algorithms_taking(spec->flag));
@@ -76,8 +78,10 @@ void validate_algorithm(const TrainConfig& c) {
   const auto& info = find_algorithm(c.algorithm);
   if (info.single_process && c.workers != 1) {
     const auto distributed = algorithm_names_where([](const AlgorithmInfo& a) { return !a.single_process; });
-    throw Error("--algo " + c.algorithm + " is single-process training: use --workers 1, or a distributed "
-                "algorithm (--algo " + join(distributed, "|") + ")");
+    throw Error("--algo " + c.algorithm +
+                " is single-process training: use --workers 1, or a distributed "
+                "algorithm (--algo " +
+                join(distributed, "|") + ")");
   }
   require(!info.needs_servers || c.servers >= 1,
           "--algo " + c.algorithm + " is a parameter-server algorithm: give --servers 1 or more");
@@ -88,8 +92,8 @@ void validate_algorithm(const TrainConfig& c) {
     if (spec.check) spec.check(c);
     const bool taken = std::any_of(info.options.begin(), info.options.end(),
                                    [&](const OptionSpec* o) { return o->flag == spec.flag; });
-    require(taken || spec.is_default(c), spec.flag + " applies to " + join(algorithms_taking(spec.flag)) +
-                                             " only (not " + c.algorithm + ")");
+    require(taken || spec.is_default(c),
+            spec.flag + " applies to " + join(algorithms_taking(spec.flag)) + " only (not " + c.algorithm + ")");
   }
   if (info.validate) info.validate(c);
 }

@@ -8,12 +8,13 @@
 #include "distsgd/algo/ps/shard_server.hpp"
 #include "distsgd/comm/communicator.hpp"
 #include "distsgd/core/error.hpp"
-#include "distsgd/optim/flat_parameters.hpp"
-#include "distsgd/core/timeline.hpp"
 #include "distsgd/core/timed_phase.hpp"
+#include "distsgd/core/timeline.hpp"
+#include "distsgd/optim/flat_parameters.hpp"
 
+#include <ATen/core/Tensor.h>
+#include <ATen/core/grad_mode.h>
 #include <nlohmann/json.hpp>
-#include <torch/torch.h>
 
 #include <algorithm>
 #include <condition_variable>
@@ -60,7 +61,7 @@ class SspWorker final : public ps::PsWorker {
   template <typename Update>
   void apply_locally(const Update& update) {
     TimedPhase phase(setup_.timeline, "update", update_time_);
-    torch::NoGradGuard no_grad;
+    at::NoGradGuard no_grad;
     update();
   }
 
@@ -93,7 +94,7 @@ class SspServer final : public ServerAlgorithm {
         },
         [this](ps::WorkerChannel& channel) { retire(channel.worker()); });
     server_.extra()["ssp_pulls"] = pulls_;
-    server_.extra()["ssp_max_pull_gap"] = max_gap_;  // c - min clock at release: never above s
+    server_.extra()["ssp_max_pull_gap"] = max_gap_;                     // c - min clock at release: never above s
     server_.extra()["ssp_min_version_surplus"] = min_version_surplus_;  // version - n*c at release: never below 0
     return server_.statistics();
   }
@@ -119,8 +120,8 @@ class SspServer final : public ServerAlgorithm {
       if (slowest != std::numeric_limits<int64_t>::max()) {
         max_gap_ = std::max(max_gap_, request.clock - slowest);
         // Every gradient of clocks below c - s is in x~ (each worker pushed at least c - s of them).
-        min_version_surplus_ = std::min(min_version_surplus_, server_.version() -
-                                                                  server_.workers() * (request.clock - staleness_));
+        min_version_surplus_ =
+            std::min(min_version_surplus_, server_.version() - server_.workers() * (request.clock - staleness_));
       }
       ++pulls_;
       channel.reply_buffer().copy_(server_.parameters());

@@ -6,11 +6,11 @@
 #include "distsgd/core/error.hpp"
 #include "distsgd/core/linear_fit.hpp"
 #include "distsgd/core/log.hpp"
-#include "distsgd/optim/threads.hpp"
 #include "distsgd/core/timer.hpp"
+#include "distsgd/optim/threads.hpp"
 
-#include <nlohmann/json.hpp>
 #include <torch/torch.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cstdio>
@@ -128,9 +128,8 @@ void print_row(const PrimitiveResult& p, const SizeResult& s, int64_t processes)
   const double bandwidth = static_cast<double>(s.bytes) / s.median_seconds / kGB;
   const std::string label = size_label(s.bytes);
   std::cout << std::string(10 - std::min<size_t>(10, label.size()), ' ') << label
-            << formatted("%9.0f", static_cast<double>(s.repeats))
-            << formatted("%12.1f", s.min_seconds * 1e6) << formatted("%12.1f", s.median_seconds * 1e6)
-            << formatted("%12.3f", bandwidth);
+            << formatted("%9.0f", static_cast<double>(s.repeats)) << formatted("%12.1f", s.min_seconds * 1e6)
+            << formatted("%12.1f", s.median_seconds * 1e6) << formatted("%12.3f", bandwidth);
   if (p.name == "allreduce") {
     const double bus_factor = 2.0 * static_cast<double>(processes - 1) / static_cast<double>(processes);
     std::cout << formatted("%12.3f", bandwidth * bus_factor);
@@ -146,8 +145,8 @@ void print_fit(const PrimitiveResult& p) {
 }
 
 nlohmann::json to_json(const PrimitiveResult& p) {
-  nlohmann::json sizes = nlohmann::json::array(), repeats = nlohmann::json::array(),
-                 medians = nlohmann::json::array(), minimums = nlohmann::json::array();
+  nlohmann::json sizes = nlohmann::json::array(), repeats = nlohmann::json::array(), medians = nlohmann::json::array(),
+                 minimums = nlohmann::json::array();
   for (const auto& s : p.sizes) {
     sizes.push_back(s.bytes);
     repeats.push_back(s.repeats);
@@ -178,8 +177,7 @@ int run_rank(const CommbenchConfig& c, const comm::ProcessEnv& env) {
   require(env.world_size == c.processes, "the launcher started " + std::to_string(env.world_size) +
                                              " processes but --processes is " + std::to_string(c.processes));
   configure_threads(1);  // nothing to compute: keep OpenMP's threads from competing with Gloo's
-  comm::Communicator comm(env, env.world_size,
-                          std::chrono::milliseconds(static_cast<int64_t>(c.timeout * 1000)));
+  comm::Communicator comm(env, env.world_size, std::chrono::milliseconds(static_cast<int64_t>(c.timeout * 1000)));
   const bool leader = comm.rank() == 0;
 
   std::vector<PrimitiveResult> results{{"allreduce", {}, {}}};
@@ -218,9 +216,9 @@ void validate(const CommbenchConfig& c) {
   require(c.min_kb >= 1, "--min-kb must be at least 1 (got " + std::to_string(c.min_kb) + ")");
   require(c.max_mb >= 1, "--max-mb must be at least 1 (got " + std::to_string(c.max_mb) + ")");
   require(c.max_mb <= 4096, "--max-mb must be at most 4096 (got " + std::to_string(c.max_mb) + ")");
-  require(c.min_kb * kKiB * 4 <= c.max_mb * kMiB,
-          "--min-kb " + std::to_string(c.min_kb) + " and --max-mb " + std::to_string(c.max_mb) +
-              " leave fewer than two message sizes to fit a line to");
+  require(c.min_kb * kKiB * 4 <= c.max_mb * kMiB, "--min-kb " + std::to_string(c.min_kb) + " and --max-mb " +
+                                                      std::to_string(c.max_mb) +
+                                                      " leave fewer than two message sizes to fit a line to");
   require(c.repeats >= 1, "--repeats must be at least 1 (got " + std::to_string(c.repeats) + ")");
   require(c.timeout > 0, "--timeout must be positive");
   if (!c.out.empty()) {

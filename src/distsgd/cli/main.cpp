@@ -4,8 +4,8 @@
 #include "distsgd/cli/train_command.hpp"
 #include "distsgd/core/error.hpp"
 
-#include <CLI/CLI.hpp>
 #include <c10/util/Exception.h>
+#include <CLI/CLI.hpp>
 
 #include <iostream>
 
@@ -41,9 +41,10 @@ int main(int argc, char** argv) {
     auto* train = distsgd::cli::add_train_command(app, config);
 
     distsgd::cli::CommbenchConfig commbench_config;
-    auto* commbench = app.add_subcommand(
-        "commbench", "time allreduce_sum (and send/recv) of 4 KiB..64 MiB messages over N local processes; fit "
-                     "t(m) = alpha + beta*m to each size's fastest repeat");
+    auto* commbench =
+        app.add_subcommand("commbench",
+                           "time allreduce_sum (and send/recv) of 4 KiB..64 MiB messages over N local processes; fit "
+                           "t(m) = alpha + beta*m to each size's fastest repeat");
     add_commbench_options(*commbench, commbench_config);
 
     try {

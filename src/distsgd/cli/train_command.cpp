@@ -21,7 +21,8 @@ void add_option(CLI::App& cmd, const OptionSpec& spec, TrainConfig& config) {
   CLI::Option* option = nullptr;
   switch (spec.arity) {
     case OptionSpec::Arity::kSwitch:
-      option = cmd.add_flag_callback(spec.flag, [&config, &spec] { spec.parse(config, {}); }, help);
+      option = cmd.add_flag_callback(
+          spec.flag, [&config, &spec] { spec.parse(config, {}); }, help);
       break;
     case OptionSpec::Arity::kOne:
       option = cmd.add_option_function<std::string>(
@@ -40,8 +41,8 @@ void add_option(CLI::App& cmd, const OptionSpec& spec, TrainConfig& config) {
 std::string results_line(const nlohmann::json& s) {
   std::ostringstream line;
   line << "result";
-  for (const char* key : {"algorithm", "model", "dataset", "workers", "servers", "epochs", "test_accuracy",
-                          "test_loss", "samples_per_second", "wall_seconds", "stop_reason", "out"}) {
+  for (const char* key : {"algorithm", "model", "dataset", "workers", "servers", "epochs", "test_accuracy", "test_loss",
+                          "samples_per_second", "wall_seconds", "stop_reason", "out"}) {
     line << ' ' << key << '=' << (s[key].is_string() ? s[key].get<std::string>() : s[key].dump());
   }
   return line.str();

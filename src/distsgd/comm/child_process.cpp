@@ -39,8 +39,8 @@ void write_text(int fd, const char* text) {
 
 // Between fork and exec of a multithreaded parent only async-signal-safe calls are allowed: no allocation here.
 [[noreturn]] void become_child(pid_t launcher, const char* path, char* const* argv, char* const* envp,
-                               const std::vector<int>& signals_to_default, const sigset_t& launcher_mask,
-                               int stdin_fd, int stdout_fd, int stderr_fd, const char* exec_failure_prefix) {
+                               const std::vector<int>& signals_to_default, const sigset_t& launcher_mask, int stdin_fd,
+                               int stdout_fd, int stderr_fd, const char* exec_failure_prefix) {
   ::setpgid(0, 0);
   // The launcher's death (even by SIGKILL) takes the child with it; if it already died, the orphan stops here.
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -82,8 +82,7 @@ ChildProcess start_child(const std::vector<std::string>& argv, const std::vector
   const pid_t pid = ::fork();
   if (pid == 0) {
     become_child(launcher, argv[0].c_str(), argv_pointers.data(), environment_pointers.data(), signals_to_default,
-                 launcher_mask, dev_null.get(), out.write_end.get(), err.write_end.get(),
-                 exec_failure_prefix.c_str());
+                 launcher_mask, dev_null.get(), out.write_end.get(), err.write_end.get(), exec_failure_prefix.c_str());
   }
   const int fork_error = errno;
   ::pthread_sigmask(SIG_SETMASK, &launcher_mask, nullptr);

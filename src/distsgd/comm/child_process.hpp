@@ -11,7 +11,7 @@
 namespace distsgd::comm {
 
 struct ChildProcess {
-  pid_t pid = -1;  // also the id of the child's process group
+  pid_t pid = -1;        // also the id of the child's process group
   UniqueFd stdout_pipe;  // read ends, non-blocking
   UniqueFd stderr_pipe;
 };

@@ -95,8 +95,8 @@ Communicator::Communicator(const ProcessEnv& env, int64_t workers, std::chrono::
     store_options.timeout = timeout;
     groups_->store = c10::make_intrusive<c10d::TCPStore>(env.master_addr, store_options);
   } catch (const std::exception& e) {
-    throw Error("rank " + std::to_string(env.rank) + ": cannot reach the rendezvous store at " + env.master_addr +
-                ":" + std::to_string(env.port) + ": " + without_backtrace(e));
+    throw Error("rank " + std::to_string(env.rank) + ": cannot reach the rendezvous store at " + env.master_addr + ":" +
+                std::to_string(env.port) + ": " + without_backtrace(e));
   }
   auto options = c10d::ProcessGroupGloo::Options::create(timeout);
   options->devices.push_back(make_device(env.master_addr));
@@ -106,13 +106,13 @@ Communicator::Communicator(const ProcessEnv& env, int64_t workers, std::chrono::
         c10::make_intrusive<c10d::PrefixStore>("world", groups_->store), static_cast<int>(env.rank),
         static_cast<int>(env.world_size), options);
     if (is_worker()) {
-      groups_->workers = c10::make_intrusive<c10d::ProcessGroupGloo>(
-          c10::make_intrusive<c10d::PrefixStore>("workers", groups_->store), static_cast<int>(env.rank),
-          static_cast<int>(workers), options);
+      groups_->workers =
+          c10::make_intrusive<c10d::ProcessGroupGloo>(c10::make_intrusive<c10d::PrefixStore>("workers", groups_->store),
+                                                      static_cast<int>(env.rank), static_cast<int>(workers), options);
     }
   } catch (const std::exception& e) {
-    throw Error("rank " + std::to_string(env.rank) + ": connecting to the other " +
-                std::to_string(env.world_size - 1) + " processes failed: " + without_backtrace(e));
+    throw Error("rank " + std::to_string(env.rank) + ": connecting to the other " + std::to_string(env.world_size - 1) +
+                " processes failed: " + without_backtrace(e));
   }
 }
 

@@ -73,7 +73,10 @@ std::string without_error_prefix(const std::string& line) {
 
 struct Child {
   Child(const std::string& child_label, std::size_t child_rank, ChildProcess started)
-      : label(child_label), rank(child_rank), process(std::move(started)), stdout_lines(STDOUT_FILENO, ""),
+      : label(child_label),
+        rank(child_rank),
+        process(std::move(started)),
+        stdout_lines(STDOUT_FILENO, ""),
         stderr_lines(STDERR_FILENO, "[" + child_label + "] ") {}
 
   std::string label;
@@ -185,7 +188,8 @@ class Supervisor {
       return;
     }
     interrupt_signal_ = signal;
-    interrupted_processes_ = std::count_if(children_.begin(), children_.end(), [](const Child& c) { return c.running; });
+    interrupted_processes_ =
+        std::count_if(children_.begin(), children_.end(), [](const Child& c) { return c.running; });
     stop_all();
   }
 
@@ -204,15 +208,16 @@ class Supervisor {
     read_pipe(child.process.stderr_pipe, child.stderr_lines, ReadMode::UntilEmpty);
     const bool succeeded = result > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
     if (succeeded || stopping_) return;
-    first_failure_ = Failure{child.rank,
-                             result > 0 ? describe_exit(status) : "ended with an unknown status (reaped elsewhere)"};
+    first_failure_ =
+        Failure{child.rank, result > 0 ? describe_exit(status) : "ended with an unknown status (reaped elsewhere)"};
     stop_all();
   }
 
   void stop_all() {
     stopping_ = true;
     const double grace_seconds = spec_.grace_seconds > 0 ? std::min(spec_.grace_seconds, kMaxGraceSeconds) : 0.0;
-    kill_time_ = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(grace_seconds));
+    kill_time_ =
+        Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(grace_seconds));
     for (auto& child : children_) {
       if (child.running) signal_tree(child.process.pid, SIGTERM);
     }
@@ -250,8 +255,8 @@ class Supervisor {
   int report() {
     const auto unreaped = std::count_if(children_.begin(), children_.end(), [](const Child& c) { return c.running; });
     if (unreaped > 0) {
-      write_fully(STDERR_FILENO, "distsgd: warning: " + std::to_string(unreaped) +
-                                     " processes did not exit after SIGKILL\n");
+      write_fully(STDERR_FILENO,
+                  "distsgd: warning: " + std::to_string(unreaped) + " processes did not exit after SIGKILL\n");
     }
     if (first_failure_) {
       // Composed only now: a last line still in flight when the child was reaped has arrived by this point.

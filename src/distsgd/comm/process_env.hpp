@@ -13,7 +13,7 @@ struct ProcessEnv {
   int64_t local_world_size = 1;  // processes on this host (to share its cores)
   std::string master_addr = "127.0.0.1";
   int port = 29500;
-  std::string launcher;       // "distsgd", "mpirun", "srun" or "env" (torchrun-style RANK/WORLD_SIZE)
+  std::string launcher;            // "distsgd", "mpirun", "srun" or "env" (torchrun-style RANK/WORLD_SIZE)
   bool store_is_external = false;  // the store is hosted by the launcher, not by rank 0
 };
 

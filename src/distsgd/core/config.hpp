@@ -25,7 +25,7 @@ struct TrainConfig {
   int64_t mlp_hidden_layers = 2;
   bool batch_norm = true;
   std::string dataset = "fashion-mnist";
-  std::string data_dir;                         // empty: the dataset's default directory
+  std::string data_dir;                             // empty: the dataset's default directory
   std::vector<int64_t> synthetic_shape{1, 28, 28};  // C, H, W
   int64_t synthetic_classes = 10;
   int64_t synthetic_train_size = 4096;
@@ -58,7 +58,7 @@ struct TrainConfig {
   std::string algorithm = "arsgd";
   int64_t workers = 1;
   int64_t servers = 0;
-  double timeout = 300;  // seconds; bounds every communication
+  double timeout = 300;                               // seconds; bounds every communication
   std::vector<std::pair<int64_t, double>> slowdowns;  // worker rank -> compute time factor
   bool trace = false;                                 // write trace.json (Chrome trace format)
   // Testing only (a hidden flag): worker i starts from x0 + i * spread, so conservation laws of the mixing are

@@ -23,11 +23,11 @@ namespace distsgd {
 struct OptionSpec {
   enum class Arity { kSwitch, kOne, kMany };  // a flag without value, one value, or several (repeatable)
 
-  std::string flag;        // "--staleness"
-  std::string key;         // its name in config.json: "staleness"
+  std::string flag;  // "--staleness"
+  std::string key;   // its name in config.json: "staleness"
   std::string help;
-  std::string group;       // heading in --help
-  std::string value_name;  // "INT", "FLOAT", "TEXT", "none|wfbp|multistep"
+  std::string group;          // heading in --help
+  std::string value_name;     // "INT", "FLOAT", "TEXT", "none|wfbp|multistep"
   std::string shown_default;  // the default as --help shows it; empty: from value()
   Arity arity = Arity::kOne;
   bool hidden = false;  // testing-only options stay out of --help
@@ -37,7 +37,7 @@ struct OptionSpec {
   // Throws Error naming the flag when the config's value breaks the option's rule; null: every value is valid.
   std::function<void(const TrainConfig&)> check;
 
-  std::string default_text() const;            // the value of a default TrainConfig, for --help
+  std::string default_text() const;             // the value of a default TrainConfig, for --help
   bool is_default(const TrainConfig& c) const;  // the config holds the default value
 
   OptionSpec named(std::string json_key) && {
@@ -93,10 +93,14 @@ nlohmann::json json_of(const T& value) {
 
 template <class T>
 std::string value_name_of() {
-  if constexpr (std::is_enum_v<T>) return join(enum_name_list<T>(), "|");
-  else if constexpr (std::is_same_v<T, std::string>) return "TEXT";
-  else if constexpr (std::is_same_v<T, double>) return "FLOAT";
-  else return "INT";
+  if constexpr (std::is_enum_v<T>)
+    return join(enum_name_list<T>(), "|");
+  else if constexpr (std::is_same_v<T, std::string>)
+    return "TEXT";
+  else if constexpr (std::is_same_v<T, double>)
+    return "FLOAT";
+  else
+    return "INT";
 }
 
 template <class T>
@@ -165,8 +169,7 @@ class StoredOption {
  public:
   enum Visibility { kShown, kHidden };  // hidden: testing-only options, not in --help
 
-  StoredOption(std::string flag, T default_value, std::string help, Rule<T> rule = {},
-               Visibility visibility = kShown)
+  StoredOption(std::string flag, T default_value, std::string help, Rule<T> rule = {}, Visibility visibility = kShown)
       : default_(default_value) {
     spec_.flag = flag;
     spec_.hidden = visibility == kHidden;
@@ -179,9 +182,8 @@ class StoredOption {
       c.algorithm_settings[key] = parse_text<T>(flag, values[0]);
     };
     spec_.value = [key, default_value](const TrainConfig& c) { return json_of(read(c, key, default_value)); };
-    spec_.check = detail::checker<T>(flag, rule, [key, default_value](const TrainConfig& c) {
-      return read(c, key, default_value);
-    });
+    spec_.check = detail::checker<T>(
+        flag, rule, [key, default_value](const TrainConfig& c) { return read(c, key, default_value); });
   }
 
   T of(const TrainConfig& c) const { return read(c, spec_.key, default_); }

@@ -11,8 +11,7 @@ namespace distsgd {
 
 class TimedPhase {
  public:
-  TimedPhase(Timeline& timeline, std::string name, Stopwatch& stopwatch,
-             Timeline::Lane lane = Timeline::kCompute)
+  TimedPhase(Timeline& timeline, std::string name, Stopwatch& stopwatch, Timeline::Lane lane = Timeline::kCompute)
       : span_(timeline, std::move(name), lane), stopwatch_(stopwatch) {
     stopwatch_.start();
   }

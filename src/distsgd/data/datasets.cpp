@@ -84,7 +84,8 @@ Dataset load_cifar10(const std::string& dir) {
     folder = (fs::path(dir) / "cifar-10-batches-bin").string();
   auto path_of = [&](const std::string& file) {
     const fs::path path = fs::path(folder) / file;
-    if (!path_exists(path)) throw Error("missing cifar10 file: expected " + path.string() + missing_hint("cifar10", dir));
+    if (!path_exists(path))
+      throw Error("missing cifar10 file: expected " + path.string() + missing_hint("cifar10", dir));
     return path.string();
   };
   std::vector<std::string> train_paths;

@@ -72,7 +72,8 @@ std::vector<uint8_t> inflate_gzip(const std::string& path, const std::vector<uin
     if (status == Z_DATA_ERROR || status == Z_NEED_DICT)
       throw Error(path + ": corrupt gzip stream (" + (stream.msg ? stream.msg : "invalid data") + ")");
     if (status == Z_MEM_ERROR) throw Error(path + ": out of memory while decompressing");
-    const bool no_progress = status == Z_BUF_ERROR || (in_chunk - stream.avail_in == 0 && out_chunk - stream.avail_out == 0);
+    const bool no_progress =
+        status == Z_BUF_ERROR || (in_chunk - stream.avail_in == 0 && out_chunk - stream.avail_out == 0);
     if (consumed == compressed.size() && no_progress)
       throw Error(path + ": truncated gzip stream (ends after " + std::to_string(compressed.size()) +
                   " compressed bytes, " + std::to_string(produced) + " bytes inflated)");

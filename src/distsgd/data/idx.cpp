@@ -29,10 +29,11 @@ std::vector<uint32_t> read_header(const std::string& path, const std::vector<uin
                                   size_t dims, const char* what) {
   const size_t header_size = 4 * (1 + dims);
   if (bytes.size() < 4)
-    throw Error(path + ": truncated: " + std::to_string(bytes.size()) + " bytes, too short for an IDX header (expected " +
-                hex(magic) + " for " + what + ")");
+    throw Error(path + ": truncated: " + std::to_string(bytes.size()) +
+                " bytes, too short for an IDX header (expected " + hex(magic) + " for " + what + ")");
   const uint32_t found = big_endian_u32(bytes.data());
-  if (found != magic) throw Error(path + ": bad IDX magic " + hex(found) + " (expected " + hex(magic) + " for " + what + ")");
+  if (found != magic)
+    throw Error(path + ": bad IDX magic " + hex(found) + " (expected " + hex(magic) + " for " + what + ")");
   if (bytes.size() < header_size)
     throw Error(path + ": truncated: the IDX header of " + what + " needs " + std::to_string(header_size) +
                 " bytes but the file has " + std::to_string(bytes.size()));
@@ -77,7 +78,8 @@ at::Tensor read_idx_labels(const std::string& path) {
   const std::vector<uint8_t> bytes = read_file_bytes(path);
   const uint64_t count = read_header(path, bytes, kLabelsMagic, 1, "labels")[0];
   const size_t header_size = 8;
-  check_payload(path, bytes.size() - header_size, count, 1, std::to_string(count) + " labels (" + std::to_string(count) + " bytes)");
+  check_payload(path, bytes.size() - header_size, count, 1,
+                std::to_string(count) + " labels (" + std::to_string(count) + " bytes)");
   at::Tensor labels = torch::empty({int64_t(count)}, torch::kUInt8);
   std::memcpy(labels.data_ptr<uint8_t>(), bytes.data() + header_size, count);
   return labels.to(torch::kInt64);

@@ -45,9 +45,9 @@ ShardedLoader::ShardedLoader(const Dataset& dataset, const Split& split, LoaderO
           "the " + dataset_.name + " split has no images, or a different number of images and labels");
   const int64_t per_step = options_.world * options_.batch_size;
   require(steps_per_epoch() >= 1, "the " + dataset_.name + " dataset of " + std::to_string(split_.size()) +
-                                       " samples is too small for world*batch = " + std::to_string(options_.world) +
-                                       "*" + std::to_string(options_.batch_size) + " = " + std::to_string(per_step) +
-                                       " samples per step (use a smaller batch size or fewer workers)");
+                                      " samples is too small for world*batch = " + std::to_string(options_.world) +
+                                      "*" + std::to_string(options_.batch_size) + " = " + std::to_string(per_step) +
+                                      " samples per step (use a smaller batch size or fewer workers)");
 }
 
 ShardedLoader::~ShardedLoader() { stop_worker(); }

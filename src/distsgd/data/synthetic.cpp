@@ -25,7 +25,8 @@ at::Generator generator(uint64_t seed, Stream stream) {
 // int16 [classes, C, H, W] of +-kSignal, constant over kBlock x kBlock cells.
 at::Tensor class_patterns(int64_t classes, int64_t c, int64_t h, int64_t w, uint64_t seed) {
   const int64_t cells_h = (h + kBlock - 1) / kBlock, cells_w = (w + kBlock - 1) / kBlock;
-  at::Tensor cells = torch::randint(0, 2, {classes, c, cells_h, cells_w}, generator(seed, kPatternStream), torch::kInt16);
+  at::Tensor cells =
+      torch::randint(0, 2, {classes, c, cells_h, cells_w}, generator(seed, kPatternStream), torch::kInt16);
   cells = cells.mul_(2 * kSignal).sub_(kSignal);
   return cells.repeat_interleave(kBlock, 2).repeat_interleave(kBlock, 3).narrow(2, 0, h).narrow(3, 0, w).contiguous();
 }

@@ -50,9 +50,9 @@ TORCH_MODULE(LeNet5);
 }  // namespace
 
 std::unique_ptr<Model> make_lenet5(const InputSpec& input) {
-  require(input.height >= 12 && input.width >= 12,
-          "lenet5 needs images of at least 12x12; got " + std::to_string(input.height) + "x" +
-              std::to_string(input.width) + " (try mlp or resnet18)");
+  require(input.height >= 12 && input.width >= 12, "lenet5 needs images of at least 12x12; got " +
+                                                       std::to_string(input.height) + "x" +
+                                                       std::to_string(input.width) + " (try mlp or resnet18)");
   return std::make_unique<ModuleModel<LeNet5>>(LeNet5(input.channels, input.height, input.width, input.classes),
                                                "lenet5");
 }

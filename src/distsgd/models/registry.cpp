@@ -30,7 +30,8 @@ const std::vector<std::pair<std::string, Builder>>& builders() {
 
 bool looks_like_torchscript_file(const std::string& name) {
   const std::string suffix = ".pt";
-  if (name.size() >= suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0) return true;
+  if (name.size() >= suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0)
+    return true;
   std::error_code ignored;
   return std::filesystem::is_regular_file(name, ignored);
 }

@@ -10,8 +10,7 @@ namespace distsgd::models {
 namespace {
 
 torch::nn::Conv2d conv(int64_t in, int64_t out, int64_t kernel, int64_t stride) {
-  return torch::nn::Conv2d(
-      torch::nn::Conv2dOptions(in, out, kernel).stride(stride).padding(kernel / 2).bias(false));
+  return torch::nn::Conv2d(torch::nn::Conv2dOptions(in, out, kernel).stride(stride).padding(kernel / 2).bias(false));
 }
 
 // conv1x1 + BN on the shortcut when the block changes resolution or width; none otherwise.

@@ -65,8 +65,8 @@ std::unique_ptr<Model> load_torchscript(const std::string& path, const InputSpec
   try {
     module = torch::jit::load(path);
   } catch (const c10::Error& e) {
-    throw Error("cannot read model file " + path + " as TorchScript (save it with torch.jit.script(model).save): " +
-                e.what_without_backtrace());
+    throw Error("cannot read model file " + path +
+                " as TorchScript (save it with torch.jit.script(model).save): " + e.what_without_backtrace());
   } catch (const std::exception& e) {
     throw Error("cannot read model file " + path + " as TorchScript: " + e.what());
   }
@@ -85,12 +85,13 @@ std::unique_ptr<Model> load_torchscript(const std::string& path, const InputSpec
   } catch (const std::exception& e) {
     throw Error("model file " + path + " fails on a batch of shape " + shape_text(input_shape) + ": " + e.what());
   }
-  require(result.isTensor(), "model file " + path + " must return one tensor of logits; it returns " + result.tagKind());
+  require(result.isTensor(),
+          "model file " + path + " must return one tensor of logits; it returns " + result.tagKind());
   const at::Tensor output = result.toTensor();
   require(output.dim() == 2 && output.size(0) == batch && output.size(1) == input.classes,
           "model file " + path + " outputs shape " + shape_text(output.sizes()) + " but dataset has " +
-              std::to_string(input.classes) + " classes (expected " +
-              shape_text({batch, input.classes}) + " for input " + shape_text(input_shape) + ")");
+              std::to_string(input.classes) + " classes (expected " + shape_text({batch, input.classes}) +
+              " for input " + shape_text(input_shape) + ")");
   module.train(true);  // like the registry models, start in training mode
   return std::make_unique<TorchScriptModel>(std::move(module), path);
 }

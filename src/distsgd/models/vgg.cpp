@@ -21,10 +21,10 @@ constexpr int64_t kMaxPool = 0;  // marks a 2x2 max-pool in a configuration
 constexpr int64_t kImageNetHeadMinSide = 64;
 
 const std::vector<int64_t>& configuration(int depth) {
-  static const std::vector<int64_t> a = {64, kMaxPool, 128, kMaxPool, 256, 256, kMaxPool, 512, 512, kMaxPool,
-                                         512, 512, kMaxPool};
-  static const std::vector<int64_t> d = {64,  64,  kMaxPool, 128, 128, kMaxPool, 256, 256, 256, kMaxPool,
-                                         512, 512, 512, kMaxPool, 512, 512, 512, kMaxPool};
+  static const std::vector<int64_t> a = {64,  kMaxPool, 128,      kMaxPool, 256, 256,     kMaxPool,
+                                         512, 512,      kMaxPool, 512,      512, kMaxPool};
+  static const std::vector<int64_t> d = {64,       64,  kMaxPool, 128, 128,      kMaxPool, 256, 256, 256,
+                                         kMaxPool, 512, 512,      512, kMaxPool, 512,      512, 512, kMaxPool};
   if (depth == 11) return a;
   if (depth == 16) return d;
   throw Error("VGG depth must be 11 or 16; got " + std::to_string(depth));
@@ -51,9 +51,8 @@ class VggImpl : public torch::nn::Module {
     register_module("features", features_);
     if (imagenet_head_) {
       classifier_ = torch::nn::Sequential(torch::nn::Linear(channels * 7 * 7, 4096), torch::nn::ReLU(true),
-                                          torch::nn::Dropout(0.5), torch::nn::Linear(4096, 4096),
-                                          torch::nn::ReLU(true), torch::nn::Dropout(0.5),
-                                          torch::nn::Linear(4096, input.classes));
+                                          torch::nn::Dropout(0.5), torch::nn::Linear(4096, 4096), torch::nn::ReLU(true),
+                                          torch::nn::Dropout(0.5), torch::nn::Linear(4096, input.classes));
     } else {
       classifier_ = torch::nn::Sequential(torch::nn::Linear(channels * height * width, input.classes));
     }

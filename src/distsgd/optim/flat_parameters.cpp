@@ -2,7 +2,10 @@
 
 #include "distsgd/models/model.hpp"
 
-#include <torch/torch.h>
+#include <ATen/core/Tensor.h>
+#include <ATen/core/grad_mode.h>
+#include <ATen/ops/empty.h>
+#include <ATen/ops/zeros.h>
 
 namespace distsgd::optim {
 
@@ -14,9 +17,9 @@ FlatParameters::FlatParameters(models::Model& model) {
     slots_.push_back({names.at(i), total, parameters[i].numel()});
     total += parameters[i].numel();
   }
-  params_ = torch::empty({total}, torch::kFloat32);
-  grads_ = torch::zeros({total}, torch::kFloat32);
-  torch::NoGradGuard no_grad;
+  params_ = at::empty({total}, at::kFloat);
+  grads_ = at::zeros({total}, at::kFloat);
+  at::NoGradGuard no_grad;
   for (size_t i = 0; i < parameters.size(); ++i) {
     auto& p = parameters[i];
     const auto& slot = slots_[i];

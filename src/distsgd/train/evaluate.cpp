@@ -7,8 +7,7 @@
 
 namespace distsgd::train {
 
-Evaluation evaluate(models::Model& model, const data::Dataset& dataset, const data::Split& split,
-                    int64_t batch_size) {
+Evaluation evaluate(models::Model& model, const data::Dataset& dataset, const data::Split& split, int64_t batch_size) {
   torch::NoGradGuard no_grad;
   model.set_training(false);
   double loss_sum = 0;

@@ -92,36 +92,35 @@ std::vector<OptionSpec> declare_options() {
       "must be given in increasing order"};
 
   std::vector<OptionSpec> all;
-  add_group(all, "Model and data",
-            {
-                field_option("--model", &C::model, "model: " + join(models::model_names()) +
-                                                       ", or a TorchScript .pt file"),
-                field_option("--mlp-width", &C::mlp_width, "hidden width of mlp", positive<int64_t>()),
-                field_option("--mlp-layers", &C::mlp_hidden_layers, "hidden layers of mlp", non_negative<int64_t>())
-                    .named("mlp_hidden_layers"),
-                switch_option("--no-batch-norm", &C::batch_norm, false, "batch_norm",
-                              "vgg without BatchNorm (the original vgg11/vgg16)"),
-                field_option("--dataset", &C::dataset, "dataset: " + join(data::dataset_names())),
-                field_option("--data-dir", &C::data_dir,
-                             "directory of the dataset files (default: /usr/share/datasets/<dataset>)"),
-                synthetic_shape_option(),
-                field_option("--synthetic-classes", &C::synthetic_classes, "synthetic: number of classes",
-                             positive<int64_t>()),
-                field_option("--synthetic-train-size", &C::synthetic_train_size, "synthetic: training samples",
-                             positive<int64_t>()),
-                field_option("--synthetic-test-size", &C::synthetic_test_size, "synthetic: test samples",
-                             positive<int64_t>()),
-            });
+  add_group(
+      all, "Model and data",
+      {
+          field_option("--model", &C::model, "model: " + join(models::model_names()) + ", or a TorchScript .pt file"),
+          field_option("--mlp-width", &C::mlp_width, "hidden width of mlp", positive<int64_t>()),
+          field_option("--mlp-layers", &C::mlp_hidden_layers, "hidden layers of mlp", non_negative<int64_t>())
+              .named("mlp_hidden_layers"),
+          switch_option("--no-batch-norm", &C::batch_norm, false, "batch_norm",
+                        "vgg without BatchNorm (the original vgg11/vgg16)"),
+          field_option("--dataset", &C::dataset, "dataset: " + join(data::dataset_names())),
+          field_option("--data-dir", &C::data_dir,
+                       "directory of the dataset files (default: /usr/share/datasets/<dataset>)"),
+          synthetic_shape_option(),
+          field_option("--synthetic-classes", &C::synthetic_classes, "synthetic: number of classes",
+                       positive<int64_t>()),
+          field_option("--synthetic-train-size", &C::synthetic_train_size, "synthetic: training samples",
+                       positive<int64_t>()),
+          field_option("--synthetic-test-size", &C::synthetic_test_size, "synthetic: test samples",
+                       positive<int64_t>()),
+      });
   add_group(all, "Optimization",
             {
                 field_option("--batch-size", &C::batch_size, "minibatch per worker", positive<int64_t>()),
                 field_option("--lr", &C::lr, "base learning rate", non_negative<double>()),
                 field_option("--momentum", &C::momentum, "SGD momentum", unit_interval),
                 field_option("--weight-decay", &C::weight_decay, "L2 weight decay", non_negative<double>()),
-                field_option("--lr-scaling", &C::lr_scaling,
-                             "none, or linear: lr * global batch / 256 (Goyal et al.)"),
-                field_option("--warmup-epochs", &C::warmup_epochs,
-                             "linear learning-rate warm-up over this many epochs", non_negative<double>()),
+                field_option("--lr-scaling", &C::lr_scaling, "none, or linear: lr * global batch / 256 (Goyal et al.)"),
+                field_option("--warmup-epochs", &C::warmup_epochs, "linear learning-rate warm-up over this many epochs",
+                             non_negative<double>()),
                 list_option("--lr-decay-epochs", &C::lr_decay_epochs,
                             "epochs at which the learning rate is multiplied by --lr-decay-factor "
                             "(e.g. --lr-decay-epochs 30 60)",
@@ -148,8 +147,7 @@ std::vector<OptionSpec> declare_options() {
                              non_negative<int64_t>()),
                 field_option("--prefetch", &C::prefetch, "batches prepared ahead by the loader thread (0: none)",
                              non_negative<int64_t>()),
-                field_option("--eval-batch-size", &C::eval_batch_size, "batch size of evaluation",
-                             positive<int64_t>()),
+                field_option("--eval-batch-size", &C::eval_batch_size, "batch size of evaluation", positive<int64_t>()),
                 field_option("--progress-seconds", &C::progress_seconds, "seconds between progress lines on stderr",
                              non_negative<double>()),
             });

@@ -11,8 +11,12 @@
 #include "distsgd/train/options.hpp"
 #include "distsgd/train/trainer.hpp"
 
+#include <ATen/Context.h>
+#include <ATen/core/Tensor.h>
+#include <ATen/core/grad_mode.h>
+#include <ATen/ops/tensor.h>
+#include <ATen/ops/zeros.h>
 #include <nlohmann/json.hpp>
-#include <torch/torch.h>
 
 #include <filesystem>
 
@@ -64,10 +68,10 @@ void start_process(Process& p, TrainConfig config) {
   if (distributed) {
     require(env.has_value(), "a run of " + std::to_string(config.processes()) +
                                  " processes must be started by a launcher (distsgd train, mpirun, srun, torchrun)");
-    require(env->world_size == config.processes(),
-            "the launcher started " + std::to_string(env->world_size) + " processes but --workers " +
-                std::to_string(config.workers) + " --servers " + std::to_string(config.servers) + " needs " +
-                std::to_string(config.processes()));
+    require(env->world_size == config.processes(), "the launcher started " + std::to_string(env->world_size) +
+                                                       " processes but --workers " + std::to_string(config.workers) +
+                                                       " --servers " + std::to_string(config.servers) + " needs " +
+                                                       std::to_string(config.processes()));
     p.rank = env->rank;
     log::set_prefix(env->launcher == "distsgd" ? "" : "[" + role_label(config, p.rank) + "] ");
   }
@@ -75,12 +79,12 @@ void start_process(Process& p, TrainConfig config) {
 
   p.dataset = data::load_dataset(dataset_options(config));
   const models::InputSpec input{p.dataset.channels, p.dataset.height, p.dataset.width, p.dataset.classes};
-  torch::manual_seed(static_cast<uint64_t>(config.seed));  // the same initial weights in every process
+  at::manual_seed(static_cast<uint64_t>(config.seed));  // the same initial weights in every process
   p.model = models::make_model(model_options(config), input);
   p.flat = std::make_unique<optim::FlatParameters>(*p.model);
   if (config.test_init_spread > 0 && p.is_worker()) {
     // Testing: distinct starting models, so that averaging shows whether it conserves what it must.
-    torch::NoGradGuard no_grad;
+    at::NoGradGuard no_grad;
     p.flat->params().add_(config.test_init_spread * static_cast<double>(p.rank));
   }
   p.timeline = std::make_unique<Timeline>(config.trace, p.rank, role_label(config, p.rank));
@@ -92,7 +96,7 @@ void start_process(Process& p, TrainConfig config) {
 
 std::vector<double> sum_over_workers(Process& p, std::vector<double> values) {
   if (!p.comm) return values;
-  auto t = torch::tensor(values, torch::kFloat64);
+  auto t = at::tensor(values, at::kDouble);
   p.comm->allreduce_sum(t).wait();
   return std::vector<double>(t.data_ptr<double>(), t.data_ptr<double>() + t.numel());
 }
@@ -100,8 +104,8 @@ std::vector<double> sum_over_workers(Process& p, std::vector<double> values) {
 std::vector<std::vector<double>> gather_from_workers(Process& p, const std::vector<double>& values) {
   const int64_t workers = p.comm ? p.comm->workers() : 1;
   const auto k = static_cast<int64_t>(values.size());
-  auto table = torch::zeros({workers, k}, torch::kFloat64);
-  table[p.rank].copy_(torch::tensor(values, torch::kFloat64));
+  auto table = at::zeros({workers, k}, at::kDouble);
+  table[p.rank].copy_(at::tensor(values, at::kDouble));
   if (p.comm) p.comm->allreduce_sum(table).wait();
   std::vector<std::vector<double>> rows;
   for (int64_t w = 0; w < workers; ++w) {

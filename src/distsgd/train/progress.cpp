@@ -12,8 +12,10 @@ std::string format_duration(double seconds) {
   if (!std::isfinite(seconds) || seconds < 0) return "?";
   const auto s = static_cast<int64_t>(seconds + 0.5);
   std::ostringstream out;
-  if (s >= 3600) out << s / 3600 << ':' << std::setw(2) << std::setfill('0') << (s / 60) % 60;
-  else out << s / 60;
+  if (s >= 3600)
+    out << s / 3600 << ':' << std::setw(2) << std::setfill('0') << (s / 60) % 60;
+  else
+    out << s / 60;
   out << ':' << std::setw(2) << std::setfill('0') << s % 60;
   return out.str();
 }
@@ -29,8 +31,7 @@ void Progress::maybe_print(const WorkerState& s, int64_t epoch, int64_t step_in_
   std::ostringstream line;
   line << "epoch " << epoch + 1 << '/' << s.c.epochs << " step " << step_in_epoch << '/' << s.steps_per_epoch
        << std::fixed << std::setprecision(4) << " loss " << loss << " lr " << lr << std::setprecision(0) << ' '
-       << steps_per_second * static_cast<double>(s.c.global_batch()) << " samples/s ETA "
-       << format_duration(remaining);
+       << steps_per_second * static_cast<double>(s.c.global_batch()) << " samples/s ETA " << format_duration(remaining);
   log::info(line.str());
 }
 

@@ -5,7 +5,9 @@
 #include "distsgd/models/model.hpp"
 #include "distsgd/optim/flat_parameters.hpp"
 
-#include <torch/torch.h>
+#include <ATen/core/Tensor.h>
+#include <ATen/core/grad_mode.h>
+#include <ATen/ops/zeros.h>
 
 namespace distsgd::train {
 
@@ -18,7 +20,7 @@ void restore_from_checkpoint(WorkerState& s) {
               std::to_string(p.flat->numel()));
   auto buffers = p.model->buffers();
   require(buffers.size() == ckpt.buffers.size(), "--resume: checkpoint buffers do not match the model");
-  torch::NoGradGuard no_grad;
+  at::NoGradGuard no_grad;
   p.flat->params().copy_(ckpt.params);
   auto momentum = s.algorithm->optimizer_state();
   if (momentum.defined()) momentum.copy_(ckpt.momentum);
@@ -36,7 +38,7 @@ void save_checkpoint_now(WorkerState& s) {
   ckpt.position = s.position;
   ckpt.params = s.p.flat->params();
   ckpt.momentum = s.algorithm->optimizer_state();
-  if (!ckpt.momentum.defined()) ckpt.momentum = torch::zeros({s.p.flat->numel()});
+  if (!ckpt.momentum.defined()) ckpt.momentum = at::zeros({s.p.flat->numel()});
   ckpt.buffers = s.p.model->buffers();
   ckpt.rng_state = cpu_rng_state();
   ckpt.model = s.p.model->name();

@@ -16,7 +16,8 @@ RunFiles::RunFiles(const std::string& dir, bool overwrite, bool resume) : dir_(d
     require(overwrite, "run directory " + dir +
                            " already holds a run; choose another --out, continue it with --resume " + dir +
                            ", or replace it with --overwrite");
-    for (const char* name : {"metrics.jsonl", "summary.json", "config.json", "checkpoint.pt", "trace.json", "parameters.pt"}) {
+    for (const char* name :
+         {"metrics.jsonl", "summary.json", "config.json", "checkpoint.pt", "trace.json", "parameters.pt"}) {
       fs::remove(fs::path(dir) / name);
     }
   }
@@ -31,9 +32,7 @@ void RunFiles::write_config(const nlohmann::json& config) const {
   write_json_atomically((fs::path(dir_) / "config.json").string(), config);
 }
 
-void RunFiles::append_metrics(const nlohmann::json& record) {
-  metrics_ << record.dump() << '\n' << std::flush;
-}
+void RunFiles::append_metrics(const nlohmann::json& record) { metrics_ << record.dump() << '\n' << std::flush; }
 
 void RunFiles::write_summary(const nlohmann::json& summary) const {
   write_json_atomically((fs::path(dir_) / "summary.json").string(), summary);

@@ -25,5 +25,4 @@ class RunFiles {
   std::ofstream metrics_;
 };
 
-
 }  // namespace distsgd::train

@@ -6,8 +6,7 @@
 namespace distsgd::train {
 namespace {
 
-const std::vector<std::string> kPhases{"data_wait", "forward", "backward", "communication_wait", "update",
-                                       "slowdown"};
+const std::vector<std::string> kPhases{"data_wait", "forward", "backward", "communication_wait", "update", "slowdown"};
 
 // This worker's figures, in the order report_run reads them back from every worker's row.
 struct Row {

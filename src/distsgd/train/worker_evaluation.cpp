@@ -5,8 +5,10 @@
 #include "distsgd/models/model.hpp"
 #include "distsgd/optim/flat_parameters.hpp"
 
+#include <ATen/TensorOperators.h>
+#include <ATen/core/Tensor.h>
+#include <ATen/core/grad_mode.h>
 #include <nlohmann/json.hpp>
-#include <torch/torch.h>
 
 #include <cmath>
 #include <iomanip>
@@ -28,9 +30,9 @@ Evaluation evaluate_current_parameters(WorkerState& s) {
   const int64_t begin = n * p.rank / workers, end = n * (p.rank + 1) / workers;
   data::Split part{test.images.narrow(0, begin, end - begin), test.labels.narrow(0, begin, end - begin)};
   Evaluation mine = evaluate(*p.model, p.dataset, part, s.c.eval_batch_size);
-  auto sums = sum_over_workers(p, {mine.loss * static_cast<double>(mine.samples),
-                                   mine.accuracy * static_cast<double>(mine.samples),
-                                   static_cast<double>(mine.samples)});
+  auto sums =
+      sum_over_workers(p, {mine.loss * static_cast<double>(mine.samples),
+                           mine.accuracy * static_cast<double>(mine.samples), static_cast<double>(mine.samples)});
   Evaluation all;
   all.samples = static_cast<int64_t>(sums[2]);
   all.loss = sums[0] / std::max(1.0, sums[2]);
@@ -40,11 +42,11 @@ Evaluation evaluate_current_parameters(WorkerState& s) {
 
 // Mean over workers of ||x_i - mean(x)||^2 for the given parameters of each worker; `mean` receives mean(x).
 double variance_across_workers(WorkerState& s, const at::Tensor& own, at::Tensor& mean) {
-  torch::NoGradGuard no_grad;
+  at::NoGradGuard no_grad;
   mean = own.clone();
   s.p.comm->allreduce_sum(mean).wait();
   mean.div_(static_cast<double>(s.c.workers));
-  const double squared_distance = (own - mean).pow(2).sum(torch::kFloat64).item<double>();
+  const double squared_distance = (own - mean).pow(2).sum(at::kDouble).item<double>();
   return sum_over_workers(s.p, {squared_distance})[0] / static_cast<double>(s.c.workers);
 }
 
@@ -66,7 +68,7 @@ Evaluation evaluate_shared_model(WorkerState& s) {
 // worker's own model back. Only this evaluation stops the workers (their gossip threads keep serving).
 Evaluation evaluate_average_and_worker0(WorkerState& s) {
   s.algorithm->before_evaluation();
-  torch::NoGradGuard no_grad;
+  at::NoGradGuard no_grad;
   auto& params = s.p.flat->params();
   const auto own = params.detach().clone();
   at::Tensor mean;
@@ -86,8 +88,8 @@ void log_evaluation(const WorkerState& s, double epoch, double train_loss) {
   line << std::fixed << std::setprecision(4) << "epoch " << epoch << ": test accuracy " << s.last_eval.accuracy
        << ", test loss " << s.last_eval.loss << ", train loss " << train_loss << " (worker 0)";
   if (s.info.decentralized) {
-    line << "; average of the workers' models; worker 0's own: " << s.worker0_eval.accuracy
-         << ", parameter variance " << std::scientific << std::setprecision(3) << s.parameter_variance;
+    line << "; average of the workers' models; worker 0's own: " << s.worker0_eval.accuracy << ", parameter variance "
+         << std::scientific << std::setprecision(3) << s.parameter_variance;
   }
   log::info(line.str());
 }
@@ -107,19 +109,17 @@ void evaluate_and_record(WorkerState& s) {
   if (!s.leader()) return;
   const auto& position = s.position;
   const double epoch = static_cast<double>(position.global_step) / static_cast<double>(s.steps_per_epoch);
-  const double train_loss =
-      s.epoch_loss_count > 0 ? s.epoch_loss_sum / static_cast<double>(s.epoch_loss_count) : NAN;
-  nlohmann::json metrics = {
-      {"epoch", epoch},
-      {"step", position.global_step},
-      {"wall_seconds", s.wall_now()},
-      {"train_seconds", position.train_seconds},
-      {"samples", position.samples},
-      {"train_loss", train_loss},
-      {"test_loss", s.last_eval.loss},
-      {"test_accuracy", s.last_eval.accuracy},
-      {"lr", s.schedule.at(std::max<int64_t>(0, position.global_step - 1), s.steps_per_epoch)},
-      {"bytes_sent_per_worker", bytes_per_worker}};
+  const double train_loss = s.epoch_loss_count > 0 ? s.epoch_loss_sum / static_cast<double>(s.epoch_loss_count) : NAN;
+  nlohmann::json metrics = {{"epoch", epoch},
+                            {"step", position.global_step},
+                            {"wall_seconds", s.wall_now()},
+                            {"train_seconds", position.train_seconds},
+                            {"samples", position.samples},
+                            {"train_loss", train_loss},
+                            {"test_loss", s.last_eval.loss},
+                            {"test_accuracy", s.last_eval.accuracy},
+                            {"lr", s.schedule.at(std::max<int64_t>(0, position.global_step - 1), s.steps_per_epoch)},
+                            {"bytes_sent_per_worker", bytes_per_worker}};
   if (s.p.comm) metrics["parameter_variance"] = s.parameter_variance;
   if (s.info.decentralized) {
     metrics["test_accuracy_worker0"] = s.worker0_eval.accuracy;

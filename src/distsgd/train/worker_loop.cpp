@@ -2,8 +2,8 @@
 
 #include "distsgd/core/error.hpp"
 #include "distsgd/core/log.hpp"
-#include "distsgd/core/timeline.hpp"
 #include "distsgd/core/timed_phase.hpp"
+#include "distsgd/core/timeline.hpp"
 #include "distsgd/data/loader.hpp"
 #include "distsgd/models/model.hpp"
 #include "distsgd/optim/flat_parameters.hpp"
@@ -194,7 +194,8 @@ nlohmann::json WorkerLoop::run() {
     if (s_.evaluate_only_at_end) continue;
     evaluate_and_record(s_);
     checkpoint_after_evaluation();
-    if (c().target_accuracy > 0 && s_.last_eval.accuracy >= c().target_accuracy) go_on = stop_because("target_accuracy");
+    if (c().target_accuracy > 0 && s_.last_eval.accuracy >= c().target_accuracy)
+      go_on = stop_because("target_accuracy");
   }
   s_.algorithm->end_training();
   // Every worker evaluates here or none does (a collective): independent workers stop at different steps.

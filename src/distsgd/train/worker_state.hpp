@@ -38,7 +38,7 @@ struct WorkerState {
   int64_t epoch_loss_count = 0;
 
   Evaluation last_eval;
-  Evaluation worker0_eval;         // decentralized: worker 0's own model
+  Evaluation worker0_eval;        // decentralized: worker 0's own model
   double parameter_variance = 0;  // distributed runs: mean over workers of ||x_i - mean(x)||^2
   int64_t last_eval_step = -1;
   double time_to_target = -1;

@@ -28,9 +28,12 @@ AlgorithmInfo allreduce_sgd_algorithm() {
     }
     const bool single_worker = !s.comm || s.comm->workers() == 1;
     switch (single_worker ? Overlap::kNone : allreduce::kOverlap.of(s.config)) {
-      case Overlap::kNone: return allreduce::make_whole_gradient_allreduce(s);
-      case Overlap::kWfbp: return allreduce::make_bucketed_allreduce(s);
-      case Overlap::kMultistep: return allreduce::make_multistep_allreduce(s);
+      case Overlap::kNone:
+        return allreduce::make_whole_gradient_allreduce(s);
+      case Overlap::kWfbp:
+        return allreduce::make_bucketed_allreduce(s);
+      case Overlap::kMultistep:
+        return allreduce::make_multistep_allreduce(s);
     }
     throw Error("unknown --overlap");
   };

@@ -6,7 +6,7 @@
 #include "distsgd/algo/allreduce/gradient_buckets.hpp"
 #include "distsgd/optim/flat_parameters.hpp"
 
-#include <torch/torch.h>
+#include <ATen/core/Tensor.h>
 
 namespace distsgd::algo::allreduce {
 namespace {

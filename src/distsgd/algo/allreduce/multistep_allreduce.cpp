@@ -10,7 +10,9 @@
 #include "distsgd/models/model.hpp"
 #include "distsgd/optim/flat_parameters.hpp"
 
-#include <torch/torch.h>
+#include <ATen/core/Tensor.h>
+#include <ATen/core/grad_mode.h>
+#include <ATen/ops/zeros.h>
 
 namespace distsgd::algo::allreduce {
 namespace {
@@ -31,10 +33,10 @@ class MultistepAllreduce final : public AllreduceWorker {
     for (const auto& bucket : buckets_) {
       SliceBuffers s;
       s.chunk = (bucket.numel + workers_ - 1) / workers_;
-      s.send = torch::zeros({workers_ * s.chunk});
-      s.received = torch::zeros({workers_ * s.chunk});
-      s.own = torch::zeros({s.chunk});
-      s.gathered = torch::zeros({workers_ * s.chunk});
+      s.send = at::zeros({workers_ * s.chunk});
+      s.received = at::zeros({workers_ * s.chunk});
+      s.own = at::zeros({s.chunk});
+      s.gathered = at::zeros({workers_ * s.chunk});
       slices_.push_back(s);
     }
     if (model_.supports_forward_gate()) {
@@ -127,7 +129,7 @@ class MultistepAllreduce final : public AllreduceWorker {
     const auto& bucket = buckets_[b];
     // The model's parameters are views of flat_.params(); no autograd graph may record this copy. Forward has
     // not used these parameters yet (a block's buckets are opened before it runs), so nothing saved is stale.
-    torch::NoGradGuard no_grad;
+    at::NoGradGuard no_grad;
     flat_.params().narrow(0, bucket.offset, bucket.numel).copy_(slices_[b].gathered.narrow(0, 0, bucket.numel));
   }
 

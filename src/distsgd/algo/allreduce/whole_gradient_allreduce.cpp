@@ -4,7 +4,7 @@
 
 #include "distsgd/optim/flat_parameters.hpp"
 
-#include <torch/torch.h>
+#include <ATen/core/Tensor.h>
 
 namespace distsgd::algo::allreduce {
 namespace {

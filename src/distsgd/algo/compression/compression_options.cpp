@@ -11,7 +11,8 @@ const StoredOption<Compression> kCompress{
     "--compress", Compression::kNone,
     "gradient uplink compression: none, or dgc (Deep Gradient Compression: top --density of each tensor with "
     "momentum correction, factor masking, clipping, warm-up)"};
-const StoredOption<double> kDensity{"--density", 0.001,
+const StoredOption<double> kDensity{"--density",
+                                    0.001,
                                     "DGC: fraction of each tensor's entries sent per step after the warm-up",
                                     {[](const double& d) { return d > 0 && d <= 1; }, "must be in (0, 1]"}};
 const StoredOption<double> kDgcClipNorm{

@@ -4,7 +4,12 @@
 #include "distsgd/core/error.hpp"
 #include "distsgd/optim/flat_parameters.hpp"
 
-#include <torch/torch.h>
+#include <ATen/TensorOperators.h>
+#include <ATen/core/Tensor.h>
+#include <ATen/core/grad_mode.h>
+#include <ATen/ops/cat.h>
+#include <ATen/ops/empty.h>
+#include <ATen/ops/zeros.h>
 
 #include <algorithm>
 #include <cmath>
@@ -46,8 +51,8 @@ DgcCompressor::DgcCompressor(const std::vector<optim::ParameterSlot>& slots, Dgc
   // Indices travel as int32 (pack()).
   require(numel <= std::numeric_limits<int32_t>::max(),
           "--compress dgc: models above 2^31 parameters are not supported");
-  momentum_ = torch::zeros({numel});
-  residual_ = torch::zeros({numel});
+  momentum_ = at::zeros({numel});
+  residual_ = at::zeros({numel});
 }
 
 double DgcCompressor::density_at(int64_t step) const {
@@ -56,7 +61,7 @@ double DgcCompressor::density_at(int64_t step) const {
 }
 
 SparseGradient DgcCompressor::compress(const at::Tensor& gradient, const at::Tensor& parameters, double density) {
-  torch::NoGradGuard no_grad;
+  at::NoGradGuard no_grad;
   auto g = gradient.add(parameters, options_.weight_decay);
   if (options_.clip_norm > 0) {
     const double threshold = options_.clip_norm / std::sqrt(static_cast<double>(options_.workers));
@@ -77,22 +82,22 @@ SparseGradient DgcCompressor::compress(const at::Tensor& gradient, const at::Ten
     v.index_fill_(0, local, 0);
     u.index_fill_(0, local, 0);
   }
-  return {torch::cat(indices), torch::cat(values)};
+  return {at::cat(indices), at::cat(values)};
 }
 
 at::Tensor pack(const SparseGradient& sparse) {
   const int64_t k = sparse.size();
-  auto packed = torch::empty({2 * k});
+  auto packed = at::empty({2 * k});
   if (k == 0) return packed;
   packed.narrow(0, 0, k).copy_(sparse.values);
-  packed.narrow(0, k, k).view(torch::kInt32).copy_(sparse.indices);
+  packed.narrow(0, k, k).view(at::kInt).copy_(sparse.indices);
   return packed;
 }
 
 SparseGradient unpack(const at::Tensor& packed) {
   require(packed.numel() % 2 == 0, "a sparse gradient message has an odd number of elements");
   const int64_t k = packed.numel() / 2;
-  return {packed.narrow(0, k, k).view(torch::kInt32).to(torch::kInt64), packed.narrow(0, 0, k)};
+  return {packed.narrow(0, k, k).view(at::kInt).to(at::kLong), packed.narrow(0, 0, k)};
 }
 
 void add_sparse(at::Tensor& dense, const SparseGradient& sparse, int64_t offset) {

@@ -21,12 +21,12 @@ struct ParameterSlot;
 namespace distsgd::algo::compression {
 
 struct DgcOptions {
-  double density = 0.001;     // fraction of each tensor sent per step after the warm-up
+  double density = 0.001;  // fraction of each tensor sent per step after the warm-up
   double momentum = 0.9;
   double weight_decay = 1e-4;
-  double clip_norm = 0;       // global gradient-norm threshold before the 1/sqrt(workers) scaling; 0: no clipping
+  double clip_norm = 0;  // global gradient-norm threshold before the 1/sqrt(workers) scaling; 0: no clipping
   int64_t workers = 1;
-  double warmup_epochs = 4;   // the warm-up densities 25%, 6.25%, 1.5625%, 0.4% share this span equally
+  double warmup_epochs = 4;     // the warm-up densities 25%, 6.25%, 1.5625%, 0.4% share this span equally
   int64_t steps_per_epoch = 1;  // iterations of a worker per epoch: where a step falls in the warm-up
 };
 

@@ -3,12 +3,14 @@
 #include "distsgd/algo/comm_trace.hpp"
 #include "distsgd/algo/compression/dgc.hpp"
 #include "distsgd/comm/communicator.hpp"
+#include "distsgd/core/timed_phase.hpp"
+#include "distsgd/core/timeline.hpp"
 #include "distsgd/core/timer.hpp"
 #include "distsgd/optim/flat_parameters.hpp"
-#include "distsgd/core/timeline.hpp"
-#include "distsgd/core/timed_phase.hpp"
 
-#include <torch/torch.h>
+#include <ATen/core/Tensor.h>
+#include <ATen/core/grad_mode.h>
+#include <ATen/ops/empty_like.h>
 
 namespace distsgd::algo::compression {
 namespace {
@@ -30,14 +32,14 @@ class SparseAllgatherSgd final : public WorkerAlgorithm {
     std::vector<at::Tensor> gathered{packed};
     if (workers_ > 1) {
       gathered.clear();
-      for (int64_t w = 0; w < workers_; ++w) gathered.push_back(torch::empty_like(packed));
+      for (int64_t w = 0; w < workers_; ++w) gathered.push_back(at::empty_like(packed));
       TimedPhase phase(setup_.timeline, "wait", waiting_);
       trace_completion(setup_.comm->allgather(gathered, packed), setup_.timeline, "allgather sparse gradient").wait();
       // A ring allgather forwards n-1 of the n blocks through every worker.
       bytes_sent_ += 4 * packed.numel() * (workers_ - 1);
     }
     TimedPhase phase(setup_.timeline, "update", update_time_);
-    torch::NoGradGuard no_grad;
+    at::NoGradGuard no_grad;
     auto& sum = flat.grads();  // reused as the dense mean of the workers' selections
     sum.zero_();
     for (const auto& g : gathered) add_sparse(sum, unpack(g));  // rank order: identical on every worker

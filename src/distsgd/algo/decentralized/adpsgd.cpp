@@ -6,13 +6,14 @@
 #include "distsgd/algo/decentralized/topology.hpp"
 #include "distsgd/comm/communicator.hpp"
 #include "distsgd/core/error.hpp"
+#include "distsgd/core/timed_phase.hpp"
+#include "distsgd/core/timeline.hpp"
 #include "distsgd/core/timer.hpp"
 #include "distsgd/optim/flat_parameters.hpp"
 #include "distsgd/optim/sgd.hpp"
-#include "distsgd/core/timeline.hpp"
-#include "distsgd/core/timed_phase.hpp"
 
-#include <torch/torch.h>
+#include <ATen/core/Tensor.h>
+#include <ATen/ops/empty.h>
 
 #include <condition_variable>
 #include <mutex>
@@ -85,7 +86,7 @@ class Adpsgd final : public GossipWorker {
   std::vector<std::pair<std::string, double>> figures() const override {
     std::lock_guard<std::mutex> lock(model_->mutex);
     return {
-        {"parameter_sum", model_->x.sum(torch::kFloat64).item<double>()},
+        {"parameter_sum", model_->x.sum(at::kDouble).item<double>()},
         {"initial_parameter_sum", initial_sum_},
         {"exchanges_initiated", static_cast<double>(endpoint_.messages_sent())},
         {"exchanges_served", static_cast<double>(model_->exchanges_served)},
@@ -113,7 +114,7 @@ class Adpsgd final : public GossipWorker {
 
   // Active side: one exchange per requested iteration, on its own thread.
   void communicate() {
-    auto reply = torch::empty({flat_.numel()});
+    auto reply = at::empty({flat_.numel()});
     try {
       while (true) {
         int64_t step = 0;
@@ -151,8 +152,8 @@ class Adpsgd final : public GossipWorker {
     std::unique_lock<std::mutex> lock(state_mutex_);
     const bool ok = state_changed_.wait_for(lock, timeout_, [&] { return done() || !error_.empty(); });
     if (!error_.empty()) throw Error(error_);
-    require(ok, "AD-PSGD: no exchange completed within " + std::to_string(timeout_.count() / 1000) +
-                    " s (see --timeout)");
+    require(ok,
+            "AD-PSGD: no exchange completed within " + std::to_string(timeout_.count() / 1000) + " s (see --timeout)");
   }
 
   void stop_communication() {

@@ -19,15 +19,14 @@ const EnumNames<GossipMode>& enum_names(GossipMode) {
   return names;
 }
 
-const StoredOption<double> kGossipProb{"--gossip-prob", 0.01,
-                                       "GoSGD: probability of a push after each iteration (IPDPS: 0.01)",
-                                       within<double>(0, 1)};
+const StoredOption<double> kGossipProb{
+    "--gossip-prob", 0.01, "GoSGD: probability of a push after each iteration (IPDPS: 0.01)", within<double>(0, 1)};
 const StoredOption<GossipMode> kGossipMode{
     "--gossip-mode", GossipMode::kPull,
     "gossip: pull (average with a random peer's model) or push (push-sum to a random peer)"};
-const StoredOption<int64_t> kSgpOverlap{"--sgp-overlap", 0,
-                                        "SGP: 0 waits for each iteration's message, 1 lets it arrive one iteration late",
-                                        within<int64_t>(0, 1)};
+const StoredOption<int64_t> kSgpOverlap{
+    "--sgp-overlap", 0, "SGP: 0 waits for each iteration's message, 1 lets it arrive one iteration late",
+    within<int64_t>(0, 1)};
 
 }  // namespace
 
@@ -73,8 +72,7 @@ AlgorithmInfo sgp_algorithm() {
   info.decentralized = true;
   info.options = {&kSgpOverlap.spec(), &kTestDelayMs.spec()};
   info.make_worker = [](const WorkerSetup& s) {
-    return decentralized::make_push_gossip(s,
-                                           PushGossipOptions{Topology::kExponential, 1.0, kSgpOverlap.of(s.config)});
+    return decentralized::make_push_gossip(s, PushGossipOptions{Topology::kExponential, 1.0, kSgpOverlap.of(s.config)});
   };
   return info;
 }

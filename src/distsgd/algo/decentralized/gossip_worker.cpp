@@ -3,7 +3,7 @@
 #include "distsgd/comm/communicator.hpp"
 #include "distsgd/optim/flat_parameters.hpp"
 
-#include <torch/torch.h>
+#include <ATen/core/Tensor.h>
 
 namespace distsgd::algo::decentralized {
 
@@ -14,7 +14,7 @@ GossipWorker::GossipWorker(const WorkerSetup& s)
       workers_(s.comm->workers()),
       seed_(s.config.seed),
       optimizer_(s.flat.numel(), s.config.momentum, s.config.weight_decay),
-      initial_sum_(s.flat.params().sum(torch::kFloat64).item<double>()) {}
+      initial_sum_(s.flat.params().sum(at::kDouble).item<double>()) {}
 
 EndpointOptions GossipWorker::endpoint_options(const WorkerSetup& s, Topology topology) {
   EndpointOptions e;

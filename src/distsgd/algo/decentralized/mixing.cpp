@@ -2,17 +2,19 @@
 
 #include "distsgd/core/error.hpp"
 
-#include <torch/torch.h>
+#include <ATen/TensorOperators.h>
+#include <ATen/core/Tensor.h>
+#include <ATen/core/grad_mode.h>
 
 namespace distsgd::algo::decentralized {
 
 void average_into(at::Tensor& x, const at::Tensor& y) {
-  torch::NoGradGuard no_grad;
+  at::NoGradGuard no_grad;
   x.add_(y).mul_(0.5);
 }
 
 void average_with_sent(at::Tensor& x, const at::Tensor& sent, const at::Tensor& peer) {
-  torch::NoGradGuard no_grad;
+  at::NoGradGuard no_grad;
   x.add_(peer - sent, 0.5);
 }
 
@@ -23,7 +25,7 @@ double split_weight(double& w) {
 
 void weighted_merge(at::Tensor& z, double& w, const at::Tensor& z_s, double w_s) {
   require(w_s >= 0 && w + w_s > 0, "gossip: a message with weight " + std::to_string(w_s) + " cannot be merged");
-  torch::NoGradGuard no_grad;
+  at::NoGradGuard no_grad;
   const double total = w + w_s;
   z.mul_(w / total).add_(z_s, w_s / total);
   w = total;

@@ -5,7 +5,9 @@
 #include "distsgd/core/error.hpp"
 #include "distsgd/core/log.hpp"
 
-#include <torch/torch.h>
+#include <ATen/core/Tensor.h>
+#include <ATen/ops/empty.h>
+#include <ATen/ops/tensor.h>
 
 #include <chrono>
 #include <mutex>
@@ -61,11 +63,10 @@ GossipEndpoint::GossipEndpoint(comm::Communicator& comm, EndpointOptions options
   for (int64_t peer : options_.listeners) {
     // The thread holds the shared state and the handlers, so both outlive it even if it must be detached.
     shared_->threads.emplace_back([&comm, peer, shared = shared_, handlers = handlers_ptr, bytes = bytes_sent_,
-                                   numel = options_.numel, delay_ms = options_.test_delay_ms,
-                                   seed = options_.seed] {
+                                   numel = options_.numel, delay_ms = options_.test_delay_ms, seed = options_.seed] {
       uint64_t draws = 0;
       try {
-        auto header = torch::empty({4}, torch::kFloat64);
+        auto header = at::empty({4}, at::kDouble);
         while (true) {
           comm.receive(header, peer, kHeaderTag).wait();
           const auto* h = header.data_ptr<double>();
@@ -76,24 +77,23 @@ GossipEndpoint::GossipEndpoint(comm::Communicator& comm, EndpointOptions options
           if (kind == MessageKind::kKeepAlive) continue;
           at::Tensor reply;
           if (kind == MessageKind::kPush) {
-            auto values = torch::empty({numel});
+            auto values = at::empty({numel});
             comm.receive(values, peer, kPayloadTag).wait();
             handlers->on_push(PushMessage{peer, step, weight, values});
             continue;
           }
           if (kind == MessageKind::kPullRequest) {
-            require(static_cast<bool>(handlers->on_pull), "gossip: rank " + std::to_string(peer) +
-                                                              " pulled from a worker that serves no pulls");
+            require(static_cast<bool>(handlers->on_pull),
+                    "gossip: rank " + std::to_string(peer) + " pulled from a worker that serves no pulls");
             reply = handlers->on_pull(peer);
           } else if (kind == MessageKind::kExchange) {
             require(static_cast<bool>(handlers->on_exchange),
                     "gossip: rank " + std::to_string(peer) + " asked an exchange of a worker that serves none");
-            auto values = torch::empty({numel});
+            auto values = at::empty({numel});
             comm.receive(values, peer, kPayloadTag).wait();
             reply = handlers->on_exchange(peer, values);
           } else {
-            throw Error("gossip: unknown message kind " + std::to_string(h[0]) + " from rank " +
-                        std::to_string(peer));
+            throw Error("gossip: unknown message kind " + std::to_string(h[0]) + " from rank " + std::to_string(peer));
           }
           sleep_up_to(delay_ms, mix_hash(seed + 7, static_cast<uint64_t>(peer), ++draws));
           comm.send(reply, peer, kReplyTag).wait();
@@ -134,9 +134,8 @@ void GossipEndpoint::delay() { sleep_up_to(options_.test_delay_ms, mix_hash(opti
 
 void GossipEndpoint::send_header(int64_t peer, MessageKind kind, int64_t step, double weight,
                                  std::vector<comm::Work>& works) {
-  auto header = torch::tensor({static_cast<double>(static_cast<int64_t>(kind)), static_cast<double>(step), weight,
-                               0.0},
-                              torch::kFloat64);
+  auto header = at::tensor({static_cast<double>(static_cast<int64_t>(kind)), static_cast<double>(step), weight, 0.0},
+                           at::kDouble);
   works.push_back(comm_.send(header, peer, kHeaderTag));
   bytes_sent_->fetch_add(kHeaderBytes);
   sent_to(peer);

@@ -16,10 +16,10 @@
 
 #include <atomic>
 #include <chrono>
-#include <map>
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -47,10 +47,10 @@ struct GossipHandlers {
 extern const StoredOption<double> kTestDelayMs;
 
 struct EndpointOptions {
-  int64_t numel = 0;                // model size
-  std::vector<int64_t> contacts;    // ranks this worker may send to (it tells each of them when it is done)
-  std::vector<int64_t> listeners;   // ranks that may send to this worker (one receiving thread each)
-  double test_delay_ms = 0;         // testing: random sleep up to this long before each send and each reply
+  int64_t numel = 0;               // model size
+  std::vector<int64_t> contacts;   // ranks this worker may send to (it tells each of them when it is done)
+  std::vector<int64_t> listeners;  // ranks that may send to this worker (one receiving thread each)
+  double test_delay_ms = 0;        // testing: random sleep up to this long before each send and each reply
   uint64_t seed = 1;
   size_t max_pushes_in_flight = 8;  // beyond that, push() waits for the oldest to be delivered
 };

@@ -6,13 +6,14 @@
 #include "distsgd/algo/decentralized/topology.hpp"
 #include "distsgd/comm/communicator.hpp"
 #include "distsgd/core/error.hpp"
+#include "distsgd/core/timed_phase.hpp"
+#include "distsgd/core/timeline.hpp"
 #include "distsgd/core/timer.hpp"
 #include "distsgd/optim/flat_parameters.hpp"
 #include "distsgd/optim/sgd.hpp"
-#include "distsgd/core/timeline.hpp"
-#include "distsgd/core/timed_phase.hpp"
 
-#include <torch/torch.h>
+#include <ATen/core/Tensor.h>
+#include <ATen/ops/empty.h>
 
 #include <mutex>
 
@@ -31,7 +32,7 @@ class PullGossip final : public GossipWorker {
  public:
   explicit PullGossip(const WorkerSetup& s)
       : GossipWorker(s),
-        pulled_(torch::empty({s.flat.numel()})),
+        pulled_(at::empty({s.flat.numel()})),
         served_(make_served(s)),
         endpoint_(*s.comm, endpoint_options(s, Topology::kRandom), handlers(served_)) {}
 
@@ -68,7 +69,7 @@ class PullGossip final : public GossipWorker {
   const GossipEndpoint& endpoint() const override { return endpoint_; }
   std::vector<std::pair<std::string, double>> figures() const override {
     return {
-        {"parameter_sum", flat_.params().sum(torch::kFloat64).item<double>()},
+        {"parameter_sum", flat_.params().sum(at::kDouble).item<double>()},
         {"initial_parameter_sum", initial_sum_},
         {"pulls", static_cast<double>(endpoint_.messages_sent())},
         {"pulls_served", static_cast<double>(endpoint_.requests_served())},

@@ -6,20 +6,20 @@
 #include "distsgd/algo/decentralized/protocol.hpp"
 #include "distsgd/comm/communicator.hpp"
 #include "distsgd/core/error.hpp"
+#include "distsgd/core/timed_phase.hpp"
+#include "distsgd/core/timeline.hpp"
 #include "distsgd/core/timer.hpp"
 #include "distsgd/optim/flat_parameters.hpp"
 #include "distsgd/optim/sgd.hpp"
-#include "distsgd/core/timeline.hpp"
-#include "distsgd/core/timed_phase.hpp"
 
-#include <torch/torch.h>
+#include <ATen/core/Tensor.h>
 
 #include <random>
 
 namespace distsgd::algo::decentralized {
 namespace {
 
-double sum_of(const at::Tensor& t) { return t.sum(torch::kFloat64).item<double>(); }
+double sum_of(const at::Tensor& t) { return t.sum(at::kDouble).item<double>(); }
 
 class PushGossip final : public GossipWorker {
  public:

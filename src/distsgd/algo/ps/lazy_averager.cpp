@@ -2,7 +2,9 @@
 
 #include "distsgd/optim/sgd.hpp"
 
-#include <torch/torch.h>
+#include <ATen/core/Tensor.h>
+#include <ATen/core/grad_mode.h>
+#include <ATen/ops/zeros.h>
 
 #include <algorithm>
 #include <cmath>
@@ -15,17 +17,18 @@ const EnumNames<AlphaRule>& enum_names(AlphaRule) {
 }
 
 double aladdin_alpha(AlphaRule rule, int64_t workers, int64_t pi, int64_t accumulated) {
-  const double denominator = rule == AlphaRule::kCount ? static_cast<double>(accumulated) : static_cast<double>(workers * pi);
+  const double denominator =
+      rule == AlphaRule::kCount ? static_cast<double>(accumulated) : static_cast<double>(workers * pi);
   if (denominator <= 0) return 0;
   return std::clamp(1.0 - 1.0 / std::sqrt(denominator), 0.0, 1.0);
 }
 
 LazyAverager::LazyAverager(int64_t numel, int64_t workers, int64_t pi)
-    : sum_(torch::zeros({numel})), per_worker_(static_cast<size_t>(workers), 0), pi_(pi) {}
+    : sum_(at::zeros({numel})), per_worker_(static_cast<size_t>(workers), 0), pi_(pi) {}
 
 int64_t LazyAverager::add(int64_t worker, const at::Tensor& gradient, at::Tensor& x_tilde, double lr,
                           optim::MomentumSgd& optimizer) {
-  torch::NoGradGuard no_grad;
+  at::NoGradGuard no_grad;
   sum_.add_(gradient);
   ++count_;
   if (++per_worker_[worker] < pi_) return 0;

@@ -2,16 +2,18 @@
 
 #include "distsgd/comm/communicator.hpp"
 
-#include <torch/torch.h>
+#include <ATen/core/Tensor.h>
+#include <ATen/ops/empty.h>
+#include <ATen/ops/tensor.h>
 
 #include <algorithm>
 
 namespace distsgd::algo::ps {
 
 at::Tensor encode(const Request& r) {
-  return torch::tensor({static_cast<double>(r.kind), static_cast<double>(r.step), r.lr, static_cast<double>(r.clock),
-                        static_cast<double>(r.version), static_cast<double>(r.entries)},
-                       torch::kFloat64);
+  return at::tensor({static_cast<double>(r.kind), static_cast<double>(r.step), r.lr, static_cast<double>(r.clock),
+                     static_cast<double>(r.version), static_cast<double>(r.entries)},
+                    at::kDouble);
 }
 
 Request decode_request(const at::Tensor& header) {
@@ -27,7 +29,7 @@ Request decode_request(const at::Tensor& header) {
 }
 
 at::Tensor encode(const Reply& r) {
-  return torch::tensor({static_cast<double>(r.kind), static_cast<double>(r.version), r.alpha}, torch::kFloat64);
+  return at::tensor({static_cast<double>(r.kind), static_cast<double>(r.version), r.alpha}, at::kDouble);
 }
 
 Reply decode_reply(const at::Tensor& header) {
@@ -72,8 +74,8 @@ void PsClient::send_sparse_to_all(Request request, const compression::SparseGrad
     request.entries = end - begin;
     sends.push_back(comm_.send(encode(request), server_rank(s), kHeaderTag));
     if (request.entries == 0) continue;
-    messages.push_back(compression::pack({gradient.indices.narrow(0, begin, end - begin),
-                                          gradient.values.narrow(0, begin, end - begin)}));
+    messages.push_back(compression::pack(
+        {gradient.indices.narrow(0, begin, end - begin), gradient.values.narrow(0, begin, end - begin)}));
     sends.push_back(comm_.send(messages.back(), server_rank(s), kPayloadTag));
     bytes_sent_ += 4 * messages.back().numel();
   }
@@ -84,10 +86,9 @@ std::vector<Reply> PsClient::receive_from_all(at::Tensor& flat) {
   std::vector<at::Tensor> headers;
   std::vector<comm::Work> receives;
   for (size_t s = 0; s < shards_.size(); ++s) {
-    headers.push_back(torch::empty({kReplyHeaderSize}, torch::kFloat64));
+    headers.push_back(at::empty({kReplyHeaderSize}, at::kDouble));
     receives.push_back(comm_.receive(headers.back(), server_rank(s), kReplyHeaderTag));
-    receives.push_back(
-        comm_.receive(flat.narrow(0, shards_[s].offset, shards_[s].numel), server_rank(s), kReplyTag));
+    receives.push_back(comm_.receive(flat.narrow(0, shards_[s].offset, shards_[s].numel), server_rank(s), kReplyTag));
   }
   for (auto& w : receives) w.wait();
   std::vector<Reply> replies;

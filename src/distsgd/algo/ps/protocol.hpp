@@ -20,12 +20,12 @@ class Work;
 namespace distsgd::algo::ps {
 
 enum class RequestKind : int64_t {
-  kDone = 0,           // the worker has finished; no payload, no reply
-  kGradient = 1,       // payload: gradient slice; reply: parameters (BSP, ASP)
-  kPushGradient = 2,   // payload: gradient slice; no reply (SSP, ALADDIN)
-  kPull = 3,           // no payload; reply: parameters (SSP gated by clock; evaluation with clock < 0)
-  kParameters = 4,     // payload: the worker's parameter slice; reply: its new slice (EASGD)
-  kRetire = 5,         // the worker takes no more steps (it may still pull for evaluation); no payload, no reply
+  kDone = 0,          // the worker has finished; no payload, no reply
+  kGradient = 1,      // payload: gradient slice; reply: parameters (BSP, ASP)
+  kPushGradient = 2,  // payload: gradient slice; no reply (SSP, ALADDIN)
+  kPull = 3,          // no payload; reply: parameters (SSP gated by clock; evaluation with clock < 0)
+  kParameters = 4,    // payload: the worker's parameter slice; reply: its new slice (EASGD)
+  kRetire = 5,        // the worker takes no more steps (it may still pull for evaluation); no payload, no reply
 };
 
 enum Tag : int64_t {
@@ -41,8 +41,8 @@ struct Request {
   RequestKind kind = RequestKind::kDone;
   int64_t step = 0;
   double lr = 0;
-  int64_t clock = 0;    // iterations the worker has completed (SSP); < 0: not gated
-  int64_t version = 0;  // server version the worker's parameters derive from (staleness)
+  int64_t clock = 0;     // iterations the worker has completed (SSP); < 0: not gated
+  int64_t version = 0;   // server version the worker's parameters derive from (staleness)
   int64_t entries = -1;  // payload: < 0 dense shard slice; >= 0 that many sparse entries (DGC)
 };
 constexpr int64_t kRequestHeaderSize = 6;

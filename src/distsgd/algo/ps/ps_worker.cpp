@@ -2,12 +2,13 @@
 
 #include "distsgd/algo/compression/compression_options.hpp"
 #include "distsgd/comm/communicator.hpp"
-#include "distsgd/optim/flat_parameters.hpp"
-#include "distsgd/core/timeline.hpp"
 #include "distsgd/core/timed_phase.hpp"
+#include "distsgd/core/timeline.hpp"
+#include "distsgd/optim/flat_parameters.hpp"
 
+#include <ATen/core/Tensor.h>
+#include <ATen/core/grad_mode.h>
 #include <nlohmann/json.hpp>
-#include <torch/torch.h>
 
 namespace distsgd::algo::ps {
 
@@ -26,15 +27,14 @@ void PsWorker::push_and_receive(const Request& request, const at::Tensor& payloa
   receive(into);
 }
 
-void PsWorker::push_and_receive(const Request& request, const compression::SparseGradient& gradient,
-                                at::Tensor& into) {
+void PsWorker::push_and_receive(const Request& request, const compression::SparseGradient& gradient, at::Tensor& into) {
   TimedPhase phase(setup_.timeline, "push, wait for reply", waiting_);
   client_.send_sparse_to_all(request, gradient);
   receive(into);
 }
 
 void PsWorker::receive(at::Tensor& into) {
-  torch::NoGradGuard no_grad;
+  at::NoGradGuard no_grad;
   const auto replies = client_.receive_from_all(into);
   version_ = replies.at(0).version;
 }
@@ -56,13 +56,13 @@ void PsWorker::push(const Request& request, const at::Tensor& payload) {
 }
 
 void PsWorker::before_evaluation() {
-  torch::NoGradGuard no_grad;
+  at::NoGradGuard no_grad;
   own_parameters_ = setup_.flat.params().clone();
   client_.pull_all(setup_.flat.params());
 }
 
 void PsWorker::after_evaluation() {
-  torch::NoGradGuard no_grad;
+  at::NoGradGuard no_grad;
   setup_.flat.params().copy_(own_parameters_);
 }
 

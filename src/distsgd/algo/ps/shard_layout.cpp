@@ -5,8 +5,7 @@
 
 namespace distsgd::algo::ps {
 
-std::vector<ShardRange> shard_layout(const std::vector<optim::ParameterSlot>& slots, int64_t servers,
-                                     Sharding policy) {
+std::vector<ShardRange> shard_layout(const std::vector<optim::ParameterSlot>& slots, int64_t servers, Sharding policy) {
   int64_t total = 0;
   for (const auto& s : slots) total += s.numel;
   std::vector<ShardRange> shards;

@@ -20,7 +20,6 @@ struct ShardRange {
   int64_t numel = 0;
 };
 
-std::vector<ShardRange> shard_layout(const std::vector<optim::ParameterSlot>& slots, int64_t servers,
-                                     Sharding policy);
+std::vector<ShardRange> shard_layout(const std::vector<optim::ParameterSlot>& slots, int64_t servers, Sharding policy);
 
 }  // namespace distsgd::algo::ps

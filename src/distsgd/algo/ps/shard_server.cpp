@@ -5,7 +5,8 @@
 #include "distsgd/core/log.hpp"
 #include "distsgd/optim/flat_parameters.hpp"
 
-#include <torch/torch.h>
+#include <ATen/core/Tensor.h>
+#include <ATen/ops/empty.h>
 
 #include <condition_variable>
 #include <cstdlib>
@@ -17,8 +18,8 @@ namespace distsgd::algo::ps {
 WorkerChannel::WorkerChannel(ShardServer& server, int64_t worker)
     : server_(server),
       worker_(worker),
-      payload_(torch::empty({server.range().numel})),
-      reply_buffer_(torch::empty({server.range().numel})) {}
+      payload_(at::empty({server.range().numel})),
+      reply_buffer_(at::empty({server.range().numel})) {}
 
 at::Tensor& WorkerChannel::receive_payload() {
   server_.comm().receive(payload_, worker_, kPayloadTag).wait();
@@ -29,7 +30,7 @@ at::Tensor& WorkerChannel::receive_gradient(const Request& request) {
   if (request.entries < 0) return receive_payload();
   payload_.zero_();
   if (request.entries == 0) return payload_;
-  auto packed = torch::empty({2 * request.entries});
+  auto packed = at::empty({2 * request.entries});
   server_.comm().receive(packed, worker_, kPayloadTag).wait();
   compression::add_sparse(payload_, compression::unpack(packed), server_.range().offset);
   return payload_;
@@ -96,7 +97,7 @@ void ShardServer::serve(const Handler& handle, const DoneHandler& on_done) {
       std::string error;
       try {
         WorkerChannel channel(*this, w);
-        auto header = torch::empty({kRequestHeaderSize}, torch::kFloat64);
+        auto header = at::empty({kRequestHeaderSize}, at::kDouble);
         while (true) {
           comm_.receive(header, w, kHeaderTag).wait();
           const Request request = decode_request(header);
