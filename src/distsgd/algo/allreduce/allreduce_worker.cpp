@@ -19,6 +19,12 @@ AllreduceWorker::AllreduceWorker(const WorkerSetup& s)
       workers_(s.comm ? s.comm->workers() : 1),
       rank_(s.comm ? s.comm->rank() : 0) {}
 
+std::vector<Bucket> AllreduceWorker::buckets_from_flags() const {
+  constexpr double kMegabyte = 1024.0 * 1024.0;
+  return make_buckets(flat_.slots(), static_cast<int64_t>(kFirstBucketMb.of(config_) * kMegabyte),
+                      static_cast<int64_t>(kBucketMb.of(config_) * kMegabyte));
+}
+
 AlgorithmStats AllreduceWorker::stats() const {
   AlgorithmStats s;
   s.communication_wait_seconds = waiting_.total();

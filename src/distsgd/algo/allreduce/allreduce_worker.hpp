@@ -3,6 +3,7 @@
 // is made (algorithm.cpp): whole_gradient (--overlap none), bucketed (wfbp), multistep.
 #pragma once
 #include "distsgd/algo/algorithm.hpp"
+#include "distsgd/algo/allreduce/gradient_buckets.hpp"
 #include "distsgd/comm/communicator.hpp"
 #include "distsgd/core/timer.hpp"
 #include "distsgd/optim/sgd.hpp"
@@ -27,6 +28,8 @@ class AllreduceWorker : public WorkerAlgorithm {
   void wait(comm::Work& work);
   // Puts the collective on the timeline from launch to completion.
   comm::Work traced(comm::Work work, const std::string& name);
+  // The gradient buckets --first-bucket-mb and --bucket-mb describe (wfbp and multistep).
+  std::vector<Bucket> buckets_from_flags() const;
   // Fraction of a message each worker sends in a reduce-scatter or allgather ((n-1)/n; twice that for a ring
   // allreduce).
   double share() const { return static_cast<double>(workers_ - 1) / static_cast<double>(workers_); }

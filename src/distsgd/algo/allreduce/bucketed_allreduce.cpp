@@ -1,7 +1,6 @@
 // AR-SGD --overlap wfbp (wait-free backprop): gradients grouped into buckets (gradient_buckets.hpp); each bucket's
 // allreduce starts during backward as soon as its gradients are accumulated, buckets launched in index order on
 // every rank; after backward every reduction is awaited and the same step taken everywhere.
-#include "distsgd/algo/allreduce/allreduce_options.hpp"
 #include "distsgd/algo/allreduce/allreduce_worker.hpp"
 #include "distsgd/algo/allreduce/gradient_buckets.hpp"
 #include "distsgd/optim/flat_parameters.hpp"
@@ -11,16 +10,11 @@
 namespace distsgd::algo::allreduce {
 namespace {
 
-constexpr double kMegabyte = 1024.0 * 1024.0;
-
 class BucketedAllreduce final : public AllreduceWorker {
  public:
   explicit BucketedAllreduce(const WorkerSetup& s)
       : AllreduceWorker(s),
-        tracker_(model_,
-                 make_buckets(flat_.slots(), static_cast<int64_t>(kFirstBucketMb.of(config_) * kMegabyte),
-                              static_cast<int64_t>(kBucketMb.of(config_) * kMegabyte)),
-                 [this](size_t b) { launch(b); }),
+        tracker_(model_, buckets_from_flags(), [this](size_t b) { launch(b); }),
         reductions_(tracker_.buckets().size()) {}
 
   void before_backward(int64_t) override { tracker_.arm(); }

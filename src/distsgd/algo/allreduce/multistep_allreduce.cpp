@@ -4,7 +4,6 @@
 // pass, which waits for a bucket only when it needs it: the model's forward gate (Model::set_forward_gate) opens a
 // block's buckets right before the block runs. Models without gates (TorchScript) wait for every bucket before
 // forward.
-#include "distsgd/algo/allreduce/allreduce_options.hpp"
 #include "distsgd/algo/allreduce/allreduce_worker.hpp"
 #include "distsgd/algo/allreduce/gradient_buckets.hpp"
 #include "distsgd/models/model.hpp"
@@ -17,16 +16,11 @@
 namespace distsgd::algo::allreduce {
 namespace {
 
-constexpr double kMegabyte = 1024.0 * 1024.0;
-
 class MultistepAllreduce final : public AllreduceWorker {
  public:
   explicit MultistepAllreduce(const WorkerSetup& s)
       : AllreduceWorker(s),
-        tracker_(model_,
-                 make_buckets(flat_.slots(), static_cast<int64_t>(kFirstBucketMb.of(config_) * kMegabyte),
-                              static_cast<int64_t>(kBucketMb.of(config_) * kMegabyte)),
-                 [this](size_t b) { launch(b); }),
+        tracker_(model_, buckets_from_flags(), [this](size_t b) { launch(b); }),
         buckets_(tracker_.buckets()),
         reductions_(buckets_.size()),
         gathers_(buckets_.size()) {
