@@ -27,10 +27,8 @@ OptionSpec synthetic_shape_option() {
     std::string part;
     while (std::getline(in, part, 'x')) {
       try {
-        size_t used = 0;
-        dims.push_back(std::stoll(part, &used));
-        if (used != part.size()) throw std::invalid_argument(part);
-      } catch (const std::exception&) {
+        dims.push_back(parse_int("--synthetic-shape", part));
+      } catch (const Error&) {
         throw Error("--synthetic-shape: '" + text + "' is not of the form CxHxW (e.g. 3x32x32)");
       }
     }

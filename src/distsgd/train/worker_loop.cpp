@@ -120,13 +120,11 @@ bool WorkerLoop::train_one_epoch(data::ShardedLoader& loader, int64_t epoch) {
       position.train_seconds = s_.train_seconds_before + s_.train_time.total();
       return stop_because("time_budget");
     }
-    s_.data_wait.start();
     std::optional<data::Batch> batch;
     {
-      Timeline::Scope span(timeline, "data");
+      TimedPhase phase(timeline, "data", s_.data_wait);
       batch = loader.next();
     }
-    s_.data_wait.stop();
     if (!batch) {
       s_.train_time.stop();
       position.train_seconds = s_.train_seconds_before + s_.train_time.total();

@@ -17,13 +17,12 @@ AlgorithmInfo allreduce_sgd_algorithm() {
   for (const auto* o : compression::compression_options()) info.options.push_back(o);
   info.validate = [](const TrainConfig& c) {
     compression::check_compression(c);
-    require(compression::kCompress.of(c) == compression::Compression::kNone ||
-                allreduce::kOverlap.of(c) != Overlap::kMultistep,
+    require(!compression::dgc_enabled(c) || allreduce::kOverlap.of(c) != Overlap::kMultistep,
             "--compress dgc with arsgd exchanges the sparse gradient after backward: --overlap multistep does not "
             "apply");
   };
   info.make_worker = [](const WorkerSetup& s) -> std::unique_ptr<WorkerAlgorithm> {
-    if (compression::kCompress.of(s.config) == compression::Compression::kDgc) {
+    if (compression::dgc_enabled(s.config)) {
       return compression::make_sparse_allgather_sgd(s);
     }
     const bool single_worker = !s.comm || s.comm->workers() == 1;

@@ -23,12 +23,14 @@ const StoredOption<double> kDgcWarmupEpochs{
     "--dgc-warmup-epochs", 4, "DGC: epochs over which the density falls 25%, 6.25%, 1.5625%, 0.4%, then --density",
     non_negative<double>()};
 
+bool dgc_enabled(const TrainConfig& c) { return kCompress.of(c) == Compression::kDgc; }
+
 std::vector<const OptionSpec*> compression_options() {
   return {&kCompress.spec(), &kDensity.spec(), &kDgcClipNorm.spec(), &kDgcWarmupEpochs.spec()};
 }
 
 void check_compression(const TrainConfig& c) {
-  if (kCompress.of(c) != Compression::kDgc) return;
+  if (!dgc_enabled(c)) return;
   require(c.resume.empty(), "--resume: checkpoints do not hold DGC's accumulators yet; --compress dgc cannot resume");
 }
 

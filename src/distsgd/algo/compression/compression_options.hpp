@@ -13,6 +13,9 @@ extern const StoredOption<double> kDensity;
 extern const StoredOption<double> kDgcClipNorm;
 extern const StoredOption<double> kDgcWarmupEpochs;
 
+// --compress dgc: the workers send DGC's sparse selections (momentum on the worker, plain SGD at the server).
+bool dgc_enabled(const TrainConfig& config);
+
 // The compression flags, for an algorithm's AlgorithmInfo::options.
 std::vector<const OptionSpec*> compression_options();
 

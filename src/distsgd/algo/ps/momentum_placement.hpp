@@ -11,17 +11,15 @@
 
 namespace distsgd::algo::ps {
 
-inline bool compressing(const TrainConfig& c) { return compression::kCompress.of(c) == compression::Compression::kDgc; }
-
 inline bool momentum_on_worker(const TrainConfig& c, bool algorithm_default_on_worker) {
   const MomentumAt at = kMomentumAt.of(c);
-  if (compressing(c) || at == MomentumAt::kBoth) return true;
+  if (compression::dgc_enabled(c) || at == MomentumAt::kBoth) return true;
   return at == MomentumAt::kAuto ? algorithm_default_on_worker : at == MomentumAt::kWorker;
 }
 
 inline bool momentum_on_server(const TrainConfig& c, bool algorithm_default_on_worker) {
   const MomentumAt at = kMomentumAt.of(c);
-  if (compressing(c)) return false;
+  if (compression::dgc_enabled(c)) return false;
   if (at == MomentumAt::kBoth) return true;
   return at == MomentumAt::kAuto ? !algorithm_default_on_worker : at == MomentumAt::kServer;
 }

@@ -37,7 +37,7 @@ void check_momentum_placement(const TrainConfig& c, const std::string& algorithm
             "--momentum-at " + name_of(at) + " is not a place for " + algorithm + "'s momentum (it takes " +
                 join(names) + "; both: workers and servers that take separate steps)");
   }
-  require(compression::kCompress.of(c) != compression::Compression::kDgc || at != MomentumAt::kServer,
+  require(!compression::dgc_enabled(c) || at != MomentumAt::kServer,
           "--compress dgc keeps momentum on the worker (momentum correction): --momentum-at server contradicts it");
 }
 

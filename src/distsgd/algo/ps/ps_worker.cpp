@@ -15,7 +15,7 @@ namespace distsgd::algo::ps {
 PsWorker::PsWorker(const WorkerSetup& setup)
     : setup_(setup),
       client_(*setup.comm, shard_layout(setup.flat.slots(), setup.comm->servers(), kSharding.of(setup.config))) {
-  if (compression::kCompress.of(setup.config) == compression::Compression::kDgc) {
+  if (compression::dgc_enabled(setup.config)) {
     dgc_ = std::make_unique<compression::DgcCompressor>(setup.flat.slots(),
                                                         compression::dgc_options(setup.config, setup.steps_per_epoch));
   }
