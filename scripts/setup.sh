@@ -13,6 +13,9 @@ packages=(
   dataset-fashion-mnist   # real data at /usr/share/datasets/fashion-mnist
   python3-torch python3-numpy  # PyTorch 1.13, the peer in side-by-side benchmarks and the TorchScript test
   openmpi-bin             # mpirun, for the launcher tests
+  libnl-route-3-dev       # the emulated cluster: links, addresses and tbf through netlink
+  libnetfilter-queue-dev iptables  # the emulated cluster: link delay, jitter and loss (the NFQUEUE delay line)
+  iproute2                # ip/tc, used only by tests to look at the emulated hosts
 )
 
 missing=()

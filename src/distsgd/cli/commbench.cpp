@@ -1,9 +1,11 @@
 #include "distsgd/cli/commbench.hpp"
 
+#include "distsgd/cli/emulated_launch.hpp"
 #include "distsgd/comm/communicator.hpp"
 #include "distsgd/comm/process_env.hpp"
 #include "distsgd/comm/self_launch.hpp"
 #include "distsgd/core/error.hpp"
+#include "distsgd/core/json_file.hpp"
 #include "distsgd/core/linear_fit.hpp"
 #include "distsgd/core/log.hpp"
 #include "distsgd/core/timer.hpp"
@@ -24,7 +26,7 @@ namespace {
 constexpr int64_t kKiB = 1024;
 constexpr int64_t kMiB = 1024 * 1024;
 constexpr double kGB = 1e9;  // bandwidths in decimal GB/s, as links are quoted
-constexpr int64_t kPingTag = 101, kPongTag = 102;
+constexpr int64_t kPingTag = 101, kPongTag = 102, kIncastTag = 103;
 
 struct SizeResult {
   int64_t bytes = 0;
@@ -102,6 +104,36 @@ SizeResult measure_send_recv(comm::Communicator& comm, int64_t bytes, int64_t re
   return comm.rank() == 0 ? summarize(bytes, times) : SizeResult{};
 }
 
+// Incast: every rank but 0 sends `bytes` to rank 0 at once, as workers push to one parameter server; the time is
+// rank 0's, from the barrier until the last message is in.
+SizeResult measure_incast(comm::Communicator& comm, int64_t bytes, int64_t repeats) {
+  const int64_t senders = comm.world_size() - 1;
+  auto data = torch::zeros({bytes / 4});
+  std::vector<at::Tensor> inbox;
+  if (comm.rank() == 0) {
+    for (int64_t s = 0; s < senders; ++s) inbox.push_back(torch::empty_like(data));
+  }
+  auto round = [&] {
+    if (comm.rank() == 0) {
+      std::vector<comm::Work> receives;
+      for (int64_t s = 0; s < senders; ++s) receives.push_back(comm.receive(inbox[s], s + 1, kIncastTag));
+      for (auto& work : receives) work.wait();
+    } else {
+      comm.send(data, 0, kIncastTag).wait();
+    }
+  };
+  for (int64_t i = 0; i < warmups_for(bytes); ++i) round();
+  std::vector<double> times;
+  for (int64_t i = 0; i < repeats; ++i) {
+    comm.barrier_world();
+    const auto start = Clock::now();
+    round();
+    times.push_back(seconds_since(start));
+  }
+  comm.barrier_world();
+  return comm.rank() == 0 ? summarize(bytes, times) : SizeResult{};
+}
+
 std::string size_label(int64_t bytes) {
   return bytes >= kMiB && bytes % kMiB == 0 ? std::to_string(bytes / kMiB) + " MiB"
                                             : std::to_string(bytes / kKiB) + " KiB";
@@ -118,6 +150,10 @@ void print_header(const PrimitiveResult& p, int64_t processes) {
     std::cout << "allreduce_sum of float32, " << processes
               << " processes (slowest rank's time per repeat; bandwidths from the median; busbw = algbw * 2(P-1)/P)\n"
               << "      size  repeats      min_us   median_us  algbw_GB/s  busbw_GB/s" << std::endl;
+  } else if (p.name == "incast") {
+    std::cout << "incast: ranks 1.." << processes - 1
+              << " each send the size to rank 0 at once (rank 0's time; bandwidth = all bytes / median)\n"
+              << "      size  repeats      min_us   median_us   bw_GB/s" << std::endl;
   } else {
     std::cout << "send/recv ping-pong, rank 0 <-> rank 1 (one way = half the round trip; bandwidth from the median)\n"
               << "      size  repeats      min_us   median_us   bw_GB/s" << std::endl;
@@ -125,7 +161,8 @@ void print_header(const PrimitiveResult& p, int64_t processes) {
 }
 
 void print_row(const PrimitiveResult& p, const SizeResult& s, int64_t processes) {
-  const double bandwidth = static_cast<double>(s.bytes) / s.median_seconds / kGB;
+  const double senders = p.name == "incast" ? static_cast<double>(processes - 1) : 1.0;
+  const double bandwidth = senders * static_cast<double>(s.bytes) / s.median_seconds / kGB;
   const std::string label = size_label(s.bytes);
   std::cout << std::string(10 - std::min<size_t>(10, label.size()), ' ') << label
             << formatted("%9.0f", static_cast<double>(s.repeats)) << formatted("%12.1f", s.min_seconds * 1e6)
@@ -182,12 +219,14 @@ int run_rank(const CommbenchConfig& c, const comm::ProcessEnv& env) {
 
   std::vector<PrimitiveResult> results{{"allreduce", {}, {}}};
   if (c.send_recv) results.push_back({"send_recv", {}, {}});
+  if (c.incast) results.push_back({"incast", {}, {}});
   for (auto& primitive : results) {
     if (leader) print_header(primitive, c.processes);
     for (const int64_t bytes : message_sizes(c)) {
       const int64_t repeats = repeats_for(c, bytes);
-      auto s = primitive.name == "allreduce" ? measure_allreduce(comm, bytes, repeats)
-                                             : measure_send_recv(comm, bytes, repeats);
+      auto s = primitive.name == "allreduce"   ? measure_allreduce(comm, bytes, repeats)
+               : primitive.name == "send_recv" ? measure_send_recv(comm, bytes, repeats)
+                                               : measure_incast(comm, bytes, repeats);
       if (!leader) continue;
       primitive.sizes.push_back(s);
       print_row(primitive, s, c.processes);
@@ -207,6 +246,16 @@ int run_rank(const CommbenchConfig& c, const comm::ProcessEnv& env) {
   }
   comm.barrier_world();  // nobody tears down its connections while a peer still uses them
   return 0;
+}
+
+// The network measured over goes into the results file, for fits per network.
+void add_network_report(const std::string& path, const nlohmann::json& report) {
+  if (path.empty() || !std::filesystem::exists(path)) return;
+  std::ifstream file(path);
+  nlohmann::json results = nlohmann::json::parse(file, nullptr, /*allow_exceptions=*/false);
+  if (results.is_discarded()) return;
+  results["network"] = report;
+  write_json_atomically(path, results);
 }
 
 }  // namespace
@@ -244,6 +293,12 @@ int run_commbench(const CommbenchConfig& c, int argc, char** argv) {
   if (env) return run_rank(c, *env);
   std::vector<std::string> labels;
   for (int64_t r = 0; r < c.processes; ++r) labels.push_back("rank " + std::to_string(r));
+  const auto network = network_request(c.net, c.hosts, c.placement, c.links);
+  if (cluster::network_requested(network)) {
+    return launch_on_emulated_cluster(network, c.processes, 0, 1, std::to_string(c.processes) + " processes", argc,
+                                      argv, labels, {},
+                                      [&](const nlohmann::json& report) { add_network_report(c.out, report); });
+  }
   log::info("launching " + std::to_string(c.processes) + " processes on this host");
   return comm::launch_self(argc, argv, labels);
 }

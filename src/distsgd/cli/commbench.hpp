@@ -15,7 +15,13 @@ struct CommbenchConfig {
   int64_t repeats = 50;   // timed repeats per size up to 1 MiB; fewer above (see repeats_for)
   double timeout = 120;   // seconds any one operation may take
   bool send_recv = true;  // also ping-pong between ranks 0 and 1
-  std::string out;        // JSON file written by rank 0 (none when empty)
+  bool incast = false;    // also every other rank sending to rank 0 at once (a parameter server's push)
+  // The emulated cluster to measure over (as `distsgd train --net`); empty net: this host's loopback.
+  std::string net;
+  int64_t hosts = 0;
+  std::string placement = "round-robin";
+  std::vector<std::string> links;
+  std::string out;  // JSON file written by rank 0 (none when empty)
 };
 
 // Throws distsgd::Error naming the first bad flag.

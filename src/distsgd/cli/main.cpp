@@ -21,7 +21,14 @@ void add_commbench_options(CLI::App& cmd, distsgd::cli::CommbenchConfig& c) {
   cmd.add_option("--timeout", c.timeout, "seconds any one operation may take before the run fails")
       ->capture_default_str();
   cmd.add_flag("!--no-send-recv", c.send_recv, "skip the rank 0 <-> rank 1 send/recv ping-pong");
+  cmd.add_flag("--incast", c.incast, "also time ranks 1..P-1 sending to rank 0 at once (a parameter server's push)");
   cmd.add_option("--out", c.out, "JSON file for the sizes, min and median times and the fits (written by rank 0)");
+  // The emulated cluster, as `distsgd train` takes it (see `distsgd train --help`).
+  cmd.add_option("--net", c.net, "measure over an emulated cluster whose links are these (e.g. 1gbit,delay=0.2ms)");
+  cmd.add_option("--hosts", c.hosts, "emulated hosts (0: one per process)")->capture_default_str();
+  cmd.add_option("--placement", c.placement, "processes to hosts: round-robin or block")->capture_default_str();
+  cmd.add_option("--link", c.links,
+                 "override one link: rankN= (or workerN=) or hostN= and a --net description (repeatable)");
 }
 
 int report(const std::string& what) {
@@ -41,10 +48,11 @@ int main(int argc, char** argv) {
     auto* train = distsgd::cli::add_train_command(app, config);
 
     distsgd::cli::CommbenchConfig commbench_config;
-    auto* commbench =
-        app.add_subcommand("commbench",
-                           "time allreduce_sum (and send/recv) of 4 KiB..64 MiB messages over N local processes; fit "
-                           "t(m) = alpha + beta*m to each size's fastest repeat");
+    auto* commbench = app.add_subcommand(
+        "commbench",
+        "time allreduce_sum (and send/recv, incast) of 4 KiB..64 MiB messages over N local processes (or an "
+        "emulated cluster: --net); fit "
+        "t(m) = alpha + beta*m to each size's fastest repeat");
     add_commbench_options(*commbench, commbench_config);
 
     try {

@@ -1,7 +1,9 @@
 #include "distsgd/cli/train_command.hpp"
 
+#include "distsgd/cli/emulated_launch.hpp"
 #include "distsgd/comm/process_env.hpp"
 #include "distsgd/comm/self_launch.hpp"
+#include "distsgd/core/json_file.hpp"
 #include "distsgd/core/log.hpp"
 #include "distsgd/train/options.hpp"
 #include "distsgd/train/trainer.hpp"
@@ -9,6 +11,8 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <sstream>
 
@@ -48,9 +52,24 @@ std::string results_line(const nlohmann::json& s) {
   return line.str();
 }
 
+// The network report goes beside the run's results: network.json, and summary.json's "network" (when the run got
+// far enough to write one).
+void write_network_report(const std::string& out, const nlohmann::json& report) {
+  namespace fs = std::filesystem;
+  if (!fs::is_directory(out)) return;
+  write_json_atomically(out + "/network.json", report);
+  const std::string summary_path = out + "/summary.json";
+  if (!fs::exists(summary_path)) return;
+  std::ifstream file(summary_path);
+  nlohmann::json summary = nlohmann::json::parse(file, nullptr, /*allow_exceptions=*/false);
+  if (summary.is_discarded()) return;
+  summary["network"] = report;
+  write_json_atomically(summary_path, summary);
+}
+
 // Without an external launcher, `distsgd train --workers W --servers S` starts W+S copies of itself on this
-// host, hosts their rendezvous store, and supervises them.
-int launch_processes(TrainConfig& config, int argc, char** argv) {
+// host (or on the emulated cluster of --net), hosts their rendezvous store, and supervises them.
+int launch_processes(TrainConfig& config, const cluster::NetworkRequest& network, int argc, char** argv) {
   train::validate(config);
   if (config.out.empty()) config.out = train::default_run_dir(config);
   std::vector<std::string> labels;
@@ -58,8 +77,15 @@ int launch_processes(TrainConfig& config, int argc, char** argv) {
     labels.push_back(r < config.workers ? "worker " + std::to_string(r)
                                         : "server " + std::to_string(r - config.workers));
   }
-  log::info("launching " + std::to_string(config.workers) + " worker(s) and " + std::to_string(config.servers) +
-            " server(s) on this host; run directory " + config.out);
+  const std::string what =
+      std::to_string(config.workers) + " worker(s) and " + std::to_string(config.servers) + " server(s)";
+  if (cluster::network_requested(network)) {
+    return launch_on_emulated_cluster(network, config.workers, config.servers, config.seed,
+                                      what + " (run directory " + config.out + ")", argc, argv, labels,
+                                      {{"DISTSGD_OUT", config.out}},
+                                      [&](const nlohmann::json& report) { write_network_report(config.out, report); });
+  }
+  log::info("launching " + what + " on this host; run directory " + config.out);
   return comm::launch_self(argc, argv, labels, {{"DISTSGD_OUT", config.out}});
 }
 
@@ -73,7 +99,10 @@ CLI::App* add_train_command(CLI::App& app, TrainConfig& config) {
 
 int run_train(TrainConfig& config, int argc, char** argv) {
   const auto env = comm::process_env_from_environment();
-  if (config.processes() > 1 && !env) return launch_processes(config, argc, argv);
+  const auto network = network_request(config.net, config.hosts, config.placement, config.links);
+  if (!env && (config.processes() > 1 || cluster::network_requested(network))) {
+    return launch_processes(config, network, argc, argv);
+  }
   auto summary = train::run_training(config);
   // One results line per run: from worker 0.
   if (!env || env->rank == 0 || config.processes() == 1) std::cout << results_line(summary) << std::endl;

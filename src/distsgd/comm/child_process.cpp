@@ -1,6 +1,7 @@
 #include "distsgd/comm/child_process.hpp"
 
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <unistd.h>
@@ -40,11 +41,18 @@ void write_text(int fd, const char* text) {
 // Between fork and exec of a multithreaded parent only async-signal-safe calls are allowed: no allocation here.
 [[noreturn]] void become_child(pid_t launcher, const char* path, char* const* argv, char* const* envp,
                                const std::vector<int>& signals_to_default, const sigset_t& launcher_mask, int stdin_fd,
-                               int stdout_fd, int stderr_fd, const char* exec_failure_prefix) {
+                               int stdout_fd, int stderr_fd, int network_namespace_fd,
+                               const char* exec_failure_prefix) {
   ::setpgid(0, 0);
   // The launcher's death (even by SIGKILL) takes the child with it; if it already died, the orphan stops here.
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (::getppid() != launcher) ::_exit(1);
+  if (network_namespace_fd >= 0 && ::setns(network_namespace_fd, CLONE_NEWNET) != 0) {
+    write_text(STDERR_FILENO, "cannot enter the emulated host's network namespace: ");
+    write_text(STDERR_FILENO, strerrordesc_np(errno));
+    write_text(STDERR_FILENO, "\n");
+    ::_exit(126);
+  }
   for (int signal : signals_to_default) ::signal(signal, SIG_DFL);
   ::sigprocmask(SIG_SETMASK, &launcher_mask, nullptr);
   ::dup2(stdin_fd, STDIN_FILENO);
@@ -63,7 +71,7 @@ void write_text(int fd, const char* text) {
 }  // namespace
 
 ChildProcess start_child(const std::vector<std::string>& argv, const std::vector<std::string>& environment,
-                         const std::vector<int>& signals_to_default) {
+                         const std::vector<int>& signals_to_default, int network_namespace_fd) {
   require(!argv.empty(), "launcher: no command to run");
   // Everything the child needs is prepared before fork.
   const std::vector<char*> argv_pointers = null_terminated(argv);
@@ -82,7 +90,8 @@ ChildProcess start_child(const std::vector<std::string>& argv, const std::vector
   const pid_t pid = ::fork();
   if (pid == 0) {
     become_child(launcher, argv[0].c_str(), argv_pointers.data(), environment_pointers.data(), signals_to_default,
-                 launcher_mask, dev_null.get(), out.write_end.get(), err.write_end.get(), exec_failure_prefix.c_str());
+                 launcher_mask, dev_null.get(), out.write_end.get(), err.write_end.get(), network_namespace_fd,
+                 exec_failure_prefix.c_str());
   }
   const int fork_error = errno;
   ::pthread_sigmask(SIG_SETMASK, &launcher_mask, nullptr);

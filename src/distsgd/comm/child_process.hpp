@@ -19,8 +19,9 @@ struct ChildProcess {
 // Runs argv (argv[0] is the path executed, no PATH search) with exactly the environment `environment` ("KEY=value").
 // `signals_to_default` are reset to SIG_DFL in the child before exec (the launcher's own handlers and ignores must not
 // leak into it). When exec fails, the child writes "cannot execute <path>: <reason>" to its stderr and exits 127.
+// With `network_namespace_fd` >= 0 the child enters that network namespace before exec (an emulated host).
 // Throws Error when the pipes or the fork cannot be made.
 ChildProcess start_child(const std::vector<std::string>& argv, const std::vector<std::string>& environment,
-                         const std::vector<int>& signals_to_default);
+                         const std::vector<int>& signals_to_default, int network_namespace_fd = -1);
 
 }  // namespace distsgd::comm

@@ -129,8 +129,11 @@ class Supervisor {
   void start_children() {
     try {
       for (std::size_t rank = 0; rank < spec_.labels.size(); ++rank) {
-        children_.emplace_back(spec_.labels[rank], rank,
-                               start_child(spec_.argv, child_environment(spec_, rank), signals_.changed_signals()));
+        const int network_namespace_fd =
+            rank < spec_.network_namespace_fds.size() ? spec_.network_namespace_fds[rank] : -1;
+        children_.emplace_back(
+            spec_.labels[rank], rank,
+            start_child(spec_.argv, child_environment(spec_, rank), signals_.changed_signals(), network_namespace_fd));
       }
     } catch (...) {
       kill_all();

@@ -11,6 +11,8 @@ struct LaunchSpec {
   std::vector<std::string> argv;    // command every child runs; argv[0] is the executable path (no PATH search)
   std::vector<std::string> labels;  // one per child in rank order, e.g. "worker 0", "server 0"; prefixes its stderr
   std::vector<std::pair<std::string, std::string>> env;  // extra environment for every child, over the launcher's own
+  // Optional, one per child: the network namespace (fd) it runs in, -1 for the launcher's own (emulated cluster).
+  std::vector<int> network_namespace_fds;
   double grace_seconds = 3;  // after a failure or Ctrl-C: SIGTERM, then SIGKILL after this long
 };
 

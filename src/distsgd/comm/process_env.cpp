@@ -47,8 +47,9 @@ std::optional<ProcessEnv> process_env_from_environment() {
     require(env.world_size >= 1 && env.rank < env.world_size,
             std::string(source.rank) + "=" + *rank + " is not below " + source.size + "=" + *size);
     env.launcher = variable("DISTSGD_LAUNCHED") ? "distsgd" : source.launcher;
-    // Our launcher and torchrun's agent host the store themselves; otherwise rank 0 does.
-    env.store_is_external = env.launcher == "distsgd" || variable("TORCHELASTIC_USE_AGENT_STORE") == "True";
+    // Our launcher (on one host) and torchrun's agent host the store themselves; otherwise rank 0 does.
+    env.store_is_external =
+        variable("DISTSGD_STORE_EXTERNAL") == "1" || variable("TORCHELASTIC_USE_AGENT_STORE") == "True";
     for (const char* local : {"LOCAL_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS"}) {
       if (auto v = variable(local)) {
         env.local_world_size = std::max<int64_t>(1, integer(local, *v));

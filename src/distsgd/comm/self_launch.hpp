@@ -8,9 +8,18 @@
 
 namespace distsgd::comm {
 
+// Where the ranks run when they are spread over emulated hosts (network namespaces): as on a real cluster, rank 0
+// hosts the store at its host's address, and Gloo binds to each host's interface.
+struct EmulatedHosts {
+  std::vector<int> network_namespace_fd_of_rank;
+  std::string master_addr;  // rank 0's host address
+  std::string interface;    // GLOO_SOCKET_IFNAME of every host
+};
+
 // Starts one copy of this program (argv[1..] unchanged) per label, in rank order, with MASTER_ADDR/MASTER_PORT of a
-// store hosted here plus `extra_env`, and supervises them (launch_local). Returns the status to exit with.
+// store hosted here (or, with `hosts`, by rank 0) plus `extra_env`, and supervises them (launch_local). Returns the
+// status to exit with.
 int launch_self(int argc, char** argv, std::vector<std::string> labels,
-                std::vector<std::pair<std::string, std::string>> extra_env = {});
+                std::vector<std::pair<std::string, std::string>> extra_env = {}, const EmulatedHosts* hosts = nullptr);
 
 }  // namespace distsgd::comm

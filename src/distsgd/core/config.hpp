@@ -61,6 +61,11 @@ struct TrainConfig {
   double timeout = 300;                               // seconds; bounds every communication
   std::vector<std::pair<int64_t, double>> slowdowns;  // worker rank -> compute time factor
   bool trace = false;                                 // write trace.json (Chrome trace format)
+  // The emulated cluster the launcher builds (cluster/cluster_plan.hpp reads these); empty net: plain loopback.
+  std::string net;
+  int64_t hosts = 0;  // 0: one per rank
+  std::string placement = "round-robin";
+  std::vector<std::string> links;
   // Testing only (a hidden flag): worker i starts from x0 + i * spread, so conservation laws of the mixing are
   // visible even with lr 0.
   double test_init_spread = 0;

@@ -162,6 +162,19 @@ std::vector<OptionSpec> declare_options() {
                               "write trace.json (Chrome trace format: chrome://tracing, Perfetto)"),
                 field_option("--test-init-spread", &C::test_init_spread, "", non_negative<double>()).hide(),
             });
+  add_group(all, "Emulated cluster (every host a network namespace; needs root or user namespaces)",
+            {
+                field_option("--net", &C::net,
+                             "every host's link: RATE[,delay=T][,jitter=T][,loss=P%], RATE in bit, kbit, mbit, gbit "
+                             "(or bps, kbps, mbps, gbps: bytes/s, as tc) or unshaped; e.g. 1gbit,delay=0.2ms"),
+                field_option("--hosts", &C::hosts, "emulated hosts; ranks on one host share its link (0: one per rank)",
+                             non_negative<int64_t>()),
+                field_option("--placement", &C::placement,
+                             "ranks to hosts: round-robin (rank r on host r mod H) or block (consecutive ranks)"),
+                list_option("--link", &C::links,
+                            "override one link, repeatable: workerN=, serverN= or hostN= and a --net description "
+                            "(fields not given keep --net's)"),
+            });
   add_group(all, "Output and checkpoints",
             {
                 field_option("--out", &C::out, "run directory (default: runs/<model>-<dataset>-<time>)"),

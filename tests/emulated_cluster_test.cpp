@@ -1,0 +1,232 @@
+// The emulated cluster for real: hosts in network namespaces, links shaped by tbf and the delay line, the ranks
+// talking over them exactly as over a real network. Needs CAP_NET_ADMIN (CI runs as root); skips, saying so, without.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "test_util.hpp"
+
+namespace distsgd::testing {
+namespace {
+
+constexpr double kMiB = 1024.0 * 1024.0;
+
+bool can_build_namespaces() { return geteuid() == 0; }
+
+#define REQUIRE_NAMESPACES()                                                                              \
+  if (!can_build_namespaces())                                                                           \
+  GTEST_SKIP() << "not root: the emulated cluster's tests need CAP_NET_ADMIN (see UnprivilegedUserNamespace)"
+
+nlohmann::json commbench(const TempDir& dir, const std::string& args) {
+  auto r = run_distsgd("commbench " + args + " --out " + (dir / "bench.json"));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  if (r.exit_code != 0) return nullptr;
+  return nlohmann::json::parse(read_file(dir / "bench.json"));
+}
+
+// The median time of `primitive` at `bytes` in a commbench report.
+double median_at(const nlohmann::json& report, const std::string& primitive, double bytes) {
+  const auto& p = report.at(primitive);
+  for (size_t i = 0; i < p["sizes_bytes"].size(); ++i) {
+    if (p["sizes_bytes"][i].get<double>() == bytes) return p["median_seconds"][i].get<double>();
+  }
+  ADD_FAILURE() << primitive << " has no size " << bytes;
+  return NAN;
+}
+
+// A 16 MiB message at 1 Gbit/s takes 16 MiB / 125 MB/s (plus a round trip of latency); a ring allreduce of 16 MiB
+// over P hosts 2(P-1)/P of that (spec/simulator.md), each host sending and receiving at the link's rate.
+TEST(EmulatedCluster, SendAndAllreduceRunAtTheLinkRate) {
+  REQUIRE_NAMESPACES();
+  TempDir dir;
+  const double bytes = 16 * kMiB, rate = 125e6;
+  auto two = commbench(dir, "--processes 2 --net 1gbit --min-kb 4096 --max-mb 16 --repeats 5");
+  ASSERT_FALSE(two.is_null());
+  const double one_way = median_at(two, "send_recv", bytes);
+  const double small_one_way = median_at(two, "send_recv", 4 * kMiB) - 4 * kMiB / rate;  // the latency left
+  EXPECT_NEAR(one_way, bytes / rate + std::max(0.0, small_one_way), 0.10 * bytes / rate) << two.dump(1);
+  EXPECT_NEAR(median_at(two, "allreduce", bytes), bytes / rate, 0.15 * bytes / rate) << two.dump(1);
+  // The links' counters saw the traffic, and the report says which host had which rank.
+  const auto& network = two["network"];
+  ASSERT_EQ(network["links"].size(), 2u) << two.dump(1);
+  EXPECT_GT(network["links"][0]["bytes_sent"].get<double>(), 5 * bytes);
+  EXPECT_EQ(network["links"][1]["address"], "10.88.0.2");
+
+  auto four = commbench(dir, "--processes 4 --net 1gbit --min-kb 4096 --max-mb 16 --repeats 5 --no-send-recv");
+  ASSERT_FALSE(four.is_null());
+  EXPECT_NEAR(median_at(four, "allreduce", bytes), 1.5 * bytes / rate, 0.15 * 1.5 * bytes / rate) << four.dump(1);
+}
+
+// delay=5ms on every host's way out: a packet's round trip crosses two hosts' links, 10 ms more (DelayLine's own
+// test measures exactly that with plain sockets). A Gloo ping-pong of a small message pays it up to twice: the
+// receiver's "ready" notice and the data travel separately, and TCP holds the notice behind unacknowledged data.
+TEST(EmulatedCluster, DelayAddsToTheRoundTrip) {
+  REQUIRE_NAMESPACES();
+  TempDir dir;
+  const std::string small = "--processes 2 --min-kb 1 --max-mb 1 --repeats 3";
+  auto plain = commbench(dir, small + " --net 1gbit");
+  auto delayed = commbench(dir, small + " --net 1gbit,delay=5ms");
+  ASSERT_FALSE(plain.is_null());
+  ASSERT_FALSE(delayed.is_null());
+  const double added = 2 * (median_at(delayed, "send_recv", 1024) - median_at(plain, "send_recv", 1024));
+  EXPECT_GT(added, 0.009) << delayed.dump(1);
+  EXPECT_LT(added, 0.022) << delayed.dump(1);
+}
+
+// Four workers push m bytes each to one server at once: the server's downlink carries 4m, taking 4m/R.
+TEST(EmulatedCluster, IncastAtTheServerTakesAllBytesOverItsRate) {
+  REQUIRE_NAMESPACES();
+  TempDir dir;
+  auto report = commbench(dir, "--processes 5 --net 1gbit --incast --no-send-recv --min-kb 1024 --max-mb 4 --repeats 5");
+  ASSERT_FALSE(report.is_null());
+  const double expected = 4 * 4 * kMiB / 125e6;
+  EXPECT_NEAR(median_at(report, "incast", 4 * kMiB), expected, 0.15 * expected) << report.dump(1);
+}
+
+const std::string kShortRun =
+    " --workers 2 --model lenet5 --dataset synthetic --synthetic-train-size 1920 --synthetic-test-size 256 "
+    "--epochs 100 --threads 1 --no-checkpoint --progress-seconds 1000 --seed 3";
+
+nlohmann::json train(const TempDir& dir, const std::string& args) {
+  auto r = run_distsgd("train" + kShortRun + " " + args + " --out " + (dir / "run") + " --overwrite");
+  EXPECT_EQ(r.exit_code, 0) << args << "\n" << r.output;
+  if (r.exit_code != 0) return nullptr;
+  return nlohmann::json::parse(read_file(dir / "run/summary.json"));
+}
+
+// Every algorithm trains over 1 Gbit/s links as on loopback: the synchronous ones to the same bits, the others
+// (whose interleaving depends on timing) to about the same accuracy. summary.json tells the links' traffic.
+TEST(EmulatedCluster, EveryAlgorithmTrainsAsOnLoopback) {
+  REQUIRE_NAMESPACES();
+  TempDir dir;
+  // Settings where each learns the synthetic task in a few seconds (SSP's default s = 10 does not within 200 steps
+  // at this rate, on loopback either; ALADDIN's server mixing needs more steps).
+  const std::string run = " --lr 0.01 --max-steps 200";
+  const std::vector<std::pair<std::string, bool>> algorithms = {
+      {"arsgd" + run, true},
+      {"bsp --servers 1" + run, true},
+      {"asp --servers 1" + run, false},
+      {"ssp --servers 1 --staleness 2" + run, false},
+      {"easgd --servers 1" + run, false},
+      {"aladdin --servers 1 --lr 0.05 --max-steps 500", false},
+      {"gosgd" + run, false},
+      {"gossip" + run, false},
+      {"adpsgd" + run, false},
+      {"sgp" + run, false}};
+  for (const auto& [algo, deterministic] : algorithms) {
+    auto loopback = train(dir, "--algo " + algo);
+    auto emulated = train(dir, "--algo " + algo + " --net 1gbit");
+    ASSERT_FALSE(loopback.is_null() || emulated.is_null()) << algo;
+    const double a = loopback["test_accuracy"].get<double>(), b = emulated["test_accuracy"].get<double>();
+    if (deterministic) {
+      EXPECT_EQ(a, b) << algo;
+    } else {
+      EXPECT_NEAR(a, b, 0.1) << algo;
+    }
+    ASSERT_TRUE(emulated.contains("network")) << algo;
+    const auto& links = emulated["network"]["links"];
+    EXPECT_GT(links[0]["bytes_sent"].get<double>(), 0) << algo;
+    EXPECT_GT(links[0]["utilisation_sent"].get<double>(), 0) << algo;
+    EXPECT_FALSE(loopback.contains("network")) << algo;
+  }
+}
+
+// 1% of every host's packets lost: TCP retransmits, and the synchronous run ends with exactly the loopback result.
+TEST(EmulatedCluster, LossyLinksStillTrainCorrectly) {
+  REQUIRE_NAMESPACES();
+  TempDir dir;
+  auto loopback = train(dir, "--algo arsgd --max-steps 60");
+  auto lossy = train(dir, "--algo arsgd --max-steps 60 --net 1gbit,loss=1%");
+  ASSERT_FALSE(loopback.is_null() || lossy.is_null());
+  EXPECT_EQ(loopback["test_accuracy"], lossy["test_accuracy"]);
+  EXPECT_EQ(loopback["test_loss"], lossy["test_loss"]);
+  EXPECT_GT(lossy["network"]["links"][0]["delay_line_dropped"].get<double>(), 0) << lossy["network"].dump(1);
+}
+
+// The network namespaces (as "net:[inode]") that processes are in or hold descriptors of.
+std::set<std::string> namespaces_in_use() {
+  std::set<std::string> in_use;
+  for (const auto& process : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = process.path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::error_code ec;
+    in_use.insert(std::filesystem::read_symlink(process.path() / "ns/net", ec).string());
+    for (const auto& fd : std::filesystem::directory_iterator(process.path() / "fd", ec)) {
+      const auto target = std::filesystem::read_symlink(fd.path(), ec).string();
+      if (target.rfind("net:[", 0) == 0) in_use.insert(target);
+    }
+  }
+  return in_use;
+}
+
+// kill -9 of the launcher: its ranks die with it, and every namespace it made (hosts and switch, with their
+// interfaces) vanishes, since nothing but those processes held them.
+TEST(EmulatedCluster, KilledLauncherLeavesNothingBehind) {
+  REQUIRE_NAMESPACES();
+  TempDir dir;
+  const auto before = namespaces_in_use();
+  const std::string command = std::string(DISTSGD_BINARY) +
+                              " train --workers 2 --servers 1 --algo bsp --dataset synthetic --synthetic-train-size 1920 "
+                              "--epochs 1000 --threads 1 --no-checkpoint --net 100mbit,delay=1ms --hosts 2 --out " +
+                              (dir / "run") + " > " + (dir / "log") + " 2>&1 & echo $!";
+  FILE* pipe = popen(command.c_str(), "r");
+  ASSERT_NE(pipe, nullptr);
+  pid_t launcher = 0;
+  ASSERT_EQ(fscanf(pipe, "%d", &launcher), 1);
+  pclose(pipe);
+  // Wait until the ranks train (the run directory's config.json is written once they all connected).
+  for (int i = 0; i < 600 && !std::filesystem::exists(dir / "run/config.json"); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_TRUE(std::filesystem::exists(dir / "run/config.json")) << read_file(dir / "log");
+  std::set<std::string> made;
+  for (const auto& ns : namespaces_in_use()) {
+    if (!before.count(ns)) made.insert(ns);
+  }
+  EXPECT_EQ(made.size(), 3u) << "expected 2 hosts and the switch";
+  ASSERT_EQ(::kill(launcher, SIGKILL), 0);
+  std::set<std::string> left = made;
+  for (int i = 0; i < 100 && !left.empty(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    const auto now = namespaces_in_use();
+    left.clear();
+    for (const auto& ns : made) {
+      if (now.count(ns)) left.insert(ns);
+    }
+  }
+  EXPECT_TRUE(left.empty()) << left.size() << " namespaces of the run still in use\n" << read_file(dir / "log");
+}
+
+// Bad network flags: one line each, non-zero exit, nothing started (no run directory).
+TEST(EmulatedCluster, BadNetworkFlagsAreOneClearError) {
+  TempDir dir;
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"--net 1gbits", "--net: '1gbits' is not a rate"},
+      {"--net 0mbit", "rate of zero"},
+      {"--net 1gbit,loss=101%", "above 100%"},
+      {"--net 1gbit --link worker5=1mbit", "--link worker5: the run has 2 workers"},
+      {"--net 1gbit --hosts 3", "--hosts 3 is more hosts than the run's 2 processes"},
+      {"--hosts 2", "give --net too"},
+      {"--net 1gbit --placement scatter", "--placement: unknown 'scatter'"},
+  };
+  for (const auto& [flags, message] : cases) {
+    auto r = run_distsgd("train --workers 2 --dataset synthetic " + flags + " --out " + (dir / "run"));
+    EXPECT_EQ(r.exit_code, 1) << flags << "\n" << r.output;
+    EXPECT_NE(r.output.find("distsgd: error: "), std::string::npos) << flags << "\n" << r.output;
+    EXPECT_NE(r.output.find(message), std::string::npos) << flags << "\n" << r.output;
+    EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << flags << "\n" << r.output;
+    EXPECT_FALSE(std::filesystem::exists(dir / "run")) << flags;
+  }
+}
+
+}  // namespace
+}  // namespace distsgd::testing
