@@ -131,8 +131,8 @@ TEST(ClusterPlan, BadInputIsOneClearError) {
 }
 
 TEST(EmulatedCluster, TokenBucketHoldsAGsoPacketAndAMillisecond) {
-  EXPECT_GE(EmulatedCluster::bucket_bytes(12.5e6), 65536);       // 100 Mbit/s
-  EXPECT_EQ(EmulatedCluster::bucket_bytes(1.25e9), 1250000);     // 10 Gbit/s: 1 ms
+  EXPECT_GE(EmulatedCluster::bucket_bytes(12.5e6), 65536);         // 100 Mbit/s
+  EXPECT_EQ(EmulatedCluster::bucket_bytes(1.25e9), 1250000);       // 10 Gbit/s: 1 ms
   EXPECT_GE(EmulatedCluster::queue_limit_bytes(1.25e8), 6250000);  // 1 Gbit/s: 50 ms of queue
 }
 

@@ -63,7 +63,21 @@ void write_network_report(const std::string& out, const nlohmann::json& report) 
   std::ifstream file(summary_path);
   nlohmann::json summary = nlohmann::json::parse(file, nullptr, /*allow_exceptions=*/false);
   if (summary.is_discarded()) return;
-  summary["network"] = report;
+  // The counters include start-up and the last evaluation; utilisation over the training time alone tells how busy
+  // the links were while the algorithm ran (the start-up traffic, rendezvous and one broadcast, is small).
+  nlohmann::json network = report;
+  const double training_seconds = summary.value("wall_seconds", 0.0);
+  for (auto& link : network["links"]) {
+    const double bytes_per_second = link["rate_bits_per_second"].get<double>() / 8;
+    for (const char* direction : {"sent", "received"}) {
+      link[std::string("training_utilisation_") + direction] =
+          bytes_per_second > 0 && training_seconds > 0
+              ? nlohmann::json(link[std::string("bytes_") + direction].get<double>() /
+                               (bytes_per_second * training_seconds))
+              : nlohmann::json(nullptr);
+    }
+  }
+  summary["network"] = network;
   write_json_atomically(summary_path, summary);
 }
 

@@ -44,14 +44,14 @@ ClusterPlan plan_cluster(const NetworkRequest& request, int64_t workers, int64_t
   require(ranks >= 2, "--net emulates a network between processes: the run has only one (give --workers 2 or more)");
   require(request.hosts >= 0, "--hosts must be at least 1 (got " + std::to_string(request.hosts) + ")");
   const int64_t hosts = request.hosts == 0 ? ranks : request.hosts;
-  require(hosts <= ranks, "--hosts " + std::to_string(hosts) + " is more hosts than the run's " +
-                              std::to_string(ranks) + " processes");
+  require(hosts <= ranks,
+          "--hosts " + std::to_string(hosts) + " is more hosts than the run's " + std::to_string(ranks) + " processes");
   require(hosts <= 65000, "--hosts: at most 65000 emulated hosts");
 
   ClusterPlan plan;
   const auto placement = enum_from_name<Placement>(request.placement);
-  require(placement.has_value(), "--placement: unknown '" + request.placement + "' (" +
-                                     join_or(enum_name_list<Placement>()) + ")");
+  require(placement.has_value(),
+          "--placement: unknown '" + request.placement + "' (" + join_or(enum_name_list<Placement>()) + ")");
   plan.placement = *placement;
   const LinkSpec default_link = parse_link("--net", request.net);
   plan.hosts.resize(static_cast<std::size_t>(hosts));

@@ -123,8 +123,7 @@ nlohmann::json EmulatedCluster::report(double seconds) const {
                      {"link_shared_with", plan_.hosts[h].ranks.size() - 1}});
   }
   nlohmann::json report = {{"placement", name_of(plan_.placement)}, {"seconds", seconds}};
-  report["shaping"] = delay_line_ ? "tbf both ways; delay, jitter and loss in the NFQUEUE delay line"
-                                  : "tbf both ways";
+  report["shaping"] = delay_line_ ? "tbf both ways; delay, jitter and loss in the NFQUEUE delay line" : "tbf both ways";
   report["links"] = hosts;
   report["ranks"] = ranks;
   return report;

@@ -4,7 +4,8 @@
 //
 //   host h namespace                      switch namespace
 //   ranks on h --lo-- eth0 (10.88.x.y) <==veth==> hN -- br0 -- h0, h1, ...
-//   uplink:   tbf on eth0 (host -> switch), delay/jitter/loss in the delay line on the way out of eth0
+//   uplink:   tbf on eth0 (host -> switch); the host's delay/jitter/loss applied by the delay line to its packets
+//             on arrival at the receiving host's eth0 (see delay_line.hpp for why there)
 //   downlink: tbf on hN (switch -> host)
 #pragma once
 #include <cstdint>

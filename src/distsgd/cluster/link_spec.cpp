@@ -30,8 +30,8 @@ bool split_number(const std::string& text, double& number, std::string& unit) {
 
 double parse_rate(const std::string& flag, const std::string& text) {
   static const std::map<std::string, double> bits_per_unit = {
-      {"bit", 1},     {"kbit", 1e3},  {"mbit", 1e6},  {"gbit", 1e9},  {"tbit", 1e12},
-      {"bps", 8},     {"kbps", 8e3},  {"mbps", 8e6},  {"gbps", 8e9},  {"tbps", 8e12}};
+      {"bit", 1}, {"kbit", 1e3}, {"mbit", 1e6}, {"gbit", 1e9}, {"tbit", 1e12},
+      {"bps", 8}, {"kbps", 8e3}, {"mbps", 8e6}, {"gbps", 8e9}, {"tbps", 8e12}};
   double number;
   std::string unit;
   const auto it = split_number(text, number, unit) ? bits_per_unit.find(unit) : bits_per_unit.end();

@@ -123,15 +123,16 @@ std::string acquire_network_privileges() {
   const uid_t uid = ::getuid();
   const gid_t gid = ::getgid();
   if (::unshare(CLONE_NEWUSER | CLONE_NEWNET) != 0) {
-    return std::string("the emulated cluster needs CAP_NET_ADMIN: not root, and an unprivileged user namespace "
-                       "could not be made (") +
-           std::strerror(errno) +
-           (errno == EINVAL ? ", the process already runs threads" : "") +
+    return std::string(
+               "the emulated cluster needs CAP_NET_ADMIN: not root, and an unprivileged user namespace "
+               "could not be made (") +
+           std::strerror(errno) + (errno == EINVAL ? ", the process already runs threads" : "") +
            "); run as root or allow user namespaces (sysctl user.max_user_namespaces, "
            "kernel.apparmor_restrict_unprivileged_userns)";
   }
   // Root inside, ourselves outside: the one mapping an unprivileged process may write.
-  if (!write_file("/proc/self/setgroups", "deny") || !write_file("/proc/self/uid_map", "0 " + std::to_string(uid) + " 1") ||
+  if (!write_file("/proc/self/setgroups", "deny") ||
+      !write_file("/proc/self/uid_map", "0 " + std::to_string(uid) + " 1") ||
       !write_file("/proc/self/gid_map", "0 " + std::to_string(gid) + " 1")) {
     return "the emulated cluster needs CAP_NET_ADMIN: a user namespace was made but its uid/gid map could not be "
            "written";
