@@ -30,6 +30,9 @@ expect fail comm optim/sgd.hpp
 expect fail algo train/trainer.hpp
 expect fail algo data/dataset.hpp
 expect ok   algo optim/flat_parameters.hpp
+expect fail cluster comm/launcher.hpp
+expect fail train cluster/emulated_cluster.hpp
+expect ok   cluster core/error.hpp
 expect fail train cli/train_command.hpp
 expect ok   train algo/algorithm.hpp
 exit $((failures > 0))
