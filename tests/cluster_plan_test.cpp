@@ -130,8 +130,9 @@ TEST(ClusterPlan, BadInputIsOneClearError) {
   EXPECT_NE(error_of([&] { plan_cluster(no_net, 4, 0); }).find("give --net too"), std::string::npos);
 }
 
-TEST(EmulatedCluster, TokenBucketHoldsAGsoPacketAndAMillisecond) {
-  EXPECT_GE(EmulatedCluster::bucket_bytes(12.5e6), 65536);         // 100 Mbit/s
+TEST(EmulatedCluster, TokenBucketIsSmallAndTheQueueDeep) {
+  EXPECT_EQ(EmulatedCluster::bucket_bytes(1.25e6), 3 * 1514);      // 10 Mbit/s: three frames
+  EXPECT_EQ(EmulatedCluster::bucket_bytes(12.5e6), 12500);         // 100 Mbit/s: 1 ms
   EXPECT_EQ(EmulatedCluster::bucket_bytes(1.25e9), 1250000);       // 10 Gbit/s: 1 ms
   EXPECT_GE(EmulatedCluster::queue_limit_bytes(1.25e8), 6250000);  // 1 Gbit/s: 50 ms of queue
 }
