@@ -33,6 +33,8 @@ expect ok   algo optim/flat_parameters.hpp
 expect fail cluster comm/launcher.hpp
 expect fail train cluster/emulated_cluster.hpp
 expect ok   cluster core/error.hpp
+expect fail sim train/options.hpp
+expect fail sim cluster/link_spec.hpp
 expect fail train cli/train_command.hpp
 expect ok   train algo/algorithm.hpp
 exit $((failures > 0))
