@@ -1,0 +1,36 @@
+// Analytical predictions (spec/simulator.md, "Two fidelities" 1 and "Per-algorithm models") for the synchronous
+// algorithms, from a model profile: AR-SGD without overlap and with wait-free backprop over gradient buckets, and
+// BSP over S parameter-server shards.
+#pragma once
+#include <cstdint>
+
+#include "distsgd/sim/collective_costs.hpp"
+#include "distsgd/sim/model_profile.hpp"
+
+namespace distsgd::sim {
+
+struct Prediction {
+  double iteration_seconds = 0;
+  double exposed_communication_seconds = 0;  // iteration time beyond the compute of one worker alone
+  double samples_per_second = 0;             // all workers
+  double scaling_efficiency = 0;             // throughput over workers x one worker's throughput without comm.
+};
+
+// Gradient buckets as AR-SGD forms them: filled in backward order (last tensor first), the first up to
+// `first_bucket_bytes`, the others up to `bucket_bytes`; a tensor larger than a bucket is a bucket of its own.
+// Each bucket is reduced when its last gradient is ready. bucket_bytes <= 0: one bucket per tensor.
+struct AllreduceSettings {
+  bool wait_free = true;  // false: one allreduce of the whole gradient after the backward pass (--overlap none)
+  double bucket_bytes = 25e6;
+  double first_bucket_bytes = 1e6;
+};
+
+Prediction predict_allreduce_sgd(const ModelProfile& profile, int64_t workers, const LinkCost& allreduce,
+                                 const AllreduceSettings& settings);
+
+// BSP: every worker pushes m/S to each of S shards (incast P*m/S at each), the shards aggregate P*(m/S)*gamma and
+// update, the workers pull m/S from each. Links in bytes per second.
+Prediction predict_bsp(const ModelProfile& profile, int64_t workers, int64_t servers, double alpha,
+                       double worker_bytes_per_second, double server_bytes_per_second, double gamma);
+
+}  // namespace distsgd::sim

@@ -1,0 +1,110 @@
+// The simulator's inputs (model profiles, with one clear error per bad field) and its analytical predictions for
+// the synchronous algorithms, checked against the closed forms they must reduce to.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "distsgd/core/error.hpp"
+#include "distsgd/sim/model_profile.hpp"
+#include "distsgd/sim/synchronous_model.hpp"
+#include "test_util.hpp"
+
+namespace distsgd::sim {
+namespace {
+
+nlohmann::json three_tensor_json() {
+  return {{"model", "toy"},
+          {"batch_size", 32},
+          {"data_seconds", 0.001},
+          {"update_seconds_per_byte", 1e-10},
+          {"tensors",
+           {{{"name", "a"}, {"parameters", 1000000}, {"forward_seconds", 0.001}, {"backward_seconds", 0.002}},
+            {{"name", "b"}, {"parameters", 500000}, {"forward_seconds", 0.002}, {"backward_seconds", 0.004}},
+            {{"name", "c"}, {"parameters", 250000}, {"forward_seconds", 0.003}, {"backward_seconds", 0.006}}}}};
+}
+
+std::string error_of(const nlohmann::json& json) {
+  try {
+    model_profile_from_json(json, "p.json");
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(ModelProfile, ReadsAndWritesTheSameProfile) {
+  const auto profile = model_profile_from_json(three_tensor_json(), "p.json");
+  EXPECT_EQ(profile.tensors.size(), 3u);
+  EXPECT_DOUBLE_EQ(profile.gradient_bytes(), 7e6);
+  EXPECT_DOUBLE_EQ(profile.forward_seconds(), 0.006);
+  EXPECT_EQ(profile.bytes_per_parameter, 4);
+  const auto again = model_profile_from_json(to_json(profile), "again.json");
+  EXPECT_EQ(to_json(again), to_json(profile));
+}
+
+TEST(ModelProfile, BadFieldsNameTheFileTheFieldAndWhatWasExpected) {
+  auto j = three_tensor_json();
+  j["tensors"][1]["backward_seconds"] = "fast";
+  EXPECT_EQ(error_of(j), "p.json: tensors[1].backward_seconds: expected a non-negative number, got \"fast\"");
+  j = three_tensor_json();
+  j["tensors"][2].erase("parameters");
+  EXPECT_EQ(error_of(j), "p.json: tensors[2].parameters: missing");
+  j = three_tensor_json();
+  j["batch_size"] = 0;
+  EXPECT_EQ(error_of(j), "p.json: batch_size: expected a positive integer, got 0");
+  j = three_tensor_json();
+  j["tensors"] = nlohmann::json::array();
+  EXPECT_EQ(error_of(j), "p.json: tensors: expected a non-empty array, got []");
+  EXPECT_EQ(error_of(nlohmann::json::array()), "p.json: expected an object, got []");
+  testing::TempDir dir;
+  std::ofstream(dir / "broken.json") << "{\"model\": ";
+  try {
+    load_model_profile(dir / "broken.json");
+    ADD_FAILURE() << "a broken file was read";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), dir / "broken.json" + ": not valid JSON");
+  }
+}
+
+TEST(SynchronousModel, AllreduceWithoutOverlapIsComputePlusOneRingAllreduce) {
+  const auto profile = model_profile_from_json(three_tensor_json(), "p.json");
+  const LinkCost cost{50e-6, 1.0 / 125e6, 0};
+  const auto p = predict_allreduce_sgd(profile, 4, cost, {false});
+  const double compute = 0.006 + 0.012 + 1e-10 * 7e6;
+  EXPECT_DOUBLE_EQ(p.iteration_seconds, compute + ring_allreduce_seconds(cost, 4, 7e6));
+  EXPECT_DOUBLE_EQ(p.samples_per_second, 4 * 32 / p.iteration_seconds);
+  EXPECT_DOUBLE_EQ(p.scaling_efficiency, compute / p.iteration_seconds);
+  // One worker: no communication, efficiency 1.
+  EXPECT_DOUBLE_EQ(predict_allreduce_sgd(profile, 1, cost, {false}).scaling_efficiency, 1);
+}
+
+TEST(SynchronousModel, WaitFreeBackpropOverBuckets) {
+  const auto profile = model_profile_from_json(three_tensor_json(), "p.json");
+  const LinkCost cost{50e-6, 1.0 / 125e6, 0};
+  const double compute = 0.006 + 0.012 + 1e-10 * 7e6;
+  // One bucket holding everything: reduced after the whole backward pass, as without overlap.
+  const auto one = predict_allreduce_sgd(profile, 2, cost, {true, 1e9, 1e9});
+  EXPECT_DOUBLE_EQ(one.iteration_seconds, predict_allreduce_sgd(profile, 2, cost, {false}).iteration_seconds);
+  // A bucket per tensor: the DAG model's recurrence over the tensors.
+  IterationInputs per_tensor = profile.iteration_inputs([&](double b) { return ring_allreduce_seconds(cost, 2, b); });
+  const auto each = predict_allreduce_sgd(profile, 2, cost, {true, 0, 0});
+  EXPECT_DOUBLE_EQ(each.iteration_seconds, compute + wfbp_exposed_communication_seconds(per_tensor.layers));
+  EXPECT_LT(each.iteration_seconds, one.iteration_seconds);
+  // Buckets of 3 MB after a first of 1 MB: c (1 MB) alone, then b + a (6 MB) would exceed 3 MB, so b, then a.
+  const auto bucketed = predict_allreduce_sgd(profile, 2, cost, {true, 3e6, 1e6});
+  EXPECT_DOUBLE_EQ(bucketed.iteration_seconds, each.iteration_seconds);
+}
+
+// PS incast: with one server every iteration moves P*m through its NIC twice (push and pull).
+TEST(SynchronousModel, BspOnOneServerPaysTheIncastBothWays) {
+  const auto profile = model_profile_from_json(three_tensor_json(), "p.json");
+  const double rate = 125e6, m = 7e6;
+  const auto one = predict_bsp(profile, 4, 1, 0, rate, rate, 0);
+  const double compute = 0.006 + 0.012;
+  EXPECT_DOUBLE_EQ(one.iteration_seconds, compute + 2 * 4 * m / rate + 1e-10 * m);
+  const auto four = predict_bsp(profile, 4, 4, 0, rate, rate, 0);
+  EXPECT_DOUBLE_EQ(four.iteration_seconds, compute + 2 * m / rate + 1e-10 * m / 4);
+}
+
+}  // namespace
+}  // namespace distsgd::sim
