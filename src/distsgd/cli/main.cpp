@@ -1,6 +1,7 @@
 // distsgd: the command-line program. `distsgd train ...` runs a training job; see `distsgd train --help`.
 // `distsgd commbench ...` measures the communication primitives; see `distsgd commbench --help`.
 #include "distsgd/cli/commbench.hpp"
+#include "distsgd/cli/profile_command.hpp"
 #include "distsgd/cli/train_command.hpp"
 #include "distsgd/core/error.hpp"
 
@@ -55,6 +56,9 @@ int main(int argc, char** argv) {
         "t(m) = alpha + beta*m to each size's fastest repeat");
     add_commbench_options(*commbench, commbench_config);
 
+    distsgd::cli::ProfileCommand profile_command;
+    auto* profile = distsgd::cli::add_profile_command(app, profile_command);
+
     try {
       app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
@@ -62,6 +66,7 @@ int main(int argc, char** argv) {
     }
     if (train->parsed()) return distsgd::cli::run_train(config, argc, argv);
     if (commbench->parsed()) return distsgd::cli::run_commbench(commbench_config, argc, argv);
+    if (profile->parsed()) return distsgd::cli::run_profile(profile_command);
     return 0;
   } catch (const distsgd::Error& e) {
     return report(e.what());

@@ -11,6 +11,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -109,6 +110,12 @@ CLI::App* add_train_command(CLI::App& app, TrainConfig& config) {
   auto* cmd = app.add_subcommand("train", "train a model; writes config.json, metrics.jsonl, summary.json");
   for (const auto& spec : train::train_options()) add_option(*cmd, spec, config);
   return cmd;
+}
+
+void add_train_options(CLI::App& cmd, TrainConfig& config, const std::vector<std::string>& flags) {
+  for (const auto& spec : train::train_options()) {
+    if (std::find(flags.begin(), flags.end(), spec.flag) != flags.end()) add_option(cmd, spec, config);
+  }
 }
 
 int run_train(TrainConfig& config, int argc, char** argv) {

@@ -3,6 +3,9 @@
 #pragma once
 #include "distsgd/core/config.hpp"
 
+#include <string>
+#include <vector>
+
 namespace CLI {
 class App;
 }
@@ -13,5 +16,8 @@ namespace distsgd::cli {
 CLI::App* add_train_command(CLI::App& app, TrainConfig& config);
 
 int run_train(TrainConfig& config, int argc, char** argv);
+
+// Adds the declared training options named in `flags` to another subcommand (distsgd profile).
+void add_train_options(CLI::App& cmd, TrainConfig& config, const std::vector<std::string>& flags);
 
 }  // namespace distsgd::cli

@@ -21,8 +21,6 @@
 #include <filesystem>
 
 namespace distsgd::train {
-namespace {
-
 data::DatasetOptions dataset_options(const TrainConfig& c) {
   data::DatasetOptions o;
   o.name = c.dataset;
@@ -43,6 +41,8 @@ models::ModelOptions model_options(const TrainConfig& c) {
   o.batch_norm = c.batch_norm;
   return o;
 }
+
+namespace {
 
 std::string server_statistics_key(int64_t server) { return "server-statistics/" + std::to_string(server); }
 

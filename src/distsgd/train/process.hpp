@@ -3,6 +3,7 @@
 #pragma once
 #include "distsgd/core/config.hpp"
 #include "distsgd/data/dataset.hpp"
+#include "distsgd/models/model.hpp"
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -49,6 +50,10 @@ void start_process(Process& p, TrainConfig config);
 
 // "worker 2", "server 0".
 std::string role_label(const TrainConfig& config, int64_t rank);
+
+// The dataset and model a run's flags ask for.
+data::DatasetOptions dataset_options(const TrainConfig& config);
+models::ModelOptions model_options(const TrainConfig& config);
 
 // Sums values over the workers (identity in a single process).
 std::vector<double> sum_over_workers(Process& p, std::vector<double> values);
