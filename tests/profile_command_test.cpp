@@ -11,8 +11,10 @@ namespace {
 
 TEST(ProfileCommand, MeasuresEveryTensorIntoAProfileTheSimulatorReads) {
   TempDir dir;
-  auto r = run_distsgd("profile --model lenet5 --dataset synthetic --synthetic-train-size 256 --batch-size 32 "
-                       "--threads 1 --repeats 15 --out " + (dir / "p.json"));
+  auto r = run_distsgd(
+      "profile --model lenet5 --dataset synthetic --synthetic-train-size 256 --batch-size 32 "
+      "--threads 1 --repeats 15 --out " +
+      (dir / "p.json"));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const auto profile = sim::load_model_profile(dir / "p.json");
   ASSERT_EQ(profile.tensors.size(), 10u);  // lenet5: 5 layers, weight and bias each

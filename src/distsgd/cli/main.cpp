@@ -2,6 +2,7 @@
 // `distsgd commbench ...` measures the communication primitives; see `distsgd commbench --help`.
 #include "distsgd/cli/commbench.hpp"
 #include "distsgd/cli/profile_command.hpp"
+#include "distsgd/cli/simulate_command.hpp"
 #include "distsgd/cli/train_command.hpp"
 #include "distsgd/core/error.hpp"
 
@@ -58,6 +59,8 @@ int main(int argc, char** argv) {
 
     distsgd::cli::ProfileCommand profile_command;
     auto* profile = distsgd::cli::add_profile_command(app, profile_command);
+    distsgd::cli::SimulateCommand simulate_command;
+    auto* simulate = distsgd::cli::add_simulate_command(app, simulate_command);
 
     try {
       app.parse(argc, argv);
@@ -67,6 +70,7 @@ int main(int argc, char** argv) {
     if (train->parsed()) return distsgd::cli::run_train(config, argc, argv);
     if (commbench->parsed()) return distsgd::cli::run_commbench(commbench_config, argc, argv);
     if (profile->parsed()) return distsgd::cli::run_profile(profile_command);
+    if (simulate->parsed()) return distsgd::cli::run_simulate(simulate_command);
     return 0;
   } catch (const distsgd::Error& e) {
     return report(e.what());

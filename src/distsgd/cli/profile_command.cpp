@@ -15,9 +15,7 @@
 namespace distsgd::cli {
 namespace {
 
-nlohmann::json spread_json(const train::Spread& s) {
-  return {{"median", s.median}, {"iqr", s.iqr}, {"min", s.min}};
-}
+nlohmann::json spread_json(const train::Spread& s) { return {{"median", s.median}, {"iqr", s.iqr}, {"min", s.min}}; }
 
 std::string micros(double seconds) {
   char text[32];
@@ -29,7 +27,8 @@ std::string micros(double seconds) {
 
 CLI::App* add_profile_command(CLI::App& app, ProfileCommand& command) {
   auto* cmd = app.add_subcommand(
-      "profile", "measure a model's per-tensor forward and backward times, data time and update cost for the simulator");
+      "profile",
+      "measure a model's per-tensor forward and backward times, data time and update cost for the simulator");
   add_train_options(*cmd, command.config,
                     {"--model", "--mlp-width", "--mlp-layers", "--no-batch-norm", "--dataset", "--data-dir",
                      "--synthetic-shape", "--synthetic-classes", "--synthetic-train-size", "--batch-size", "--threads",

@@ -42,8 +42,8 @@ MeasuredProfile measure_profile(const TrainConfig& config, int64_t repeats, int6
   const auto dataset = data::load_dataset(dataset_options(config));
   require(dataset.train.size() >= config.batch_size, "the dataset has fewer samples than --batch-size");
   at::manual_seed(config.seed);
-  auto model = models::make_model(model_options(config), {dataset.channels, dataset.height, dataset.width,
-                                                          dataset.classes});
+  auto model =
+      models::make_model(model_options(config), {dataset.channels, dataset.height, dataset.width, dataset.classes});
   auto parameters = model->parameters();
   const auto names = model->parameter_names();
   const std::size_t n = parameters.size();

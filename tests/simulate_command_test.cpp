@@ -1,0 +1,60 @@
+// `distsgd simulate`: predictions from a profile file and a cluster (preset or file), as a table and JSON, and one
+// clear error for bad files and flags.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "distsgd/sim/cluster_description.hpp"
+#include "distsgd/sim/model_profile.hpp"
+#include "distsgd/sim/synchronous_model.hpp"
+#include "test_util.hpp"
+
+namespace distsgd::testing {
+namespace {
+
+const char* kProfile = R"({"model": "toy", "batch_size": 32, "update_seconds_per_byte": 1e-10, "tensors": [
+  {"name": "a", "parameters": 1000000, "forward_seconds": 0.001, "backward_seconds": 0.002},
+  {"name": "b", "parameters": 500000, "forward_seconds": 0.002, "backward_seconds": 0.004}]})";
+
+TEST(SimulateCommand, PredictsEachWorkerCountAsTheModelDoes) {
+  TempDir dir;
+  std::ofstream(dir / "p.json") << kProfile;
+  auto r = run_distsgd("simulate --profile " + (dir / "p.json") +
+                       " --cluster emulated-1gbit --algo arsgd --overlap none --workers 1,2,4 --out " +
+                       (dir / "s.json"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto json = nlohmann::json::parse(read_file(dir / "s.json"));
+  ASSERT_EQ(json["predictions"].size(), 3u);
+  const auto profile = sim::load_model_profile(dir / "p.json");
+  const auto cluster = sim::load_cluster("emulated-1gbit");
+  for (const auto& row : json["predictions"]) {
+    const auto p = sim::predict_allreduce_sgd(profile, row["workers"].get<int64_t>(), cluster.allreduce_cost(), {false});
+    EXPECT_DOUBLE_EQ(row["iteration_seconds"].get<double>(), p.iteration_seconds);
+  }
+  EXPECT_DOUBLE_EQ(json["predictions"][0]["scaling_efficiency"].get<double>(), 1);
+  EXPECT_LT(json["predictions"][2]["scaling_efficiency"].get<double>(), 1);
+  EXPECT_NE(r.output.find("efficiency"), std::string::npos);
+}
+
+TEST(SimulateCommand, BadFilesAndFlagsAreOneClearError) {
+  TempDir dir;
+  std::ofstream(dir / "p.json") << kProfile;
+  std::ofstream(dir / "c.json") << R"({"worker_bytes_per_second": -1})";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"--profile " + (dir / "missing.json"), "missing.json: cannot open the profile"},
+      {"--profile " + (dir / "p.json") + " --cluster c2", "--cluster: 'c2' is neither a preset"},
+      {"--profile " + (dir / "p.json") + " --cluster " + (dir / "c.json"),
+       "c.json: worker_bytes_per_second: expected a positive number, got -1"},
+      {"--profile " + (dir / "p.json") + " --algo asp", "predicts arsgd and bsp so far"},
+      {"--profile " + (dir / "p.json") + " --workers 0", "--workers: 0 is not a worker count"},
+  };
+  for (const auto& [flags, message] : cases) {
+    auto r = run_distsgd("simulate " + flags);
+    EXPECT_EQ(r.exit_code, 1) << flags << "\n" << r.output;
+    EXPECT_NE(r.output.find("distsgd: error: "), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find(message), std::string::npos) << flags << "\n" << r.output;
+  }
+}
+
+}  // namespace
+}  // namespace distsgd::testing
