@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "distsgd/core/error.hpp"
+#include "distsgd/sim/asynchronous_model.hpp"
 #include "distsgd/sim/model_profile.hpp"
 #include "distsgd/sim/synchronous_model.hpp"
 #include "test_util.hpp"
@@ -104,6 +105,46 @@ TEST(SynchronousModel, BspOnOneServerPaysTheIncastBothWays) {
   EXPECT_DOUBLE_EQ(one.iteration_seconds, compute + 2 * 4 * m / rate + 1e-10 * m);
   const auto four = predict_bsp(profile, 4, 4, 0, rate, rate, 0);
   EXPECT_DOUBLE_EQ(four.iteration_seconds, compute + 2 * m / rate + 1e-10 * m / 4);
+}
+
+ClusterDescription link(double bytes_per_second) {
+  ClusterDescription c;
+  c.name = "test";
+  c.worker_bytes_per_second = c.server_bytes_per_second = bytes_per_second;
+  return c;
+}
+
+// ASP saturates at S * B_server / m gradients per second however many workers push (spec: "ASP saturation").
+TEST(AsynchronousModel, AspSaturatesAtTheServersCapacity) {
+  const auto profile = model_profile_from_json(three_tensor_json(), "p.json");
+  const double m = 7e6, rate = 125e6;
+  for (const int64_t servers : {1, 2}) {
+    const auto p = predict_asp(profile, 64, servers, link(rate));
+    EXPECT_DOUBLE_EQ(p.samples_per_second / 32, servers * rate / m) << servers;
+  }
+  // Few workers on a fast network: each worker's own cycle (compute and a round trip) sets the pace.
+  const auto fast = predict_asp(profile, 2, 1, link(1e12));
+  EXPECT_NEAR(fast.iteration_seconds, 0.018 + 2 * m / 1e12, 1e-12);
+}
+
+TEST(AsynchronousModel, SspWithoutStalenessIsBsp) {
+  const auto profile = model_profile_from_json(three_tensor_json(), "p.json");
+  const auto c = link(125e6);
+  EXPECT_DOUBLE_EQ(predict_ssp(profile, 4, 1, 0, c).iteration_seconds,
+                   predict_bsp(profile, 4, 1, 0, 125e6, 125e6, 0).iteration_seconds);
+  // Pulling less often never makes it slower.
+  EXPECT_LE(predict_ssp(profile, 4, 4, 3, c).iteration_seconds, predict_ssp(profile, 4, 4, 1, c).iteration_seconds);
+}
+
+TEST(AsynchronousModel, EasgdAndAladdinCommunicateLess) {
+  const auto profile = model_profile_from_json(three_tensor_json(), "p.json");
+  const auto c = link(125e6);
+  const double compute = 0.018 + 1e-10 * 7e6;
+  // tau large: almost only compute.
+  EXPECT_NEAR(predict_easgd(profile, 4, 1, 1000, c).iteration_seconds, compute + 2 * 7e6 / 125e6 / 1000, 1e-12);
+  // ALADDIN's workers never wait: their compute or their own uplink, unless the server's inbound link is full.
+  EXPECT_DOUBLE_EQ(predict_aladdin(profile, 1, 1, 4, link(1e12)).iteration_seconds, compute);
+  EXPECT_DOUBLE_EQ(predict_aladdin(profile, 4, 1, 4, c).samples_per_second / 32, 125e6 / 7e6);
 }
 
 }  // namespace

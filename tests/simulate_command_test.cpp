@@ -19,16 +19,17 @@ const char* kProfile = R"({"model": "toy", "batch_size": 32, "update_seconds_per
 TEST(SimulateCommand, PredictsEachWorkerCountAsTheModelDoes) {
   TempDir dir;
   std::ofstream(dir / "p.json") << kProfile;
-  auto r = run_distsgd("simulate --profile " + (dir / "p.json") +
-                       " --cluster emulated-1gbit --algo arsgd --overlap none --workers 1,2,4 --out " +
-                       (dir / "s.json"));
+  auto r =
+      run_distsgd("simulate --profile " + (dir / "p.json") +
+                  " --cluster emulated-1gbit --algo arsgd --overlap none --workers 1,2,4 --out " + (dir / "s.json"));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const auto json = nlohmann::json::parse(read_file(dir / "s.json"));
   ASSERT_EQ(json["predictions"].size(), 3u);
   const auto profile = sim::load_model_profile(dir / "p.json");
   const auto cluster = sim::load_cluster("emulated-1gbit");
   for (const auto& row : json["predictions"]) {
-    const auto p = sim::predict_allreduce_sgd(profile, row["workers"].get<int64_t>(), cluster.allreduce_cost(), {false});
+    const auto p =
+        sim::predict_allreduce_sgd(profile, row["workers"].get<int64_t>(), cluster.allreduce_cost(), {false});
     EXPECT_DOUBLE_EQ(row["iteration_seconds"].get<double>(), p.iteration_seconds);
   }
   EXPECT_DOUBLE_EQ(json["predictions"][0]["scaling_efficiency"].get<double>(), 1);
@@ -45,7 +46,7 @@ TEST(SimulateCommand, BadFilesAndFlagsAreOneClearError) {
       {"--profile " + (dir / "p.json") + " --cluster c2", "--cluster: 'c2' is neither a preset"},
       {"--profile " + (dir / "p.json") + " --cluster " + (dir / "c.json"),
        "c.json: worker_bytes_per_second: expected a positive number, got -1"},
-      {"--profile " + (dir / "p.json") + " --algo asp", "predicts arsgd and bsp so far"},
+      {"--profile " + (dir / "p.json") + " --algo sgp", "predicts arsgd, bsp, asp, ssp, easgd, aladdin so far"},
       {"--profile " + (dir / "p.json") + " --workers 0", "--workers: 0 is not a worker count"},
   };
   for (const auto& [flags, message] : cases) {

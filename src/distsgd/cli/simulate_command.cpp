@@ -3,12 +3,14 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 
 #include "distsgd/core/error.hpp"
 #include "distsgd/core/json_file.hpp"
 #include "distsgd/core/text.hpp"
+#include "distsgd/sim/asynchronous_model.hpp"
 #include "distsgd/sim/cluster_description.hpp"
 #include "distsgd/sim/model_profile.hpp"
 #include "distsgd/sim/synchronous_model.hpp"
@@ -24,6 +26,10 @@ sim::Prediction predict(const SimulateCommand& c, const sim::ModelProfile& profi
     return sim::predict_allreduce_sgd(profile, workers, cluster.allreduce_cost(),
                                       {c.overlap == "wfbp", c.bucket_mb * kMB, c.first_bucket_mb * kMB});
   }
+  if (c.algorithm == "asp") return sim::predict_asp(profile, workers, c.servers, cluster);
+  if (c.algorithm == "ssp") return sim::predict_ssp(profile, workers, c.servers, c.staleness, cluster);
+  if (c.algorithm == "easgd") return sim::predict_easgd(profile, workers, c.servers, c.tau, cluster);
+  if (c.algorithm == "aladdin") return sim::predict_aladdin(profile, workers, c.servers, c.pi, cluster);
   return sim::predict_bsp(profile, workers, c.servers, cluster.alpha_seconds, cluster.worker_bytes_per_second,
                           cluster.server_bytes_per_second, cluster.gamma_seconds_per_byte);
 }
@@ -31,25 +37,32 @@ sim::Prediction predict(const SimulateCommand& c, const sim::ModelProfile& profi
 }  // namespace
 
 CLI::App* add_simulate_command(CLI::App& app, SimulateCommand& c) {
-  auto* cmd = app.add_subcommand("simulate",
-                                 "predict an algorithm's throughput and scaling efficiency for a profile (distsgd "
-                                 "profile) on a cluster; analytical model, arsgd and bsp so far");
+  auto* cmd =
+      app.add_subcommand("simulate",
+                         "predict an algorithm's throughput and scaling efficiency for a profile (distsgd "
+                         "profile) on a cluster; analytical model (arsgd and the parameter-server algorithms so far)");
   cmd->add_option("--profile", c.profile, "profile JSON written by distsgd profile")->required();
   cmd->add_option("--cluster", c.cluster, "cluster JSON file, or a preset: " + join(sim::cluster_preset_names()))
       ->capture_default_str();
-  cmd->add_option("--algo", c.algorithm, "arsgd or bsp")->capture_default_str();
+  cmd->add_option("--algo", c.algorithm, "arsgd, bsp, asp, ssp, easgd or aladdin")->capture_default_str();
   cmd->add_option("--overlap", c.overlap, "arsgd: none or wfbp (bucketed, as distsgd train)")->capture_default_str();
   cmd->add_option("--bucket-mb", c.bucket_mb, "arsgd wfbp: bucket size, MB")->capture_default_str();
   cmd->add_option("--first-bucket-mb", c.first_bucket_mb, "arsgd wfbp: first bucket size, MB")->capture_default_str();
-  cmd->add_option("--servers", c.servers, "bsp: parameter-server shards")->capture_default_str();
+  cmd->add_option("--servers", c.servers, "parameter-server shards")->capture_default_str();
+  cmd->add_option("--staleness", c.staleness, "ssp: staleness bound s")->capture_default_str();
+  cmd->add_option("--tau", c.tau, "easgd: iterations between exchanges")->capture_default_str();
+  cmd->add_option("--pi", c.pi, "aladdin: gradients between the server's replies")->capture_default_str();
   cmd->add_option("--workers", c.workers, "worker counts to predict, e.g. 1,2,4,8")->delimiter(',');
   cmd->add_option("--out", c.out, "JSON file for the predictions");
   return cmd;
 }
 
 int run_simulate(const SimulateCommand& c) {
-  require(c.algorithm == "arsgd" || c.algorithm == "bsp",
-          "--algo: the simulator predicts arsgd and bsp so far (got '" + c.algorithm + "')");
+  const std::vector<std::string> known = {"arsgd", "bsp", "asp", "ssp", "easgd", "aladdin"};
+  require(std::find(known.begin(), known.end(), c.algorithm) != known.end(),
+          "--algo: the simulator predicts " + join(known) + " so far (got '" + c.algorithm + "')");
+  require(c.staleness >= 0 && c.tau >= 1 && c.pi >= 1,
+          "--staleness must not be negative, --tau and --pi must be at least 1");
   require(c.overlap == "none" || c.overlap == "wfbp", "--overlap must be none or wfbp (got '" + c.overlap + "')");
   require(c.servers >= 1, "--servers must be at least 1");
   require(c.bucket_mb >= 0 && c.first_bucket_mb >= 0, "--bucket-mb and --first-bucket-mb must not be negative");
@@ -84,6 +97,9 @@ int run_simulate(const SimulateCommand& c) {
                                   {"bucket_mb", c.bucket_mb},
                                   {"first_bucket_mb", c.first_bucket_mb},
                                   {"servers", c.servers},
+                                  {"staleness", c.staleness},
+                                  {"tau", c.tau},
+                                  {"pi", c.pi},
                                   {"profile", c.profile},
                                   {"cluster", sim::to_json(cluster)},
                                   {"predictions", rows}});

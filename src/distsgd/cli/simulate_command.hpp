@@ -1,5 +1,6 @@
 // `distsgd simulate`: predicted iteration time, throughput and scaling efficiency of an algorithm for a model
-// profile on a cluster, over a list of worker counts. Analytical fidelity only, for AR-SGD and BSP so far.
+// profile on a cluster, over a list of worker counts. Analytical fidelity only, for AR-SGD and the
+// parameter-server algorithms so far.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -18,7 +19,10 @@ struct SimulateCommand {
   std::string overlap = "wfbp";  // arsgd: none or wfbp
   double bucket_mb = 25;
   double first_bucket_mb = 1;
-  int64_t servers = 1;  // bsp
+  int64_t servers = 1;  // parameter-server algorithms
+  int64_t staleness = 10;
+  int64_t tau = 1;
+  int64_t pi = 4;
   std::vector<int64_t> workers{1, 2, 4, 8, 16, 32};
   std::string out;  // JSON (none when empty)
 };

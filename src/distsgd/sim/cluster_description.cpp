@@ -23,8 +23,8 @@ std::vector<ClusterDescription> presets() {
       {"56gb-ib", spec, 6.8e9, 6.8e9, 5e-6, 0},
       {"100gb-ib", spec, 12e9, 12e9, 5e-6, 0},
       {"emulated-1gbit", "distsgd commbench --net 1gbit, bench/README.md (2026-11-22)", 0.118e9, 0.118e9, 100e-6, 0},
-      {"emulated-100mbit", "distsgd commbench --net 100mbit, bench/README.md (2026-11-22)", 0.0119e9, 0.0119e9,
-       100e-6, 0},
+      {"emulated-100mbit", "distsgd commbench --net 100mbit, bench/README.md (2026-11-22)", 0.0119e9, 0.0119e9, 100e-6,
+       0},
   };
 }
 
@@ -66,8 +66,8 @@ ClusterDescription load_cluster(const std::string& name_or_path) {
   for (const auto& p : presets()) {
     if (p.name == name_or_path) return p;
   }
-  require(std::filesystem::exists(name_or_path), "--cluster: '" + name_or_path + "' is neither a preset (" +
-                                                     join(cluster_preset_names()) + ") nor a file");
+  require(std::filesystem::exists(name_or_path),
+          "--cluster: '" + name_or_path + "' is neither a preset (" + join(cluster_preset_names()) + ") nor a file");
   std::ifstream file(name_or_path);
   const auto json = nlohmann::json::parse(file, nullptr, /*allow_exceptions=*/false);
   require(!json.is_discarded(), name_or_path + ": not valid JSON");

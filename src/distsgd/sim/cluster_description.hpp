@@ -14,11 +14,11 @@ namespace distsgd::sim {
 
 struct ClusterDescription {
   std::string name;
-  std::string source;                   // where the figures come from
-  double worker_bytes_per_second = 0;   // each worker's link
-  double server_bytes_per_second = 0;   // each parameter server's link
-  double alpha_seconds = 0;             // per message (collective steps, point to point)
-  double gamma_seconds_per_byte = 0;    // reduction
+  std::string source;                  // where the figures come from
+  double worker_bytes_per_second = 0;  // each worker's link
+  double server_bytes_per_second = 0;  // each parameter server's link
+  double alpha_seconds = 0;            // per message (collective steps, point to point)
+  double gamma_seconds_per_byte = 0;   // reduction
 
   // The cost of AR-SGD's ring over the workers' links.
   LinkCost allreduce_cost() const { return {alpha_seconds, 1.0 / worker_bytes_per_second, gamma_seconds_per_byte}; }

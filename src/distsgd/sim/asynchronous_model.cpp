@@ -1,0 +1,75 @@
+#include "distsgd/sim/asynchronous_model.hpp"
+
+#include <algorithm>
+
+#include "distsgd/core/error.hpp"
+
+namespace distsgd::sim {
+namespace {
+
+double compute_seconds(const ModelProfile& profile) {
+  return profile.forward_seconds() + profile.backward_seconds() +
+         profile.update_seconds_per_byte * profile.gradient_bytes();
+}
+
+// From the total rate of iterations over all workers to the prediction (iteration time is per worker).
+Prediction from_rate(const ModelProfile& profile, int64_t workers, double iterations_per_second) {
+  Prediction p;
+  const double per_worker = iterations_per_second / static_cast<double>(workers);
+  p.iteration_seconds = std::max(1.0 / per_worker, profile.data_seconds + profile.h2d_seconds);
+  p.samples_per_second = static_cast<double>(workers * profile.batch_size) / p.iteration_seconds;
+  p.exposed_communication_seconds = std::max(0.0, p.iteration_seconds - compute_seconds(profile));
+  p.scaling_efficiency = compute_seconds(profile) / p.iteration_seconds;
+  return p;
+}
+
+// Messages of m bytes the servers can take in (or send out) per second.
+double server_messages_per_second(const ModelProfile& profile, int64_t servers, const ClusterDescription& c) {
+  require(servers >= 1, "a parameter-server algorithm needs at least one server");
+  return static_cast<double>(servers) * c.server_bytes_per_second / profile.gradient_bytes();
+}
+
+double transfer_seconds(const ModelProfile& profile, const ClusterDescription& c) {
+  return c.alpha_seconds + profile.gradient_bytes() / c.worker_bytes_per_second;
+}
+
+}  // namespace
+
+Prediction predict_asp(const ModelProfile& profile, int64_t workers, int64_t servers, const ClusterDescription& c) {
+  const double cycle = profile.forward_seconds() + profile.backward_seconds() + 2 * transfer_seconds(profile, c);
+  const double rate = std::min(static_cast<double>(workers) / cycle, server_messages_per_second(profile, servers, c));
+  return from_rate(profile, workers, rate);
+}
+
+Prediction predict_ssp(const ModelProfile& profile, int64_t workers, int64_t servers, int64_t staleness,
+                       const ClusterDescription& c) {
+  require(staleness >= 0, "SSP's staleness must not be negative");
+  if (staleness == 0) {
+    return predict_bsp(profile, workers, servers, c.alpha_seconds, c.worker_bytes_per_second,
+                       c.server_bytes_per_second, c.gamma_seconds_per_byte);
+  }
+  const double pulls_per_iteration = 1.0 / static_cast<double>(staleness + 1);
+  const double cycle = compute_seconds(profile) + (1 + pulls_per_iteration) * transfer_seconds(profile, c);
+  const double rate = std::min(static_cast<double>(workers) / cycle, server_messages_per_second(profile, servers, c));
+  return from_rate(profile, workers, rate);
+}
+
+Prediction predict_easgd(const ModelProfile& profile, int64_t workers, int64_t servers, int64_t tau,
+                         const ClusterDescription& c) {
+  require(tau >= 1, "EASGD's tau must be at least 1");
+  const double cycle = compute_seconds(profile) + 2 * transfer_seconds(profile, c) / static_cast<double>(tau);
+  const double rate = std::min(static_cast<double>(workers) / cycle,
+                               static_cast<double>(tau) * server_messages_per_second(profile, servers, c));
+  return from_rate(profile, workers, rate);
+}
+
+Prediction predict_aladdin(const ModelProfile& profile, int64_t workers, int64_t servers, int64_t pi,
+                           const ClusterDescription& c) {
+  require(pi >= 1, "ALADDIN's pi must be at least 1");
+  const double own_uplink = profile.gradient_bytes() / c.worker_bytes_per_second;
+  const double cycle = std::max(compute_seconds(profile), own_uplink);
+  const double rate = std::min(static_cast<double>(workers) / cycle, server_messages_per_second(profile, servers, c));
+  return from_rate(profile, workers, rate);
+}
+
+}  // namespace distsgd::sim
