@@ -6,6 +6,7 @@
 
 #include "distsgd/core/error.hpp"
 #include "distsgd/sim/asynchronous_model.hpp"
+#include "distsgd/sim/decentralized_model.hpp"
 #include "distsgd/sim/model_profile.hpp"
 #include "distsgd/sim/synchronous_model.hpp"
 #include "test_util.hpp"
@@ -145,6 +146,22 @@ TEST(AsynchronousModel, EasgdAndAladdinCommunicateLess) {
   // ALADDIN's workers never wait: their compute or their own uplink, unless the server's inbound link is full.
   EXPECT_DOUBLE_EQ(predict_aladdin(profile, 1, 1, 4, link(1e12)).iteration_seconds, compute);
   EXPECT_DOUBLE_EQ(predict_aladdin(profile, 4, 1, 4, c).samples_per_second / 32, 125e6 / 7e6);
+}
+
+// Decentralized: the model crosses each worker's own link once per exchange; overlap hides it behind compute.
+TEST(DecentralizedModel, ExchangesCostTheModelOverTheWorkersLink) {
+  const auto profile = model_profile_from_json(three_tensor_json(), "p.json");
+  const double compute = 0.018 + 1e-10 * 7e6, transfer = 7e6 / 125e6;
+  const auto c = link(125e6);
+  EXPECT_DOUBLE_EQ(predict_gossip(profile, 8, c).iteration_seconds, compute + transfer);
+  EXPECT_DOUBLE_EQ(predict_gosgd(profile, 8, 0.1, c).iteration_seconds, compute + 0.1 * transfer);
+  EXPECT_DOUBLE_EQ(predict_sgp(profile, 8, false, c).iteration_seconds, compute + transfer);
+  EXPECT_DOUBLE_EQ(predict_sgp(profile, 8, true, c).iteration_seconds, std::max(compute, transfer));
+  EXPECT_DOUBLE_EQ(predict_adpsgd(profile, 8, c).iteration_seconds, std::max(compute, transfer));
+  // Alone, nothing to exchange; and the throughput grows with the workers (no server, no collective).
+  EXPECT_DOUBLE_EQ(predict_adpsgd(profile, 1, c).scaling_efficiency, 1);
+  EXPECT_DOUBLE_EQ(predict_adpsgd(profile, 16, c).samples_per_second,
+                   2 * predict_adpsgd(profile, 8, c).samples_per_second);
 }
 
 }  // namespace

@@ -46,7 +46,7 @@ TEST(SimulateCommand, BadFilesAndFlagsAreOneClearError) {
       {"--profile " + (dir / "p.json") + " --cluster c2", "--cluster: 'c2' is neither a preset"},
       {"--profile " + (dir / "p.json") + " --cluster " + (dir / "c.json"),
        "c.json: worker_bytes_per_second: expected a positive number, got -1"},
-      {"--profile " + (dir / "p.json") + " --algo sgp", "predicts arsgd, bsp, asp, ssp, easgd, aladdin so far"},
+      {"--profile " + (dir / "p.json") + " --algo dgc", "--algo: the simulator predicts arsgd, bsp"},
       {"--profile " + (dir / "p.json") + " --workers 0", "--workers: 0 is not a worker count"},
   };
   for (const auto& [flags, message] : cases) {

@@ -12,6 +12,7 @@
 #include "distsgd/core/text.hpp"
 #include "distsgd/sim/asynchronous_model.hpp"
 #include "distsgd/sim/cluster_description.hpp"
+#include "distsgd/sim/decentralized_model.hpp"
 #include "distsgd/sim/model_profile.hpp"
 #include "distsgd/sim/synchronous_model.hpp"
 
@@ -30,6 +31,10 @@ sim::Prediction predict(const SimulateCommand& c, const sim::ModelProfile& profi
   if (c.algorithm == "ssp") return sim::predict_ssp(profile, workers, c.servers, c.staleness, cluster);
   if (c.algorithm == "easgd") return sim::predict_easgd(profile, workers, c.servers, c.tau, cluster);
   if (c.algorithm == "aladdin") return sim::predict_aladdin(profile, workers, c.servers, c.pi, cluster);
+  if (c.algorithm == "gosgd") return sim::predict_gosgd(profile, workers, c.gossip_probability, cluster);
+  if (c.algorithm == "gossip") return sim::predict_gossip(profile, workers, cluster);
+  if (c.algorithm == "sgp") return sim::predict_sgp(profile, workers, c.sgp_overlap > 0, cluster);
+  if (c.algorithm == "adpsgd") return sim::predict_adpsgd(profile, workers, cluster);
   return sim::predict_bsp(profile, workers, c.servers, cluster.alpha_seconds, cluster.worker_bytes_per_second,
                           cluster.server_bytes_per_second, cluster.gamma_seconds_per_byte);
 }
@@ -37,14 +42,18 @@ sim::Prediction predict(const SimulateCommand& c, const sim::ModelProfile& profi
 }  // namespace
 
 CLI::App* add_simulate_command(CLI::App& app, SimulateCommand& c) {
-  auto* cmd =
-      app.add_subcommand("simulate",
-                         "predict an algorithm's throughput and scaling efficiency for a profile (distsgd "
-                         "profile) on a cluster; analytical model (arsgd and the parameter-server algorithms so far)");
+  auto* cmd = app.add_subcommand("simulate",
+                                 "predict an algorithm's throughput and scaling efficiency for a profile (distsgd "
+                                 "profile) on a cluster; analytical model");
   cmd->add_option("--profile", c.profile, "profile JSON written by distsgd profile")->required();
   cmd->add_option("--cluster", c.cluster, "cluster JSON file, or a preset: " + join(sim::cluster_preset_names()))
       ->capture_default_str();
-  cmd->add_option("--algo", c.algorithm, "arsgd, bsp, asp, ssp, easgd or aladdin")->capture_default_str();
+  cmd->add_option("--algo", c.algorithm, "arsgd, bsp, asp, ssp, easgd, aladdin, gosgd, gossip, sgp or adpsgd")
+      ->capture_default_str();
+  cmd->add_option("--gossip-prob", c.gossip_probability, "gosgd: probability of a push per step")
+      ->capture_default_str();
+  cmd->add_option("--sgp-overlap", c.sgp_overlap, "sgp: 1 overlaps the push with the next step, 0 does not")
+      ->capture_default_str();
   cmd->add_option("--overlap", c.overlap, "arsgd: none or wfbp (bucketed, as distsgd train)")->capture_default_str();
   cmd->add_option("--bucket-mb", c.bucket_mb, "arsgd wfbp: bucket size, MB")->capture_default_str();
   cmd->add_option("--first-bucket-mb", c.first_bucket_mb, "arsgd wfbp: first bucket size, MB")->capture_default_str();
@@ -58,9 +67,11 @@ CLI::App* add_simulate_command(CLI::App& app, SimulateCommand& c) {
 }
 
 int run_simulate(const SimulateCommand& c) {
-  const std::vector<std::string> known = {"arsgd", "bsp", "asp", "ssp", "easgd", "aladdin"};
+  const std::vector<std::string> known = {"arsgd",   "bsp",   "asp",    "ssp", "easgd",
+                                          "aladdin", "gosgd", "gossip", "sgp", "adpsgd"};
   require(std::find(known.begin(), known.end(), c.algorithm) != known.end(),
           "--algo: the simulator predicts " + join(known) + " so far (got '" + c.algorithm + "')");
+  require(c.gossip_probability >= 0 && c.gossip_probability <= 1, "--gossip-prob must be in [0, 1]");
   require(c.staleness >= 0 && c.tau >= 1 && c.pi >= 1,
           "--staleness must not be negative, --tau and --pi must be at least 1");
   require(c.overlap == "none" || c.overlap == "wfbp", "--overlap must be none or wfbp (got '" + c.overlap + "')");

@@ -1,6 +1,6 @@
 // `distsgd simulate`: predicted iteration time, throughput and scaling efficiency of an algorithm for a model
-// profile on a cluster, over a list of worker counts. Analytical fidelity only, for AR-SGD and the
-// parameter-server algorithms so far.
+// profile on a cluster, over a list of worker counts. Analytical fidelity only (the
+// discrete-event one is to come).
 #pragma once
 #include <cstdint>
 #include <string>
@@ -23,6 +23,8 @@ struct SimulateCommand {
   int64_t staleness = 10;
   int64_t tau = 1;
   int64_t pi = 4;
+  double gossip_probability = 0.01;  // gosgd
+  int64_t sgp_overlap = 1;
   std::vector<int64_t> workers{1, 2, 4, 8, 16, 32};
   std::string out;  // JSON (none when empty)
 };

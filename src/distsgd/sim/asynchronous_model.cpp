@@ -45,8 +45,8 @@ Prediction predict_ssp(const ModelProfile& profile, int64_t workers, int64_t ser
                        const ClusterDescription& c) {
   require(staleness >= 0, "SSP's staleness must not be negative");
   if (staleness == 0) {
-    return predict_bsp(profile, workers, servers, c.alpha_seconds, c.worker_bytes_per_second,
-                       c.server_bytes_per_second, c.gamma_seconds_per_byte);
+    return predict_bsp(profile, workers, servers, c.alpha_seconds, c.worker_bytes_per_second, c.server_bytes_per_second,
+                       c.gamma_seconds_per_byte);
   }
   const double pulls_per_iteration = 1.0 / static_cast<double>(staleness + 1);
   const double cycle = compute_seconds(profile) + (1 + pulls_per_iteration) * transfer_seconds(profile, c);
