@@ -7,20 +7,9 @@
 namespace distsgd::sim {
 namespace {
 
-double compute_seconds(const ModelProfile& profile) {
-  return profile.forward_seconds() + profile.backward_seconds() +
-         profile.update_seconds_per_byte * profile.gradient_bytes();
-}
-
 // From the total rate of iterations over all workers to the prediction (iteration time is per worker).
 Prediction from_rate(const ModelProfile& profile, int64_t workers, double iterations_per_second) {
-  Prediction p;
-  const double per_worker = iterations_per_second / static_cast<double>(workers);
-  p.iteration_seconds = std::max(1.0 / per_worker, profile.data_seconds + profile.h2d_seconds);
-  p.samples_per_second = static_cast<double>(workers * profile.batch_size) / p.iteration_seconds;
-  p.exposed_communication_seconds = std::max(0.0, p.iteration_seconds - compute_seconds(profile));
-  p.scaling_efficiency = compute_seconds(profile) / p.iteration_seconds;
-  return p;
+  return prediction_from_iteration(profile, workers, static_cast<double>(workers) / iterations_per_second);
 }
 
 // Messages of m bytes the servers can take in (or send out) per second.

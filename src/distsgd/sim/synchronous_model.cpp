@@ -7,23 +7,6 @@
 namespace distsgd::sim {
 namespace {
 
-// One worker alone: compute and update, the data read ahead (prefetched).
-double compute_seconds(const ModelProfile& profile) {
-  return profile.forward_seconds() + profile.backward_seconds() +
-         profile.update_seconds_per_byte * profile.gradient_bytes();
-}
-
-Prediction finish(const ModelProfile& profile, int64_t workers, double iteration_seconds) {
-  // The batch is read while the previous one trains (the loader prefetches): the slower of the two sets the pace.
-  iteration_seconds = std::max(iteration_seconds, profile.data_seconds + profile.h2d_seconds);
-  Prediction p;
-  p.iteration_seconds = iteration_seconds;
-  p.exposed_communication_seconds = std::max(0.0, iteration_seconds - compute_seconds(profile));
-  p.samples_per_second = static_cast<double>(workers * profile.batch_size) / iteration_seconds;
-  p.scaling_efficiency = compute_seconds(profile) / iteration_seconds;
-  return p;
-}
-
 // The tensors grouped into buckets, each a layer of the DAG model (forward order), its communication the bucket's.
 std::vector<LayerTimes> bucket_layers(const ModelProfile& profile, int64_t workers, const LinkCost& cost,
                                       const AllreduceSettings& settings) {
@@ -61,10 +44,11 @@ Prediction predict_allreduce_sgd(const ModelProfile& profile, int64_t workers, c
   const double forward = profile.forward_seconds(), backward = profile.backward_seconds();
   if (!settings.wait_free) {
     const double comm = ring_allreduce_seconds(allreduce, workers, profile.gradient_bytes());
-    return finish(profile, workers, forward + backward + comm + update);
+    return prediction_from_iteration(profile, workers, forward + backward + comm + update);
   }
   const auto buckets = bucket_layers(profile, workers, allreduce, settings);
-  return finish(profile, workers, forward + backward + wfbp_exposed_communication_seconds(buckets) + update);
+  return prediction_from_iteration(profile, workers,
+                                   forward + backward + wfbp_exposed_communication_seconds(buckets) + update);
 }
 
 Prediction predict_bsp(const ModelProfile& profile, int64_t workers, int64_t servers, double alpha,
@@ -76,8 +60,8 @@ Prediction predict_bsp(const ModelProfile& profile, int64_t workers, int64_t ser
   const double pull = push;  // symmetric: each server sends P*m/S, each worker receives m
   const double aggregate = static_cast<double>(workers) * shard * gamma;
   const double update = profile.update_seconds_per_byte * shard;  // each shard updates its part, in parallel
-  return finish(profile, workers,
-                profile.forward_seconds() + profile.backward_seconds() + push + aggregate + update + pull);
+  return prediction_from_iteration(
+      profile, workers, profile.forward_seconds() + profile.backward_seconds() + push + aggregate + update + pull);
 }
 
 }  // namespace distsgd::sim

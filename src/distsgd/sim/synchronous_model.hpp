@@ -6,15 +6,9 @@
 
 #include "distsgd/sim/collective_costs.hpp"
 #include "distsgd/sim/model_profile.hpp"
+#include "distsgd/sim/prediction.hpp"
 
 namespace distsgd::sim {
-
-struct Prediction {
-  double iteration_seconds = 0;
-  double exposed_communication_seconds = 0;  // iteration time beyond the compute of one worker alone
-  double samples_per_second = 0;             // all workers
-  double scaling_efficiency = 0;             // throughput over workers x one worker's throughput without comm.
-};
 
 // Gradient buckets as AR-SGD forms them: filled in backward order (last tensor first), the first up to
 // `first_bucket_bytes`, the others up to `bucket_bytes`; a tensor larger than a bucket is a bucket of its own.

@@ -1,0 +1,22 @@
+// What every model of the simulator predicts, and the one way an iteration time becomes throughput and efficiency.
+#pragma once
+#include <cstdint>
+
+#include "distsgd/sim/model_profile.hpp"
+
+namespace distsgd::sim {
+
+struct Prediction {
+  double iteration_seconds = 0;              // per worker
+  double exposed_communication_seconds = 0;  // iteration time beyond the compute of one worker alone
+  double samples_per_second = 0;             // all workers
+  double scaling_efficiency = 0;             // throughput over workers x one worker's throughput without comm.
+};
+
+// One worker alone: forward, backward and the update (the data is read ahead by the loader).
+double compute_seconds(const ModelProfile& profile);
+
+// From a worker's iteration time (never faster than reading its batch) to the prediction.
+Prediction prediction_from_iteration(const ModelProfile& profile, int64_t workers, double iteration_seconds);
+
+}  // namespace distsgd::sim
