@@ -21,6 +21,7 @@
 
 using distsgd::testing::read_file;
 using distsgd::testing::run_distsgd;
+using distsgd::testing::run_shell;
 using distsgd::testing::TempDir;
 
 namespace {
@@ -163,21 +164,15 @@ TEST(Launchers, MpirunStartsAWorkingRun) {
                               " train --workers 3 --dataset synthetic --max-steps 10 --threads 1 --no-checkpoint"
                               " --out " +
                               (dir / "run") + " 2>&1";
-  FILE* pipe = popen(command.c_str(), "r");
-  ASSERT_NE(pipe, nullptr);
-  std::string output;
-  char buffer[4096];
-  size_t n;
-  while ((n = fread(buffer, 1, sizeof buffer, pipe)) > 0) output.append(buffer, n);
-  const int status = pclose(pipe);
-  ASSERT_EQ(WEXITSTATUS(status), 0) << output;
+  const auto r = run_shell(command);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
   auto summary = nlohmann::json::parse(read_file(dir / "run/summary.json"));
   EXPECT_EQ(summary["workers"], 3);
   EXPECT_EQ(summary["steps"], 10);
   // One results line for the run, from rank 0.
   size_t results = 0;
-  for (size_t at = output.find("result "); at != std::string::npos; at = output.find("result ", at + 1)) ++results;
-  EXPECT_EQ(results, 1u) << output;
+  for (size_t at = r.output.find("result "); at != std::string::npos; at = r.output.find("result ", at + 1)) ++results;
+  EXPECT_EQ(results, 1u) << r.output;
 }
 
 TEST(Trace, TimelineHasARowPerRankWithNamedSpans) {

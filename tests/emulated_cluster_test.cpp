@@ -228,17 +228,11 @@ TEST(EmulatedCluster, UnprivilegedUserNamespace) {
                               " commbench --processes 2 --net 1gbit,delay=1ms --min-kb 4096 --max-mb 16 --repeats 3 "
                               "--no-send-recv --out " +
                               dir / "bench.json" + " 2>&1";
-  FILE* pipe = popen(command.c_str(), "r");
-  ASSERT_NE(pipe, nullptr);
-  std::string output;
-  char buffer[4096];
-  size_t n;
-  while ((n = fread(buffer, 1, sizeof buffer, pipe)) > 0) output.append(buffer, n);
-  const int status = pclose(pipe);
-  if (output.find("user namespace could not be made") != std::string::npos) {
-    GTEST_SKIP() << "this kernel refuses unprivileged user namespaces: " << output;
+  const auto r = run_shell(command);
+  if (r.output.find("user namespace could not be made") != std::string::npos) {
+    GTEST_SKIP() << "this kernel refuses unprivileged user namespaces: " << r.output;
   }
-  ASSERT_EQ(WEXITSTATUS(status), 0) << output;
+  ASSERT_EQ(r.exit_code, 0) << r.output;
   auto report = nlohmann::json::parse(read_file(dir / "bench.json"));
   const double bytes = 16 * kMiB, rate = 125e6;
   EXPECT_NEAR(median_at(report, "allreduce", bytes), bytes / rate, 0.15 * bytes / rate) << report.dump(1);

@@ -34,10 +34,9 @@ struct CommandResult {
   std::string output;  // stdout and stderr together
 };
 
-// Runs `distsgd <args>` through the shell and captures its output.
-inline CommandResult run_distsgd(const std::string& args) {
+// Runs a shell command and captures its output (redirect stderr into it with 2>&1 where wanted).
+inline CommandResult run_shell(const std::string& command) {
   CommandResult result;
-  const std::string command = std::string(DISTSGD_BINARY) + " " + args + " 2>&1";
   FILE* pipe = popen(command.c_str(), "r");
   if (!pipe) return result;
   char buffer[4096];
@@ -46,6 +45,11 @@ inline CommandResult run_distsgd(const std::string& args) {
   const int status = pclose(pipe);
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return result;
+}
+
+// Runs `distsgd <args>` through the shell and captures its output.
+inline CommandResult run_distsgd(const std::string& args) {
+  return run_shell(std::string(DISTSGD_BINARY) + " " + args + " 2>&1");
 }
 
 inline std::string read_file(const std::string& path) {

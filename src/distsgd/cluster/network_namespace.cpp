@@ -32,16 +32,6 @@ void on_own_thread(const std::function<void()>& work) {
   if (failure) std::rethrow_exception(failure);
 }
 
-bool has_net_admin() {
-  // Capability 12 (CAP_NET_ADMIN) in the effective set, read without libcap.
-  std::ifstream status("/proc/self/status");
-  std::string line;
-  while (std::getline(status, line)) {
-    if (line.rfind("CapEff:", 0) == 0) return (std::stoull(line.substr(7), nullptr, 16) >> 12) & 1;
-  }
-  return false;
-}
-
 bool write_file(const std::string& path, const std::string& text) {
   std::ofstream file(path);
   file << text;
@@ -118,8 +108,18 @@ void NetworkNamespace::run_command_inside(const std::vector<std::string>& argv) 
           "'" + command + "' failed" + (output.empty() ? "" : ": " + output));
 }
 
+bool has_network_admin() {
+  // Capability 12 (CAP_NET_ADMIN) in the effective set, read without libcap.
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("CapEff:", 0) == 0) return (std::stoull(line.substr(7), nullptr, 16) >> 12) & 1;
+  }
+  return false;
+}
+
 std::string acquire_network_privileges() {
-  if (has_net_admin()) return "";
+  if (has_network_admin()) return "";
   const uid_t uid = ::getuid();
   const gid_t gid = ::getgid();
   if (::unshare(CLONE_NEWUSER | CLONE_NEWNET) != 0) {
@@ -137,7 +137,7 @@ std::string acquire_network_privileges() {
     return "the emulated cluster needs CAP_NET_ADMIN: a user namespace was made but its uid/gid map could not be "
            "written";
   }
-  return has_net_admin() ? "" : "the emulated cluster needs CAP_NET_ADMIN, which the new user namespace lacks";
+  return has_network_admin() ? "" : "the emulated cluster needs CAP_NET_ADMIN, which the new user namespace lacks";
 }
 
 }  // namespace distsgd::cluster

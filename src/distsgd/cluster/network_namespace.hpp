@@ -34,6 +34,9 @@ class NetworkNamespace {
   int fd_ = -1;
 };
 
+// Whether this process holds CAP_NET_ADMIN (in its own user namespace).
+bool has_network_admin();
+
 // Whether this process may build namespaces (CAP_NET_ADMIN). When it may not, tries to become root of a new user
 // namespace (the kernel allows unprivileged users that); must then be called while the process has a single thread.
 // Returns "" on success, otherwise one sentence saying what is missing.
