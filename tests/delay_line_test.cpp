@@ -128,6 +128,16 @@ class DelayLineTest : public ::testing::Test {
     ASSERT_EQ(receive(from_a, &byte, 1, 1000), 1);
   }
 
+  // A UDP socket on each host, bound to `port` and connected to the other's, the path warmed up.
+  std::pair<Socket, Socket> connected_udp_pair(uint16_t port) {
+    Socket from_a = bound_socket(a(), SOCK_DGRAM, kAddressA, port);
+    Socket from_b = bound_socket(b(), SOCK_DGRAM, kAddressB, port);
+    connect_to(from_a, kAddressB, port);
+    connect_to(from_b, kAddressA, port);
+    warm_up(from_a, from_b);
+    return {std::move(from_a), std::move(from_b)};
+  }
+
  private:
   std::optional<dc::NetworkNamespace> a_, b_;
 };
@@ -171,11 +181,7 @@ double median_round_trip_ms(const Socket& client, int count) {
 }
 
 TEST_F(DelayLineTest, AddsTheDelayOfBothHostsToTheRoundTrip) {
-  Socket client = bound_socket(a(), SOCK_DGRAM, kAddressA, 7000);
-  Socket server = bound_socket(b(), SOCK_DGRAM, kAddressB, 7000);
-  connect_to(client, kAddressB, 7000);
-  connect_to(server, kAddressA, 7000);
-  warm_up(client, server);
+  auto [client, server] = connected_udp_pair(7000);
   EchoServer echo(server);
   const double base_ms = median_round_trip_ms(client, 20);
   ASSERT_GT(base_ms, 0);
@@ -218,11 +224,7 @@ std::vector<bool> send_through_loss(const dc::NetworkNamespace& a, const dc::Net
 }
 
 TEST_F(DelayLineTest, DropsTheGivenFractionAndCountsIt) {
-  Socket sender = bound_socket(a(), SOCK_DGRAM, kAddressA, 7001);
-  Socket receiver = bound_socket(b(), SOCK_DGRAM, kAddressB, 7001);
-  connect_to(sender, kAddressB, 7001);
-  connect_to(receiver, kAddressA, 7001);
-  warm_up(sender, receiver);
+  auto [sender, receiver] = connected_udp_pair(7001);
 
   constexpr int kSent = 2000;
   dc::DelayLine::Counts counts;
@@ -244,11 +246,7 @@ TEST_F(DelayLineTest, DropsTheGivenFractionAndCountsIt) {
 }
 
 TEST_F(DelayLineTest, KeepsOrderUnderJitter) {
-  Socket sender = bound_socket(a(), SOCK_DGRAM, kAddressA, 7002);
-  Socket receiver = bound_socket(b(), SOCK_DGRAM, kAddressB, 7002);
-  connect_to(sender, kAddressB, 7002);
-  connect_to(receiver, kAddressA, 7002);
-  warm_up(sender, receiver);
+  auto [sender, receiver] = connected_udp_pair(7002);
 
   dc::DelayLine line(3);
   line.add_host(a(), "eth0", {0.003, 0.002, 0});
@@ -288,11 +286,7 @@ TEST_F(DelayLineTest, KeepsOrderUnderJitter) {
 }
 
 TEST_F(DelayLineTest, ReleasesHeldPacketsAtStop) {
-  Socket sender = bound_socket(a(), SOCK_DGRAM, kAddressA, 7003);
-  Socket receiver = bound_socket(b(), SOCK_DGRAM, kAddressB, 7003);
-  connect_to(sender, kAddressB, 7003);
-  connect_to(receiver, kAddressA, 7003);
-  warm_up(sender, receiver);
+  auto [sender, receiver] = connected_udp_pair(7003);
 
   auto line = std::make_unique<dc::DelayLine>(5);
   line->add_host(a(), "eth0", {10.0, 0, 0});

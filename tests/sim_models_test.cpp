@@ -25,6 +25,13 @@ nlohmann::json three_tensor_json() {
             {{"name", "c"}, {"parameters", 250000}, {"forward_seconds", 0.003}, {"backward_seconds", 0.006}}}}};
 }
 
+ClusterDescription link(double bytes_per_second) {
+  ClusterDescription c;
+  c.name = "test";
+  c.worker_bytes_per_second = c.server_bytes_per_second = bytes_per_second;
+  return c;
+}
+
 std::string error_of(const nlohmann::json& json) {
   try {
     model_profile_from_json(json, "p.json");
@@ -101,18 +108,11 @@ TEST(SynchronousModel, WaitFreeBackpropOverBuckets) {
 TEST(SynchronousModel, BspOnOneServerPaysTheIncastBothWays) {
   const auto profile = model_profile_from_json(three_tensor_json(), "p.json");
   const double rate = 125e6, m = 7e6;
-  const auto one = predict_bsp(profile, 4, 1, 0, rate, rate, 0);
+  const auto one = predict_bsp(profile, 4, 1, link(rate));
   const double compute = 0.006 + 0.012;
   EXPECT_DOUBLE_EQ(one.iteration_seconds, compute + 2 * 4 * m / rate + 1e-10 * m);
-  const auto four = predict_bsp(profile, 4, 4, 0, rate, rate, 0);
+  const auto four = predict_bsp(profile, 4, 4, link(rate));
   EXPECT_DOUBLE_EQ(four.iteration_seconds, compute + 2 * m / rate + 1e-10 * m / 4);
-}
-
-ClusterDescription link(double bytes_per_second) {
-  ClusterDescription c;
-  c.name = "test";
-  c.worker_bytes_per_second = c.server_bytes_per_second = bytes_per_second;
-  return c;
 }
 
 // ASP saturates at S * B_server / m gradients per second however many workers push (spec: "ASP saturation").
@@ -131,8 +131,7 @@ TEST(AsynchronousModel, AspSaturatesAtTheServersCapacity) {
 TEST(AsynchronousModel, SspWithoutStalenessIsBsp) {
   const auto profile = model_profile_from_json(three_tensor_json(), "p.json");
   const auto c = link(125e6);
-  EXPECT_DOUBLE_EQ(predict_ssp(profile, 4, 1, 0, c).iteration_seconds,
-                   predict_bsp(profile, 4, 1, 0, 125e6, 125e6, 0).iteration_seconds);
+  EXPECT_DOUBLE_EQ(predict_ssp(profile, 4, 1, 0, c).iteration_seconds, predict_bsp(profile, 4, 1, c).iteration_seconds);
   // Pulling less often never makes it slower.
   EXPECT_LE(predict_ssp(profile, 4, 4, 3, c).iteration_seconds, predict_ssp(profile, 4, 4, 1, c).iteration_seconds);
 }

@@ -248,16 +248,6 @@ int run_rank(const CommbenchConfig& c, const comm::ProcessEnv& env) {
   return 0;
 }
 
-// The network measured over goes into the results file, for fits per network.
-void add_network_report(const std::string& path, const nlohmann::json& report) {
-  if (path.empty() || !std::filesystem::exists(path)) return;
-  std::ifstream file(path);
-  nlohmann::json results = nlohmann::json::parse(file, nullptr, /*allow_exceptions=*/false);
-  if (results.is_discarded()) return;
-  results["network"] = report;
-  write_json_atomically(path, results);
-}
-
 }  // namespace
 
 void validate(const CommbenchConfig& c) {
@@ -293,11 +283,14 @@ int run_commbench(const CommbenchConfig& c, int argc, char** argv) {
   if (env) return run_rank(c, *env);
   std::vector<std::string> labels;
   for (int64_t r = 0; r < c.processes; ++r) labels.push_back("rank " + std::to_string(r));
-  const auto network = network_request(c.net, c.hosts, c.placement, c.links);
-  if (cluster::network_requested(network)) {
-    return launch_on_emulated_cluster(network, c.processes, 0, 1, std::to_string(c.processes) + " processes", argc,
-                                      argv, labels, {},
-                                      [&](const nlohmann::json& report) { add_network_report(c.out, report); });
+  if (cluster::network_requested(c.network)) {
+    return launch_on_emulated_cluster(c.network, c.processes, 0, 1, std::to_string(c.processes) + " processes", argc,
+                                      argv, labels, {}, [&](const nlohmann::json& report) {
+                                        // The network measured over goes into the results, for fits per network.
+                                        if (!c.out.empty())
+                                          update_json_file(
+                                              c.out, [&](nlohmann::json& results) { results["network"] = report; });
+                                      });
   }
   log::info("launching " + std::to_string(c.processes) + " processes on this host");
   return comm::launch_self(argc, argv, labels);

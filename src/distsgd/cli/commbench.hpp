@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "distsgd/cluster/cluster_plan.hpp"
+
 namespace distsgd::cli {
 
 struct CommbenchConfig {
@@ -17,10 +19,7 @@ struct CommbenchConfig {
   bool send_recv = true;  // also ping-pong between ranks 0 and 1
   bool incast = false;    // also every other rank sending to rank 0 at once (a parameter server's push)
   // The emulated cluster to measure over (as `distsgd train --net`); empty net: this host's loopback.
-  std::string net;
-  int64_t hosts = 0;
-  std::string placement = "round-robin";
-  std::vector<std::string> links;
+  cluster::NetworkRequest network;
   std::string out;  // JSON file written by rank 0 (none when empty)
 };
 

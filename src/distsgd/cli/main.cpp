@@ -26,10 +26,11 @@ void add_commbench_options(CLI::App& cmd, distsgd::cli::CommbenchConfig& c) {
   cmd.add_flag("--incast", c.incast, "also time ranks 1..P-1 sending to rank 0 at once (a parameter server's push)");
   cmd.add_option("--out", c.out, "JSON file for the sizes, min and median times and the fits (written by rank 0)");
   // The emulated cluster, as `distsgd train` takes it (see `distsgd train --help`).
-  cmd.add_option("--net", c.net, "measure over an emulated cluster whose links are these (e.g. 1gbit,delay=0.2ms)");
-  cmd.add_option("--hosts", c.hosts, "emulated hosts (0: one per process)")->capture_default_str();
-  cmd.add_option("--placement", c.placement, "processes to hosts: round-robin or block")->capture_default_str();
-  cmd.add_option("--link", c.links,
+  cmd.add_option("--net", c.network.net,
+                 "measure over an emulated cluster whose links are these (e.g. 1gbit,delay=0.2ms)");
+  cmd.add_option("--hosts", c.network.hosts, "emulated hosts (0: one per process)")->capture_default_str();
+  cmd.add_option("--placement", c.network.placement, "processes to hosts: round-robin or block")->capture_default_str();
+  cmd.add_option("--link", c.network.links,
                  "override one link: rankN= (or workerN=) or hostN= and a --net description (repeatable)");
 }
 

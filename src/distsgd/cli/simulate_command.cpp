@@ -5,7 +5,9 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <functional>
 #include <iostream>
+#include <utility>
 
 #include "distsgd/core/error.hpp"
 #include "distsgd/core/json_file.hpp"
@@ -21,22 +23,37 @@ namespace {
 
 constexpr double kMB = 1e6;  // as --bucket-mb of distsgd train
 
-sim::Prediction predict(const SimulateCommand& c, const sim::ModelProfile& profile,
-                        const sim::ClusterDescription& cluster, int64_t workers) {
-  if (c.algorithm == "arsgd") {
-    return sim::predict_allreduce_sgd(profile, workers, cluster.allreduce_cost(),
-                                      {c.overlap == "wfbp", c.bucket_mb * kMB, c.first_bucket_mb * kMB});
-  }
-  if (c.algorithm == "asp") return sim::predict_asp(profile, workers, c.servers, cluster);
-  if (c.algorithm == "ssp") return sim::predict_ssp(profile, workers, c.servers, c.staleness, cluster);
-  if (c.algorithm == "easgd") return sim::predict_easgd(profile, workers, c.servers, c.tau, cluster);
-  if (c.algorithm == "aladdin") return sim::predict_aladdin(profile, workers, c.servers, c.pi, cluster);
-  if (c.algorithm == "gosgd") return sim::predict_gosgd(profile, workers, c.gossip_probability, cluster);
-  if (c.algorithm == "gossip") return sim::predict_gossip(profile, workers, cluster);
-  if (c.algorithm == "sgp") return sim::predict_sgp(profile, workers, c.sgp_overlap > 0, cluster);
-  if (c.algorithm == "adpsgd") return sim::predict_adpsgd(profile, workers, cluster);
-  return sim::predict_bsp(profile, workers, c.servers, cluster.alpha_seconds, cluster.worker_bytes_per_second,
-                          cluster.server_bytes_per_second, cluster.gamma_seconds_per_byte);
+using Predictor = std::function<sim::Prediction(const SimulateCommand&, const sim::ModelProfile&,
+                                                const sim::ClusterDescription&, int64_t workers)>;
+
+// Every algorithm the simulator predicts, by its name in `distsgd train --algo`.
+const std::vector<std::pair<std::string, Predictor>>& predictors() {
+  using C = const SimulateCommand&;
+  using P = const sim::ModelProfile&;
+  using L = const sim::ClusterDescription&;
+  static const std::vector<std::pair<std::string, Predictor>> all = {
+      {"arsgd",
+       [](C c, P p, L l, int64_t w) {
+         return sim::predict_allreduce_sgd(p, w, l.allreduce_cost(),
+                                           {c.overlap == "wfbp", c.bucket_mb * kMB, c.first_bucket_mb * kMB});
+       }},
+      {"bsp", [](C c, P p, L l, int64_t w) { return sim::predict_bsp(p, w, c.servers, l); }},
+      {"asp", [](C c, P p, L l, int64_t w) { return sim::predict_asp(p, w, c.servers, l); }},
+      {"ssp", [](C c, P p, L l, int64_t w) { return sim::predict_ssp(p, w, c.servers, c.staleness, l); }},
+      {"easgd", [](C c, P p, L l, int64_t w) { return sim::predict_easgd(p, w, c.servers, c.tau, l); }},
+      {"aladdin", [](C c, P p, L l, int64_t w) { return sim::predict_aladdin(p, w, c.servers, c.pi, l); }},
+      {"gosgd", [](C c, P p, L l, int64_t w) { return sim::predict_gosgd(p, w, c.gossip_probability, l); }},
+      {"gossip", [](C, P p, L l, int64_t w) { return sim::predict_gossip(p, w, l); }},
+      {"sgp", [](C c, P p, L l, int64_t w) { return sim::predict_sgp(p, w, c.sgp_overlap > 0, l); }},
+      {"adpsgd", [](C, P p, L l, int64_t w) { return sim::predict_adpsgd(p, w, l); }},
+  };
+  return all;
+}
+
+std::vector<std::string> predictor_names() {
+  std::vector<std::string> names;
+  for (const auto& entry : predictors()) names.push_back(entry.first);
+  return names;
 }
 
 }  // namespace
@@ -48,8 +65,7 @@ CLI::App* add_simulate_command(CLI::App& app, SimulateCommand& c) {
   cmd->add_option("--profile", c.profile, "profile JSON written by distsgd profile")->required();
   cmd->add_option("--cluster", c.cluster, "cluster JSON file, or a preset: " + join(sim::cluster_preset_names()))
       ->capture_default_str();
-  cmd->add_option("--algo", c.algorithm, "arsgd, bsp, asp, ssp, easgd, aladdin, gosgd, gossip, sgp or adpsgd")
-      ->capture_default_str();
+  cmd->add_option("--algo", c.algorithm, join_or(predictor_names()))->capture_default_str();
   cmd->add_option("--gossip-prob", c.gossip_probability, "gosgd: probability of a push per step")
       ->capture_default_str();
   cmd->add_option("--sgp-overlap", c.sgp_overlap, "sgp: 1 overlaps the push with the next step, 0 does not")
@@ -67,10 +83,10 @@ CLI::App* add_simulate_command(CLI::App& app, SimulateCommand& c) {
 }
 
 int run_simulate(const SimulateCommand& c) {
-  const std::vector<std::string> known = {"arsgd",   "bsp",   "asp",    "ssp", "easgd",
-                                          "aladdin", "gosgd", "gossip", "sgp", "adpsgd"};
-  require(std::find(known.begin(), known.end(), c.algorithm) != known.end(),
-          "--algo: the simulator predicts " + join(known) + " so far (got '" + c.algorithm + "')");
+  const auto predictor = std::find_if(predictors().begin(), predictors().end(),
+                                      [&](const auto& entry) { return entry.first == c.algorithm; });
+  require(predictor != predictors().end(),
+          "--algo: the simulator predicts " + join(predictor_names()) + " so far (got '" + c.algorithm + "')");
   require(c.gossip_probability >= 0 && c.gossip_probability <= 1, "--gossip-prob must be in [0, 1]");
   require(c.staleness >= 0 && c.tau >= 1 && c.pi >= 1,
           "--staleness must not be negative, --tau and --pi must be at least 1");
@@ -88,7 +104,7 @@ int run_simulate(const SimulateCommand& c) {
             << "); analytical\n"
             << "  workers  iteration_ms  samples/s  efficiency  exposed_comm_ms\n";
   for (const int64_t workers : c.workers) {
-    const auto p = predict(c, profile, cluster, workers);
+    const auto p = predictor->second(c, profile, cluster, workers);
     char line[128];
     std::snprintf(line, sizeof line, "  %7lld  %12.3f  %9.0f  %9.1f%%  %15.3f\n", static_cast<long long>(workers),
                   p.iteration_seconds * 1e3, p.samples_per_second, 100 * p.scaling_efficiency,

@@ -13,7 +13,6 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <sstream>
 
@@ -56,30 +55,25 @@ std::string results_line(const nlohmann::json& s) {
 // The network report goes beside the run's results: network.json, and summary.json's "network" (when the run got
 // far enough to write one).
 void write_network_report(const std::string& out, const nlohmann::json& report) {
-  namespace fs = std::filesystem;
-  if (!fs::is_directory(out)) return;
+  if (!std::filesystem::is_directory(out)) return;
   write_json_atomically(out + "/network.json", report);
-  const std::string summary_path = out + "/summary.json";
-  if (!fs::exists(summary_path)) return;
-  std::ifstream file(summary_path);
-  nlohmann::json summary = nlohmann::json::parse(file, nullptr, /*allow_exceptions=*/false);
-  if (summary.is_discarded()) return;
-  // The counters include start-up and the last evaluation; utilisation over the training time alone tells how busy
-  // the links were while the algorithm ran (the start-up traffic, rendezvous and one broadcast, is small).
-  nlohmann::json network = report;
-  const double training_seconds = summary.value("wall_seconds", 0.0);
-  for (auto& link : network["links"]) {
-    const double bytes_per_second = link["rate_bits_per_second"].get<double>() / 8;
-    for (const char* direction : {"sent", "received"}) {
-      link[std::string("training_utilisation_") + direction] =
-          bytes_per_second > 0 && training_seconds > 0
-              ? nlohmann::json(link[std::string("bytes_") + direction].get<double>() /
-                               (bytes_per_second * training_seconds))
-              : nlohmann::json(nullptr);
+  update_json_file(out + "/summary.json", [&](nlohmann::json& summary) {
+    // The counters include start-up and the last evaluation; utilisation over the training time alone tells how
+    // busy the links were while the algorithm ran (the start-up traffic, rendezvous and one broadcast, is small).
+    nlohmann::json network = report;
+    const double training_seconds = summary.value("wall_seconds", 0.0);
+    for (auto& link : network["links"]) {
+      const double bytes_per_second = link["rate_bits_per_second"].get<double>() / 8;
+      for (const char* direction : {"sent", "received"}) {
+        link[std::string("training_utilisation_") + direction] =
+            bytes_per_second > 0 && training_seconds > 0
+                ? nlohmann::json(link[std::string("bytes_") + direction].get<double>() /
+                                 (bytes_per_second * training_seconds))
+                : nlohmann::json(nullptr);
+      }
     }
-  }
-  summary["network"] = network;
-  write_json_atomically(summary_path, summary);
+    summary["network"] = network;
+  });
 }
 
 // Without an external launcher, `distsgd train --workers W --servers S` starts W+S copies of itself on this

@@ -87,18 +87,4 @@ ClusterPlan plan_cluster(const NetworkRequest& request, int64_t workers, int64_t
   return plan;
 }
 
-nlohmann::json ClusterPlan::to_json() const {
-  nlohmann::json hosts_json = nlohmann::json::array();
-  for (const auto& host : hosts) {
-    hosts_json.push_back({{"address", host.address},
-                          {"ranks", host.ranks},
-                          {"link", host.link.text},
-                          {"rate_bits_per_second", host.link.rate_bits_per_second},
-                          {"delay_seconds", host.link.impairment.delay_seconds},
-                          {"jitter_seconds", host.link.impairment.jitter_seconds},
-                          {"loss", host.link.impairment.loss}});
-  }
-  return {{"placement", name_of(placement)}, {"hosts", hosts_json}};
-}
-
 }  // namespace distsgd::cluster

@@ -4,8 +4,6 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "distsgd/cluster/link_spec.hpp"
 #include "distsgd/core/enum_names.hpp"
 
@@ -38,8 +36,6 @@ struct ClusterPlan {
   std::vector<int64_t> host_of_rank;
   Placement placement = Placement::kRoundRobin;
   int prefix_length = 16;  // of the hosts' subnet
-
-  nlohmann::json to_json() const;
 };
 
 // Throws Error (one line naming the flag) for bad input: unparsable links, --hosts above the number of ranks or

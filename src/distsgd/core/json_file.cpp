@@ -20,4 +20,14 @@ void write_json_atomically(const std::string& path, const nlohmann::json& value)
   std::filesystem::rename(tmp, path);
 }
 
+bool update_json_file(const std::string& path, const std::function<void(nlohmann::json&)>& update) {
+  std::ifstream file(path);
+  if (!file) return false;
+  nlohmann::json value = nlohmann::json::parse(file, nullptr, /*allow_exceptions=*/false);
+  if (value.is_discarded()) return false;
+  update(value);
+  write_json_atomically(path, value);
+  return true;
+}
+
 }  // namespace distsgd

@@ -2,10 +2,15 @@
 #pragma once
 #include <nlohmann/json_fwd.hpp>
 
+#include <functional>
 #include <string>
 
 namespace distsgd {
 
 void write_json_atomically(const std::string& path, const nlohmann::json& value);
+
+// Reads the JSON in `path`, lets `update` change it, and writes it back atomically. Does nothing, and returns false,
+// when the file is missing or not JSON (say, a run that ended before writing it).
+bool update_json_file(const std::string& path, const std::function<void(nlohmann::json&)>& update);
 
 }  // namespace distsgd

@@ -18,14 +18,10 @@ double server_messages_per_second(const ModelProfile& profile, int64_t servers, 
   return static_cast<double>(servers) * c.server_bytes_per_second / profile.gradient_bytes();
 }
 
-double transfer_seconds(const ModelProfile& profile, const ClusterDescription& c) {
-  return c.alpha_seconds + profile.gradient_bytes() / c.worker_bytes_per_second;
-}
-
 }  // namespace
 
 Prediction predict_asp(const ModelProfile& profile, int64_t workers, int64_t servers, const ClusterDescription& c) {
-  const double cycle = profile.forward_seconds() + profile.backward_seconds() + 2 * transfer_seconds(profile, c);
+  const double cycle = profile.forward_seconds() + profile.backward_seconds() + 2 * model_transfer_seconds(profile, c);
   const double rate = std::min(static_cast<double>(workers) / cycle, server_messages_per_second(profile, servers, c));
   return from_rate(profile, workers, rate);
 }
@@ -34,11 +30,10 @@ Prediction predict_ssp(const ModelProfile& profile, int64_t workers, int64_t ser
                        const ClusterDescription& c) {
   require(staleness >= 0, "SSP's staleness must not be negative");
   if (staleness == 0) {
-    return predict_bsp(profile, workers, servers, c.alpha_seconds, c.worker_bytes_per_second, c.server_bytes_per_second,
-                       c.gamma_seconds_per_byte);
+    return predict_bsp(profile, workers, servers, c);
   }
   const double pulls_per_iteration = 1.0 / static_cast<double>(staleness + 1);
-  const double cycle = compute_seconds(profile) + (1 + pulls_per_iteration) * transfer_seconds(profile, c);
+  const double cycle = compute_seconds(profile) + (1 + pulls_per_iteration) * model_transfer_seconds(profile, c);
   const double rate = std::min(static_cast<double>(workers) / cycle, server_messages_per_second(profile, servers, c));
   return from_rate(profile, workers, rate);
 }
@@ -46,7 +41,7 @@ Prediction predict_ssp(const ModelProfile& profile, int64_t workers, int64_t ser
 Prediction predict_easgd(const ModelProfile& profile, int64_t workers, int64_t servers, int64_t tau,
                          const ClusterDescription& c) {
   require(tau >= 1, "EASGD's tau must be at least 1");
-  const double cycle = compute_seconds(profile) + 2 * transfer_seconds(profile, c) / static_cast<double>(tau);
+  const double cycle = compute_seconds(profile) + 2 * model_transfer_seconds(profile, c) / static_cast<double>(tau);
   const double rate = std::min(static_cast<double>(workers) / cycle,
                                static_cast<double>(tau) * server_messages_per_second(profile, servers, c));
   return from_rate(profile, workers, rate);

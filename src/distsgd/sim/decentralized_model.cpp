@@ -5,13 +5,7 @@
 #include "distsgd/core/error.hpp"
 
 namespace distsgd::sim {
-namespace {
-
-double model_transfer_seconds(const ModelProfile& profile, const ClusterDescription& c) {
-  return c.alpha_seconds + profile.gradient_bytes() / c.worker_bytes_per_second;
-}
-
-}  // namespace
+namespace {}  // namespace
 
 Prediction predict_gosgd(const ModelProfile& profile, int64_t workers, double probability,
                          const ClusterDescription& c) {

@@ -11,6 +11,10 @@ double compute_seconds(const ModelProfile& profile) {
          profile.update_seconds_per_byte * profile.gradient_bytes();
 }
 
+double model_transfer_seconds(const ModelProfile& profile, const ClusterDescription& cluster) {
+  return cluster.alpha_seconds + profile.gradient_bytes() / cluster.worker_bytes_per_second;
+}
+
 Prediction prediction_from_iteration(const ModelProfile& profile, int64_t workers, double iteration_seconds) {
   require(workers >= 1, "a prediction needs at least one worker");
   Prediction p;

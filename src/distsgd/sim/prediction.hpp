@@ -2,6 +2,7 @@
 #pragma once
 #include <cstdint>
 
+#include "distsgd/sim/cluster_description.hpp"
 #include "distsgd/sim/model_profile.hpp"
 
 namespace distsgd::sim {
@@ -15,6 +16,9 @@ struct Prediction {
 
 // One worker alone: forward, backward and the update (the data is read ahead by the loader).
 double compute_seconds(const ModelProfile& profile);
+
+// The whole model (or gradient) over one worker's link: alpha + m / B_worker.
+double model_transfer_seconds(const ModelProfile& profile, const ClusterDescription& cluster);
 
 // From a worker's iteration time (never faster than reading its batch) to the prediction.
 Prediction prediction_from_iteration(const ModelProfile& profile, int64_t workers, double iteration_seconds);

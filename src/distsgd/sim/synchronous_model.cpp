@@ -51,14 +51,15 @@ Prediction predict_allreduce_sgd(const ModelProfile& profile, int64_t workers, c
                                    forward + backward + wfbp_exposed_communication_seconds(buckets) + update);
 }
 
-Prediction predict_bsp(const ModelProfile& profile, int64_t workers, int64_t servers, double alpha,
-                       double worker_bytes_per_second, double server_bytes_per_second, double gamma) {
+Prediction predict_bsp(const ModelProfile& profile, int64_t workers, int64_t servers,
+                       const ClusterDescription& cluster) {
   require(servers >= 1, "BSP needs at least one server");
   const double m = profile.gradient_bytes();
   const double shard = m / static_cast<double>(servers);
-  const double push = ps_push_seconds(alpha, workers, servers, m, worker_bytes_per_second, server_bytes_per_second);
+  const double push = ps_push_seconds(cluster.alpha_seconds, workers, servers, m, cluster.worker_bytes_per_second,
+                                      cluster.server_bytes_per_second);
   const double pull = push;  // symmetric: each server sends P*m/S, each worker receives m
-  const double aggregate = static_cast<double>(workers) * shard * gamma;
+  const double aggregate = static_cast<double>(workers) * shard * cluster.gamma_seconds_per_byte;
   const double update = profile.update_seconds_per_byte * shard;  // each shard updates its part, in parallel
   return prediction_from_iteration(
       profile, workers, profile.forward_seconds() + profile.backward_seconds() + push + aggregate + update + pull);

@@ -4,6 +4,7 @@
 #pragma once
 #include <cstdint>
 
+#include "distsgd/sim/cluster_description.hpp"
 #include "distsgd/sim/collective_costs.hpp"
 #include "distsgd/sim/model_profile.hpp"
 #include "distsgd/sim/prediction.hpp"
@@ -23,8 +24,8 @@ Prediction predict_allreduce_sgd(const ModelProfile& profile, int64_t workers, c
                                  const AllreduceSettings& settings);
 
 // BSP: every worker pushes m/S to each of S shards (incast P*m/S at each), the shards aggregate P*(m/S)*gamma and
-// update, the workers pull m/S from each. Links in bytes per second.
-Prediction predict_bsp(const ModelProfile& profile, int64_t workers, int64_t servers, double alpha,
-                       double worker_bytes_per_second, double server_bytes_per_second, double gamma);
+// update, the workers pull m/S from each.
+Prediction predict_bsp(const ModelProfile& profile, int64_t workers, int64_t servers,
+                       const ClusterDescription& cluster);
 
 }  // namespace distsgd::sim

@@ -66,7 +66,6 @@ MeasuredProfile measure_profile(const TrainConfig& config, int64_t repeats, int6
       return grad;
     }));
   }
-  std::vector<double> share(n);  // of its block's forward time, by parameter count
   std::vector<Sample> samples;
   int64_t offset = 0;
   for (int64_t k = 0; k < warmup + repeats; ++k) {
