@@ -59,6 +59,14 @@ ClusterDescription cluster_from_json(const nlohmann::json& json, const std::stri
                                   : c.worker_bytes_per_second;
   c.alpha_seconds = positive_field(json, source, "alpha_seconds", false);
   c.gamma_seconds_per_byte = positive_field(json, source, "gamma_seconds_per_byte", false);
+  if (json.contains("workers_per_node")) {
+    const auto& w = json["workers_per_node"];
+    require(w.is_number_integer() && w.get<int64_t>() >= 1,
+            source + ": workers_per_node: expected a positive integer, got " + w.dump());
+    c.workers_per_node = w.get<int64_t>();
+  }
+  c.intra_node_bytes_per_second = positive_field(json, source, "intra_node_bytes_per_second", false);
+  c.intra_node_alpha_seconds = positive_field(json, source, "intra_node_alpha_seconds", false);
   return c;
 }
 
@@ -80,7 +88,10 @@ nlohmann::json to_json(const ClusterDescription& c) {
           {"worker_bytes_per_second", c.worker_bytes_per_second},
           {"server_bytes_per_second", c.server_bytes_per_second},
           {"alpha_seconds", c.alpha_seconds},
-          {"gamma_seconds_per_byte", c.gamma_seconds_per_byte}};
+          {"gamma_seconds_per_byte", c.gamma_seconds_per_byte},
+          {"workers_per_node", c.workers_per_node},
+          {"intra_node_bytes_per_second", c.intra_node_bytes_per_second},
+          {"intra_node_alpha_seconds", c.intra_node_alpha_seconds}};
 }
 
 }  // namespace distsgd::sim
