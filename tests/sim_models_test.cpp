@@ -104,6 +104,55 @@ TEST(SynchronousModel, WaitFreeBackpropOverBuckets) {
   EXPECT_DOUBLE_EQ(bucketed.iteration_seconds, each.iteration_seconds);
 }
 
+// Tensors a (4 MB; forward 1 ms, backward 2 ms) and b (2 MB; 2 ms, 4 ms), P = 2, alpha 1 ms, 1 GB/s: a reduce-scatter
+// or allgather of m takes 1 ms + m/2 / 1 GB/s, so 3 ms for a and 2 ms for b.
+// Backward b 0-4, a 4-6; reduce-scatters b 4-6, a 6-9: 3 ms exposed. Update 0.6 ms / 2. Next forward: gathers a 0-3,
+// b 3-5; forward a 3-4, b waits for its gather: 5-7, 4 ms beyond the forward's 3. 3 + 4 + 6 + 3 + 0.3 = 16.3 ms.
+TEST(SynchronousModel, MultistepOnAHandWorkedExample) {
+  auto json = three_tensor_json();
+  json["tensors"].erase(2);
+  const auto profile = model_profile_from_json(json, "p.json");
+  const LinkCost cost{1e-3, 1e-9, 0};
+  const auto multistep = predict_allreduce_sgd(profile, 2, cost, allreduce_settings("multistep", 0, 0));
+  EXPECT_NEAR(multistep.iteration_seconds, 16.3e-3, 1e-12);
+  // Without overlap: 9 ms of compute, a ring allreduce of 6 MB (2 ms + 6 ms), the whole update: 17.6 ms.
+  EXPECT_NEAR(predict_allreduce_sgd(profile, 2, cost, allreduce_settings("none", 0, 0)).iteration_seconds, 17.6e-3,
+              1e-12);
+  // One worker: nothing to exchange, the whole update.
+  EXPECT_NEAR(predict_allreduce_sgd(profile, 1, cost, allreduce_settings("multistep", 0, 0)).iteration_seconds, 9.6e-3,
+              1e-12);
+}
+
+// MG-WFBP over the profile's tensors is the DAG model over the groups it merges; a large alpha merges them all.
+TEST(SynchronousModel, MgwfbpMergesTensorsWhenAlphaDominates) {
+  const auto profile = model_profile_from_json(three_tensor_json(), "p.json");
+  const double compute = 0.018 + 1e-10 * 7e6;
+  const LinkCost latency_bound{0.1, 1e-12, 0};
+  const auto merged = predict_allreduce_sgd(profile, 4, latency_bound, allreduce_settings("mgwfbp", 25e6, 1e6));
+  // One message of 7 MB after the backward pass: as without overlap.
+  EXPECT_DOUBLE_EQ(merged.iteration_seconds, compute + ring_allreduce_seconds(latency_bound, 4, 7e6));
+  const auto per_tensor = predict_allreduce_sgd(profile, 4, latency_bound, allreduce_settings("wfbp", 0, 0));
+  EXPECT_LT(merged.iteration_seconds, per_tensor.iteration_seconds);
+  // Bandwidth-bound and backward-heavy: each tensor's message is done before the next gradient is ready, so MG-WFBP
+  // keeps them apart, as wait-free backprop per tensor does.
+  const LinkCost fast{1e-6, 1e-12, 0};
+  EXPECT_DOUBLE_EQ(predict_allreduce_sgd(profile, 4, fast, allreduce_settings("mgwfbp", 0, 0)).iteration_seconds,
+                   predict_allreduce_sgd(profile, 4, fast, allreduce_settings("wfbp", 0, 0)).iteration_seconds);
+}
+
+TEST(SynchronousModel, OverlapNamesAndBadOnes) {
+  EXPECT_EQ(allreduce_overlap_names(), (std::vector<std::string>{"none", "wfbp", "mgwfbp", "multistep"}));
+  EXPECT_FALSE(allreduce_settings("none", 1, 1).wait_free);
+  EXPECT_EQ(allreduce_settings("mgwfbp", 1, 1).schedule, AllreduceSchedule::kMgwfbp);
+  EXPECT_DOUBLE_EQ(allreduce_settings("multistep", 5, 2).bucket_bytes, 5);
+  try {
+    allreduce_settings("bucketed", 1, 1);
+    ADD_FAILURE() << "an unknown overlap was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), "--overlap must be none, wfbp, mgwfbp or multistep (got 'bucketed')");
+  }
+}
+
 // PS incast: with one server every iteration moves P*m through its NIC twice (push and pull).
 TEST(SynchronousModel, BspOnOneServerPaysTheIncastBothWays) {
   const auto profile = model_profile_from_json(three_tensor_json(), "p.json");

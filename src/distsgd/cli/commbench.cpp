@@ -1,5 +1,6 @@
 #include "distsgd/cli/commbench.hpp"
 
+#include "distsgd/cli/commbench_cluster.hpp"
 #include "distsgd/cli/emulated_launch.hpp"
 #include "distsgd/comm/communicator.hpp"
 #include "distsgd/comm/process_env.hpp"
@@ -17,7 +18,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 
 namespace distsgd::cli {
@@ -210,6 +210,24 @@ void fit(PrimitiveResult& p) {
   p.fit = fit_relative_least_squares(x, y);
 }
 
+// The fits as a cluster description (distsgd simulate --cluster), with the hosts the processes ran on.
+void write_cluster(const CommbenchConfig& c, const std::vector<PrimitiveResult>& results) {
+  CommbenchFits fits;
+  fits.processes = c.processes;
+  for (const auto& primitive : results) {
+    if (primitive.name == "allreduce") fits.allreduce = primitive.fit;
+    if (primitive.name == "send_recv") fits.send_recv = primitive.fit;
+    if (primitive.name == "incast") fits.incast = primitive.fit;
+  }
+  const auto layout = cluster::network_requested(c.network)
+                          ? emulated_layout(cluster::plan_cluster(c.network, c.processes, 0), c.network.net)
+                          : loopback_layout();
+  const auto cluster = cluster_from_commbench(fits, layout);
+  write_json_atomically(c.cluster_out, sim::to_json(cluster));
+  std::cout << "cluster for distsgd simulate --cluster " << c.cluster_out << ": " << sim::describe_links(cluster)
+            << std::endl;
+}
+
 int run_rank(const CommbenchConfig& c, const comm::ProcessEnv& env) {
   require(env.world_size == c.processes, "the launcher started " + std::to_string(env.world_size) +
                                              " processes but --processes is " + std::to_string(c.processes));
@@ -240,10 +258,9 @@ int run_rank(const CommbenchConfig& c, const comm::ProcessEnv& env) {
     nlohmann::json report = {{"processes", c.processes},
                              {"fit", "t(m) = alpha + beta*m, least squares on relative error, fitted to min_seconds"}};
     for (const auto& primitive : results) report[primitive.name] = to_json(primitive);
-    std::ofstream file(c.out);
-    file << report.dump(2) << '\n';
-    require(static_cast<bool>(file), "cannot write " + c.out);
+    write_json_atomically(c.out, report);
   }
+  if (leader && !c.cluster_out.empty()) write_cluster(c, results);
   comm.barrier_world();  // nobody tears down its connections while a peer still uses them
   return 0;
 }
@@ -260,9 +277,11 @@ void validate(const CommbenchConfig& c) {
                                                       " leave fewer than two message sizes to fit a line to");
   require(c.repeats >= 1, "--repeats must be at least 1 (got " + std::to_string(c.repeats) + ")");
   require(c.timeout > 0, "--timeout must be positive");
-  if (!c.out.empty()) {
-    const auto dir = std::filesystem::path(c.out).parent_path();
-    require(dir.empty() || std::filesystem::is_directory(dir), "--out " + c.out + ": no directory " + dir.string());
+  for (const auto& [flag, path] : {std::pair{"--out", c.out}, std::pair{"--cluster-out", c.cluster_out}}) {
+    if (path.empty()) continue;
+    const auto dir = std::filesystem::path(path).parent_path();
+    require(dir.empty() || std::filesystem::is_directory(dir),
+            std::string(flag) + " " + path + ": no directory " + dir.string());
   }
 }
 

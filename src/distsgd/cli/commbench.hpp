@@ -21,6 +21,8 @@ struct CommbenchConfig {
   // The emulated cluster to measure over (as `distsgd train --net`); empty net: this host's loopback.
   cluster::NetworkRequest network;
   std::string out;  // JSON file written by rank 0 (none when empty)
+  // Cluster JSON for `distsgd simulate --cluster` fitted from this run (commbench_cluster.hpp); none when empty.
+  std::string cluster_out;
 };
 
 // Throws distsgd::Error naming the first bad flag.

@@ -1,9 +1,12 @@
 // distsgd: the command-line program. `distsgd train ...` runs a training job; see `distsgd train --help`.
 // `distsgd commbench ...` measures the communication primitives; see `distsgd commbench --help`.
+#include "distsgd/cli/advise_command.hpp"
 #include "distsgd/cli/commbench.hpp"
 #include "distsgd/cli/profile_command.hpp"
 #include "distsgd/cli/simulate_command.hpp"
+#include "distsgd/cli/study_command.hpp"
 #include "distsgd/cli/train_command.hpp"
+#include "distsgd/cli/validate_command.hpp"
 #include "distsgd/core/error.hpp"
 
 #include <c10/util/Exception.h>
@@ -25,6 +28,8 @@ void add_commbench_options(CLI::App& cmd, distsgd::cli::CommbenchConfig& c) {
   cmd.add_flag("!--no-send-recv", c.send_recv, "skip the rank 0 <-> rank 1 send/recv ping-pong");
   cmd.add_flag("--incast", c.incast, "also time ranks 1..P-1 sending to rank 0 at once (a parameter server's push)");
   cmd.add_option("--out", c.out, "JSON file for the sizes, min and median times and the fits (written by rank 0)");
+  cmd.add_option("--cluster-out", c.cluster_out,
+                 "cluster JSON fitted from this run, for distsgd simulate --cluster (written by rank 0)");
   // The emulated cluster, as `distsgd train` takes it (see `distsgd train --help`).
   cmd.add_option("--net", c.network.net,
                  "measure over an emulated cluster whose links are these (e.g. 1gbit,delay=0.2ms)");
@@ -62,6 +67,12 @@ int main(int argc, char** argv) {
     auto* profile = distsgd::cli::add_profile_command(app, profile_command);
     distsgd::cli::SimulateCommand simulate_command;
     auto* simulate = distsgd::cli::add_simulate_command(app, simulate_command);
+    distsgd::cli::StudyCommand study_command;
+    auto* study = distsgd::cli::add_study_command(app, study_command);
+    distsgd::cli::ValidateCommand validate_command;
+    auto* validate = distsgd::cli::add_validate_command(app, validate_command);
+    distsgd::cli::AdviseCommand advise_command;
+    auto* advise = distsgd::cli::add_advise_command(app, advise_command);
 
     try {
       app.parse(argc, argv);
@@ -72,6 +83,9 @@ int main(int argc, char** argv) {
     if (commbench->parsed()) return distsgd::cli::run_commbench(commbench_config, argc, argv);
     if (profile->parsed()) return distsgd::cli::run_profile(profile_command);
     if (simulate->parsed()) return distsgd::cli::run_simulate(simulate_command);
+    if (study->parsed()) return distsgd::cli::run_study(study_command);
+    if (validate->parsed()) return distsgd::cli::run_validate(validate_command);
+    if (advise->parsed()) return distsgd::cli::run_advise(advise_command);
     return 0;
   } catch (const distsgd::Error& e) {
     return report(e.what());

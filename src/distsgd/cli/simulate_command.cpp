@@ -34,8 +34,8 @@ const std::vector<std::pair<std::string, Predictor>>& predictors() {
   static const std::vector<std::pair<std::string, Predictor>> all = {
       {"arsgd",
        [](C c, P p, L l, int64_t w) {
-         return sim::predict_allreduce_sgd(p, w, l.allreduce_cost(),
-                                           {c.overlap == "wfbp", c.bucket_mb * kMB, c.first_bucket_mb * kMB});
+         return sim::predict_allreduce_sgd(
+             p, w, l, sim::allreduce_settings(c.overlap, c.bucket_mb * kMB, c.first_bucket_mb * kMB));
        }},
       {"bsp", [](C c, P p, L l, int64_t w) { return sim::predict_bsp(p, w, c.servers, l); }},
       {"asp", [](C c, P p, L l, int64_t w) { return sim::predict_asp(p, w, c.servers, l); }},
@@ -70,7 +70,17 @@ CLI::App* add_simulate_command(CLI::App& app, SimulateCommand& c) {
       ->capture_default_str();
   cmd->add_option("--sgp-overlap", c.sgp_overlap, "sgp: 1 overlaps the push with the next step, 0 does not")
       ->capture_default_str();
-  cmd->add_option("--overlap", c.overlap, "arsgd: none or wfbp (bucketed, as distsgd train)")->capture_default_str();
+  cmd->add_option("--overlap", c.overlap,
+                  "arsgd: none, wfbp (bucketed, as distsgd train), mgwfbp (MG-WFBP's merged layers) or multistep (as "
+                  "distsgd train)")
+      ->capture_default_str();
+  cmd->add_flag_callback(
+      "--list-clusters",
+      [] {
+        std::cout << sim::describe_cluster_presets();
+        throw CLI::Success();  // like --help: nothing else runs, and --profile is not needed
+      },
+      "print the cluster presets with their links and sources, and exit");
   cmd->add_option("--bucket-mb", c.bucket_mb, "arsgd wfbp: bucket size, MB")->capture_default_str();
   cmd->add_option("--first-bucket-mb", c.first_bucket_mb, "arsgd wfbp: first bucket size, MB")->capture_default_str();
   cmd->add_option("--servers", c.servers, "parameter-server shards")->capture_default_str();
@@ -90,7 +100,7 @@ int run_simulate(const SimulateCommand& c) {
   require(c.gossip_probability >= 0 && c.gossip_probability <= 1, "--gossip-prob must be in [0, 1]");
   require(c.staleness >= 0 && c.tau >= 1 && c.pi >= 1,
           "--staleness must not be negative, --tau and --pi must be at least 1");
-  require(c.overlap == "none" || c.overlap == "wfbp", "--overlap must be none or wfbp (got '" + c.overlap + "')");
+  sim::allreduce_settings(c.overlap, 0, 0);  // throws for an unknown --overlap
   require(c.servers >= 1, "--servers must be at least 1");
   require(c.bucket_mb >= 0 && c.first_bucket_mb >= 0, "--bucket-mb and --first-bucket-mb must not be negative");
   require(!c.workers.empty(), "--workers: give at least one worker count");

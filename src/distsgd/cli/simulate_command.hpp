@@ -16,7 +16,7 @@ struct SimulateCommand {
   std::string profile;
   std::string cluster = "10gbe";
   std::string algorithm = "arsgd";
-  std::string overlap = "wfbp";  // arsgd: none or wfbp
+  std::string overlap = "wfbp";  // arsgd: none, wfbp, mgwfbp or multistep
   double bucket_mb = 25;
   double first_bucket_mb = 1;
   int64_t servers = 1;  // parameter-server algorithms

@@ -18,11 +18,21 @@ double server_messages_per_second(const ModelProfile& profile, int64_t servers, 
   return static_cast<double>(servers) * c.server_bytes_per_second / profile.gradient_bytes();
 }
 
+// Iterations per second (all workers) the nodes' links carry when each iteration sends `messages` of m bytes up
+// each worker's node link: the workers of the fullest node share its link (IPDPS 2021: containers on a host share
+// its NIC), so each gets worker_share_bytes_per_second. Pushes go up, pulls come down: full duplex, one cap.
+double node_link_iterations_per_second(const ModelProfile& profile, int64_t workers, double messages,
+                                       const ClusterDescription& c) {
+  return static_cast<double>(workers) * c.worker_share_bytes_per_second(workers) /
+         (messages * profile.gradient_bytes());
+}
+
 }  // namespace
 
 Prediction predict_asp(const ModelProfile& profile, int64_t workers, int64_t servers, const ClusterDescription& c) {
   const double cycle = profile.forward_seconds() + profile.backward_seconds() + 2 * model_transfer_seconds(profile, c);
-  const double rate = std::min(static_cast<double>(workers) / cycle, server_messages_per_second(profile, servers, c));
+  const double rate = std::min({static_cast<double>(workers) / cycle, server_messages_per_second(profile, servers, c),
+                                node_link_iterations_per_second(profile, workers, 1, c)});
   return from_rate(profile, workers, rate);
 }
 
@@ -34,7 +44,8 @@ Prediction predict_ssp(const ModelProfile& profile, int64_t workers, int64_t ser
   }
   const double pulls_per_iteration = 1.0 / static_cast<double>(staleness + 1);
   const double cycle = compute_seconds(profile) + (1 + pulls_per_iteration) * model_transfer_seconds(profile, c);
-  const double rate = std::min(static_cast<double>(workers) / cycle, server_messages_per_second(profile, servers, c));
+  const double rate = std::min({static_cast<double>(workers) / cycle, server_messages_per_second(profile, servers, c),
+                                node_link_iterations_per_second(profile, workers, 1, c)});
   return from_rate(profile, workers, rate);
 }
 
@@ -42,15 +53,16 @@ Prediction predict_easgd(const ModelProfile& profile, int64_t workers, int64_t s
                          const ClusterDescription& c) {
   require(tau >= 1, "EASGD's tau must be at least 1");
   const double cycle = compute_seconds(profile) + 2 * model_transfer_seconds(profile, c) / static_cast<double>(tau);
-  const double rate = std::min(static_cast<double>(workers) / cycle,
-                               static_cast<double>(tau) * server_messages_per_second(profile, servers, c));
+  const double rate = std::min({static_cast<double>(workers) / cycle,
+                                static_cast<double>(tau) * server_messages_per_second(profile, servers, c),
+                                node_link_iterations_per_second(profile, workers, 1.0 / static_cast<double>(tau), c)});
   return from_rate(profile, workers, rate);
 }
 
 Prediction predict_aladdin(const ModelProfile& profile, int64_t workers, int64_t servers, int64_t pi,
                            const ClusterDescription& c) {
   require(pi >= 1, "ALADDIN's pi must be at least 1");
-  const double own_uplink = profile.gradient_bytes() / c.worker_bytes_per_second;
+  const double own_uplink = profile.gradient_bytes() / c.worker_share_bytes_per_second(workers);
   const double cycle = std::max(compute_seconds(profile), own_uplink);
   const double rate = std::min(static_cast<double>(workers) / cycle, server_messages_per_second(profile, servers, c));
   return from_rate(profile, workers, rate);

@@ -1,6 +1,6 @@
 // Analytical predictions for the parameter-server algorithms without a barrier (spec/simulator.md, "Per-algorithm
-// models"): each worker runs its own cycle, and the servers' links cap the total rate of gradients. Homogeneous
-// workers, steady state.
+// models"): each worker runs its own cycle, and the servers' links cap the total rate of gradients, as do the
+// nodes' links, each shared by its node's workers. Homogeneous workers, steady state.
 #pragma once
 #include <cstdint>
 

@@ -54,4 +54,15 @@ double wfbp_iteration_seconds(const IterationInputs& in) {
   return s.forward + s.backward + wfbp_exposed_communication_seconds(in.layers) + in.update;
 }
 
+double gathered_forward_exposed_seconds(const std::vector<LayerTimes>& layers) {
+  require(!layers.empty(), "the DAG model needs at least one layer");
+  double gather_end = layers[0].comm;
+  double forward_start = gather_end;
+  for (std::size_t l = 1; l < layers.size(); ++l) {
+    gather_end += layers[l].comm;
+    forward_start = std::max(forward_start + layers[l - 1].forward, gather_end);
+  }
+  return forward_start + layers.back().forward - sums(layers).forward;
+}
+
 }  // namespace distsgd::sim

@@ -28,4 +28,11 @@ double wfbp_exposed_communication_seconds(const std::vector<LayerTimes>& layers)
 // t_f + t_b + t_c_no + t_u (I/O prefetched and hidden).
 double wfbp_iteration_seconds(const IterationInputs& in);
 
+// Lee et al.'s multistep, forward side (the mirror of wait-free backprop): every layer's parameter gather is queued
+// on the channel when the forward pass may start, input layer first, and layer l's forward waits for its own
+// gather only. Here `comm` is the gather. With gather end times g(1) = t_c(1), g(l) = g(l-1) + t_c(l) and forward
+// start times phi(1) = g(1), phi(l) = max(phi(l-1) + t_f(l-1), g(l)), returns phi(L) + t_f(L) - t_f: how much
+// longer the forward pass takes than its compute.
+double gathered_forward_exposed_seconds(const std::vector<LayerTimes>& layers);
+
 }  // namespace distsgd::sim

@@ -1,8 +1,10 @@
 // Analytical predictions (spec/simulator.md, "Two fidelities" 1 and "Per-algorithm models") for the synchronous
-// algorithms, from a model profile: AR-SGD without overlap and with wait-free backprop over gradient buckets, and
-// BSP over S parameter-server shards.
+// algorithms, from a model profile: AR-SGD without overlap, with wait-free backprop over gradient buckets or over
+// MG-WFBP's merged groups, and multistep; BSP over S parameter-server shards.
 #pragma once
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "distsgd/sim/cluster_description.hpp"
 #include "distsgd/sim/collective_costs.hpp"
@@ -11,20 +13,45 @@
 
 namespace distsgd::sim {
 
-// Gradient buckets as AR-SGD forms them: filled in backward order (last tensor first), the first up to
-// `first_bucket_bytes`, the others up to `bucket_bytes`; a tensor larger than a bucket is a bucket of its own.
-// Each bucket is reduced when its last gradient is ready. bucket_bytes <= 0: one bucket per tensor.
+// How AR-SGD overlaps communication with compute (distsgd train --overlap, and the spec's "The DAG model"):
+//   buckets: wait-free backprop over gradient buckets as AR-SGD forms them: filled in backward order (last tensor
+//     first), the first up to `first_bucket_bytes`, the others up to `bucket_bytes`; a tensor larger than a bucket
+//     is a bucket of its own. Each bucket is reduced when its last gradient is ready. bucket_bytes <= 0: one bucket
+//     per tensor.
+//   mgwfbp: wait-free backprop over the groups of tensors MG-WFBP's greedy merge picks (merged_gradients.hpp); the
+//     bucket sizes are ignored.
+//   multistep (Lee et al., MLHPC 2018; algo/allreduce/multistep_allreduce.cpp): over the same buckets, each bucket
+//     reduce-scattered (an alltoall of 1/P slices and a local sum) as its gradients are ready, hidden under backward
+//     by the wait-free recurrence; each worker updates its 1/P slice (update cost / P); the slices are allgathered,
+//     input-side bucket first, hidden under the next forward by the mirror recurrence (a bucket's forward waits for
+//     its own gather only).
+enum class AllreduceSchedule { kBuckets, kMgwfbp, kMultistep };
+
 struct AllreduceSettings {
   bool wait_free = true;  // false: one allreduce of the whole gradient after the backward pass (--overlap none)
   double bucket_bytes = 25e6;
   double first_bucket_bytes = 1e6;
+  AllreduceSchedule schedule = AllreduceSchedule::kBuckets;  // with wait_free
 };
 
+// The settings for `distsgd simulate --overlap` none, wfbp, mgwfbp or multistep; throws Error naming the flag.
+AllreduceSettings allreduce_settings(const std::string& overlap, double bucket_bytes, double first_bucket_bytes);
+std::vector<std::string> allreduce_overlap_names();
+
+// `ring` is the per-step cost of the ring allreduce (and allgather); `alltoall` that of the multistep
+// reduce-scatter's alltoall.
+Prediction predict_allreduce_sgd(const ModelProfile& profile, int64_t workers, const LinkCost& ring,
+                                 const LinkCost& alltoall, const AllreduceSettings& settings);
+// With one link cost for every collective.
 Prediction predict_allreduce_sgd(const ModelProfile& profile, int64_t workers, const LinkCost& allreduce,
+                                 const AllreduceSettings& settings);
+// With the cluster's costs for `workers` (its topology, or its measured allreduce fit).
+Prediction predict_allreduce_sgd(const ModelProfile& profile, int64_t workers, const ClusterDescription& cluster,
                                  const AllreduceSettings& settings);
 
 // BSP: every worker pushes m/S to each of S shards (incast P*m/S at each), the shards aggregate P*(m/S)*gamma and
-// update, the workers pull m/S from each.
+// update, the workers pull m/S from each. The workers of one node push (and pull) at once, so each gets its share
+// of the node's link.
 Prediction predict_bsp(const ModelProfile& profile, int64_t workers, int64_t servers,
                        const ClusterDescription& cluster);
 

@@ -1,0 +1,313 @@
+#include "distsgd/cli/advise_command.hpp"
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <sstream>
+
+#include "distsgd/cli/algorithm_recipes.hpp"
+#include "distsgd/cli/forwarded_flags.hpp"
+#include "distsgd/cli/resumable_step.hpp"
+#include "distsgd/cli/run_directory.hpp"
+#include "distsgd/cli/self_command.hpp"
+#include "distsgd/cli/train_command.hpp"
+#include "distsgd/core/error.hpp"
+#include "distsgd/core/json_file.hpp"
+#include "distsgd/core/log.hpp"
+#include "distsgd/core/text.hpp"
+#include "distsgd/sim/cluster_description.hpp"
+#include "distsgd/sim/model_profile.hpp"
+#include "distsgd/train/options.hpp"
+
+namespace distsgd::cli {
+
+SamplesToTarget samples_to_target(const std::vector<nlohmann::json>& evaluations, double target) {
+  SamplesToTarget result;
+  double previous_samples = 0, previous_accuracy = 0;
+  bool first = true;
+  for (const auto& e : evaluations) {
+    const double accuracy = e.value("test_accuracy", 0.0);
+    const double samples = e.value("samples", 0.0);
+    result.best_accuracy = std::max(result.best_accuracy, accuracy);
+    result.samples_evaluated = samples;
+    if (!result.samples && accuracy >= target) {
+      if (first) {
+        result.samples = samples;
+        result.upper_bound = true;
+      } else {
+        result.samples = previous_samples +
+                         (target - previous_accuracy) / (accuracy - previous_accuracy) * (samples - previous_samples);
+      }
+    }
+    previous_samples = samples;
+    previous_accuracy = accuracy;
+    first = false;
+  }
+  return result;
+}
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// The assumptions behind the ranking, written into advice.json (the README says more).
+const char* kAssumptions =
+    "time to target = samples to reach the target accuracy, measured in short runs at small scale on this host, / "
+    "throughput predicted at the requested workers on the cluster. Assumes the samples needed carry over from the "
+    "small runs to N workers (they do not where asynchronous staleness grows with N, or where the global batch of "
+    "synchronous algorithms grows past what the learning rate suits), that the profile's device is the cluster's, "
+    "and that the recipes (bench/README.md) suit the model.";
+
+struct Candidate {
+  AlgorithmRecipe recipe;
+  double samples_per_second = 0;
+  std::string prediction_file;
+  std::string run_dir;
+  std::optional<SamplesToTarget> convergence;  // none: no finished run
+  std::string note;
+  double time_to_target() const { return *convergence->samples / samples_per_second; }
+  bool reached() const { return convergence && convergence->samples.has_value() && samples_per_second > 0; }
+};
+
+std::string convergence_dir(const AdviseCommand& c, const AlgorithmRecipe& recipe) {
+  return c.dir + "/convergence/" + recipe.algorithm + (recipe.uses_servers ? "-s" + std::to_string(c.servers) : "") +
+         "-w" + std::to_string(c.convergence_workers);
+}
+
+double predicted_throughput(const AdviseCommand& c, const AlgorithmRecipe& recipe, bool fidelity_flag,
+                            std::string& file) {
+  std::vector<std::string> args = {"simulate", "--profile", c.profile, "--cluster", c.cluster};
+  const auto algorithm = simulate_flags_of(recipe, c.servers);
+  args.insert(args.end(), algorithm.begin(), algorithm.end());
+  args.insert(args.end(), {"--workers", std::to_string(c.workers)});
+  if (fidelity_flag) args.insert(args.end(), {"--fidelity", c.fidelity});
+  file = c.dir + "/predictions/" + recipe.algorithm + ".json";
+  args.insert(args.end(), {"--out", file});
+  const std::string log = c.dir + "/predictions/" + recipe.algorithm + ".log";
+  std::error_code ignored;
+  fs::remove(log, ignored);
+  require(run_self(args, log) == 0, "simulating " + recipe.algorithm + " failed: " + error_line_of(log));
+  const auto json = read_json_file(file);
+  require(json && json->contains("predictions") && !(*json)["predictions"].empty(),
+          file + ": predictions[0].samples_per_second: missing");
+  return (*json)["predictions"][0].at("samples_per_second").get<double>();
+}
+
+// The convergence run of one algorithm: trained when asked (and not already done), then read if it finished and
+// matches the profile's model and batch size.
+void find_convergence(const AdviseCommand& c, const sim::ModelProfile& profile, Candidate& k) {
+  k.run_dir = convergence_dir(c, k.recipe);
+  if (c.measure_convergence) {
+    std::vector<std::string> args = {"train"};
+    const auto algorithm = train_flags_of(k.recipe, c.servers);
+    args.insert(args.end(), algorithm.begin(), algorithm.end());
+    auto model = given_flags(*c.command, kModelAndDataFlags);
+    if (std::find(model.begin(), model.end(), "--model") == model.end()) {
+      model.insert(model.begin(), {"--model", profile.model});
+    }
+    args.insert(args.end(), model.begin(), model.end());
+    const auto train_only = given_flags(*c.command, kTrainOnlyDataFlags);
+    args.insert(args.end(), train_only.begin(), train_only.end());
+    args.insert(args.end(), {"--workers", std::to_string(c.convergence_workers), "--batch-size",
+                             std::to_string(profile.batch_size), "--epochs", std::to_string(c.convergence_epochs),
+                             "--no-checkpoint", "--progress-seconds", "1000000", "--out", k.run_dir, "--overwrite"});
+    const ResumableStep step(k.run_dir + ".step.json", k.run_dir + ".log");
+    log::info("advise: " + k.recipe.algorithm + ": convergence run in " + k.run_dir);
+    if (step.run(args, finished_summary(k.run_dir).has_value(), "the convergence run of " + k.recipe.algorithm)) {
+      log::info("advise: " + k.recipe.algorithm + ": done");
+    }
+  }
+  const auto summary = finished_summary(k.run_dir);
+  if (!summary) return;
+  if (summary->value("model", std::string()) != profile.model) {
+    k.note = "convergence run ignored: it trained " + summary->value("model", std::string("?")) +
+             ", the profile is of " + profile.model;
+    return;
+  }
+  if ((*summary)["batch_size"].get<int64_t>() != profile.batch_size) {
+    k.note = "convergence run ignored: batch " + (*summary)["batch_size"].dump() + " per worker, the profile's is " +
+             std::to_string(profile.batch_size);
+    return;
+  }
+  k.convergence = samples_to_target(evaluation_records(k.run_dir), c.target_accuracy);
+}
+
+std::string grouped(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.0f", value);
+  return text;
+}
+
+std::string duration(double seconds) {
+  char text[32];
+  if (seconds < 120) {
+    std::snprintf(text, sizeof text, "%.1f s", seconds);
+  } else if (seconds < 7200) {
+    std::snprintf(text, sizeof text, "%.1f min", seconds / 60);
+  } else {
+    std::snprintf(text, sizeof text, "%.1f h", seconds / 3600);
+  }
+  return text;
+}
+
+}  // namespace
+
+CLI::App* add_advise_command(CLI::App& app, AdviseCommand& c) {
+  auto* cmd = app.add_subcommand(
+      "advise",
+      "rank the algorithms for a cluster by predicted time to a target accuracy: samples to the target (short real "
+      "runs here, --measure-convergence, cached in --dir) / throughput at --workers on --cluster (distsgd simulate)");
+  cmd->add_option("--profile", c.profile, "profile JSON written by distsgd profile")->required();
+  cmd->add_option("--cluster", c.cluster, "cluster JSON file or preset, as distsgd simulate takes it")->required();
+  cmd->add_option("--workers", c.workers, "workers of the cluster to advise for")->required();
+  cmd->add_option("--target-accuracy", c.target_accuracy, "test accuracy to reach (0: rank by throughput alone)")
+      ->capture_default_str();
+  cmd->add_flag("--measure-convergence", c.measure_convergence,
+                "run the short training runs that measure the samples each algorithm needs (a finished one is reused)");
+  c.algorithms = recipe_names();
+  cmd->add_option("--algos", c.algorithms, "algorithms to rank (recipes as bench/README.md's emulated table)")
+      ->delimiter(',')
+      ->capture_default_str();
+  cmd->add_option("--convergence-workers", c.convergence_workers, "workers of the convergence runs on this host")
+      ->capture_default_str();
+  cmd->add_option("--convergence-epochs", c.convergence_epochs, "epochs of each convergence run")
+      ->capture_default_str();
+  cmd->add_option("--servers", c.servers, "parameter servers of bsp, asp, ssp, easgd, aladdin")->capture_default_str();
+  cmd->add_option("--fidelity", c.fidelity, "the simulator's fidelity: analytical or des (when simulate has it)")
+      ->capture_default_str();
+  cmd->add_option("--dir", c.dir, "directory of the convergence runs, predictions and advice.json")
+      ->capture_default_str();
+  auto flags = kModelAndDataFlags;
+  flags.insert(flags.end(), kTrainOnlyDataFlags.begin(), kTrainOnlyDataFlags.end());
+  add_train_options(*cmd, c.config, flags);
+  c.command = cmd;
+  return cmd;
+}
+
+int run_advise(AdviseCommand& c) {
+  require(c.workers >= 1, "--workers: expected a worker count of at least 1, got " + std::to_string(c.workers));
+  require(c.target_accuracy >= 0 && c.target_accuracy <= 1,
+          "--target-accuracy: expected a fraction in [0, 1], got " + std::to_string(c.target_accuracy));
+  require(c.convergence_workers >= 2, "--convergence-workers must be at least 2");
+  require(c.convergence_epochs >= 1, "--convergence-epochs must be at least 1");
+  require(c.servers >= 1, "--servers must be at least 1");
+  require(c.fidelity == "analytical" || c.fidelity == "des",
+          "--fidelity: expected analytical or des, got '" + c.fidelity + "'");
+  require(!c.measure_convergence || c.target_accuracy > 0,
+          "--measure-convergence needs --target-accuracy (the accuracy whose samples it measures)");
+  const auto recipes = recipes_for(c.algorithms, "--algos");
+  require(!recipes.empty(), "--algos: give at least one algorithm");
+  const auto profile = sim::load_model_profile(c.profile);
+  const auto cluster = sim::load_cluster(c.cluster);
+  train::validate(c.config);
+  const bool fidelity_flag = help_lists_flag(self_help("simulate"), "--fidelity");
+  require(c.fidelity == "analytical" || fidelity_flag, "--fidelity des: this distsgd simulate has no --fidelity");
+  fs::create_directories(c.dir + "/predictions");
+
+  std::vector<Candidate> candidates;
+  for (const auto& recipe : recipes) {
+    Candidate k;
+    k.recipe = recipe;
+    k.samples_per_second = predicted_throughput(c, recipe, fidelity_flag, k.prediction_file);
+    if (c.target_accuracy > 0) find_convergence(c, profile, k);
+    candidates.push_back(k);
+  }
+
+  // The ranking: by predicted time to the target where samples-to-target are known; the algorithms whose run did
+  // not reach it, then those without a run, follow by throughput.
+  const bool any_convergence =
+      std::any_of(candidates.begin(), candidates.end(), [](const auto& k) { return k.convergence.has_value(); });
+  std::string basis = "time_to_target";
+  std::string reason;
+  if (c.target_accuracy <= 0) {
+    basis = "throughput";
+    reason = "no --target-accuracy: ranked by predicted throughput alone";
+  } else if (!any_convergence) {
+    basis = "throughput";
+    reason = "no convergence runs in " + c.dir +
+             "/convergence (run with --measure-convergence): ranked by predicted "
+             "throughput alone";
+  } else if (std::none_of(candidates.begin(), candidates.end(), [](const auto& k) { return k.reached(); })) {
+    basis = "throughput";
+    reason = "no convergence run reached the target accuracy: ranked by predicted throughput alone";
+  }
+  auto group = [&](const Candidate& k) {
+    if (basis == "throughput") return 0;
+    if (k.reached()) return 0;
+    return k.convergence ? 1 : 2;
+  };
+  std::stable_sort(candidates.begin(), candidates.end(), [&](const Candidate& a, const Candidate& b) {
+    if (group(a) != group(b)) return group(a) < group(b);
+    if (basis == "time_to_target" && group(a) == 0) return a.time_to_target() < b.time_to_target();
+    return a.samples_per_second > b.samples_per_second;
+  });
+
+  std::ostringstream table;
+  table << "advice for " << profile.model << " (batch " << profile.batch_size << " per worker) on " << cluster.name
+        << " at " << c.workers << " workers";
+  if (c.target_accuracy > 0) table << ", target accuracy " << c.target_accuracy;
+  table << "\n";
+  if (!reason.empty()) table << reason << "\n";
+  char line[256];
+  std::snprintf(line, sizeof line, "  %4s  %-8s  %12s  %22s  %14s  %s\n", "rank", "algo", "samples/s",
+                ("samples to target (w" + std::to_string(c.convergence_workers) + ")").c_str(), "time to target",
+                "note");
+  table << line;
+  nlohmann::json rows = nlohmann::json::array();
+  int rank = 0;
+  for (auto& k : candidates) {
+    ++rank;
+    nlohmann::json row = {{"rank", rank},
+                          {"algorithm", k.recipe.algorithm},
+                          {"family", k.recipe.family},
+                          {"predicted_samples_per_second", k.samples_per_second},
+                          {"prediction_file", k.prediction_file},
+                          {"samples_to_target", nullptr},
+                          {"time_to_target_seconds", nullptr}};
+    std::string samples = "-", time = "-";
+    if (k.convergence) {
+      row["convergence_run"] = k.run_dir;
+      row["best_accuracy"] = k.convergence->best_accuracy;
+      row["samples_evaluated"] = k.convergence->samples_evaluated;
+      if (k.reached()) {
+        row["samples_to_target"] = *k.convergence->samples;
+        row["samples_to_target_is_upper_bound"] = k.convergence->upper_bound;
+        row["time_to_target_seconds"] = k.time_to_target();
+        samples = (k.convergence->upper_bound ? "<= " : "") + grouped(*k.convergence->samples);
+        time = duration(k.time_to_target());
+        if (k.convergence->upper_bound) k.note = "reached at the first evaluation";
+      } else {
+        char best[96];
+        std::snprintf(best, sizeof best, "not reached in %.0f samples (best %.4f)", k.convergence->samples_evaluated,
+                      k.convergence->best_accuracy);
+        k.note = best;
+      }
+    } else if (c.target_accuracy > 0 && k.note.empty()) {
+      k.note = "no convergence run";
+    }
+    row["note"] = k.note;
+    rows.push_back(row);
+    std::snprintf(line, sizeof line, "  %4d  %-8s  %12.0f  %22s  %14s  %s\n", rank, k.recipe.algorithm.c_str(),
+                  k.samples_per_second, samples.c_str(), time.c_str(), k.note.c_str());
+    table << line;
+  }
+  write_json_atomically(c.dir + "/advice.json", {{"profile", c.profile},
+                                                 {"cluster", sim::to_json(cluster)},
+                                                 {"workers", c.workers},
+                                                 {"target_accuracy", c.target_accuracy},
+                                                 {"convergence_workers", c.convergence_workers},
+                                                 {"fidelity", c.fidelity},
+                                                 {"ranked_by", basis},
+                                                 {"reason", reason},
+                                                 {"assumptions", kAssumptions},
+                                                 {"ranking", rows}});
+  std::cout << table.str() << "wrote " << c.dir << "/advice.json" << std::endl;
+  return 0;
+}
+
+}  // namespace distsgd::cli

@@ -1,0 +1,52 @@
+// `distsgd advise`: ranks the algorithms for a cluster by predicted time to a target accuracy,
+//   time = (samples the algorithm needs to reach the target, measured in short real runs at small scale on this host)
+//          / (its throughput at N workers on the cluster, predicted by `distsgd simulate`).
+// The short runs (`--measure-convergence`) are ordinary run directories cached under DIR/convergence; without them,
+// and without a target, it ranks by predicted throughput alone and says so.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "distsgd/core/config.hpp"
+
+namespace CLI {
+class App;
+}
+
+namespace distsgd::cli {
+
+struct AdviseCommand {
+  std::string profile;
+  std::string cluster;
+  int64_t workers = 0;
+  double target_accuracy = 0;  // 0: none, rank by throughput
+  bool measure_convergence = false;
+  TrainConfig config;                   // model and data of the convergence runs (train's flags)
+  std::vector<std::string> algorithms;  // default: all ten
+  int64_t convergence_workers = 4;
+  int64_t convergence_epochs = 2;
+  int64_t servers = 1;  // of the parameter-server algorithms, in the runs and the predictions
+  std::string fidelity = "analytical";
+  std::string dir = "advise";
+  CLI::App* command = nullptr;  // the parsed subcommand, to pass the model and data flags on as given
+};
+
+CLI::App* add_advise_command(CLI::App& app, AdviseCommand& command);
+int run_advise(AdviseCommand& command);
+
+// Samples (over all workers) a run took to first reach `target` test accuracy, from its evaluations
+// (metrics.jsonl, in order): linear between the last evaluation below the target and the first at or above it; when
+// the first evaluation already reaches it, that evaluation's samples (an upper bound, flagged).
+struct SamplesToTarget {
+  std::optional<double> samples;  // none: not reached
+  bool upper_bound = false;       // reached by the first evaluation
+  double best_accuracy = 0;       // over the run
+  double samples_evaluated = 0;   // at the last evaluation
+};
+SamplesToTarget samples_to_target(const std::vector<nlohmann::json>& evaluations, double target);
+
+}  // namespace distsgd::cli

@@ -1,0 +1,76 @@
+#include "distsgd/cli/commbench_cluster.hpp"
+
+#include <algorithm>
+
+#include "distsgd/core/enum_names.hpp"
+#include "distsgd/core/error.hpp"
+
+namespace distsgd::cli {
+
+CommbenchLayout loopback_layout() { return {1, false, 0, "this host over loopback"}; }
+
+CommbenchLayout emulated_layout(const cluster::ClusterPlan& plan, const std::string& net) {
+  CommbenchLayout layout;
+  for (const auto& host : plan.hosts) {
+    layout.workers_per_node = std::max<int64_t>(layout.workers_per_node, static_cast<int64_t>(host.ranks.size()));
+    const double rate = host.link.rate_bytes_per_second();
+    if (rate > 0 && (layout.declared_node_bytes_per_second == 0 || rate < layout.declared_node_bytes_per_second)) {
+      layout.declared_node_bytes_per_second = rate;
+    }
+  }
+  layout.pair_shares_a_node = plan.host_of_rank.size() >= 2 && plan.host_of_rank[0] == plan.host_of_rank[1];
+  layout.description = "emulated cluster --net " + net + ", " + std::to_string(plan.hosts.size()) + " hosts, " +
+                       name_of(plan.placement) + " placement";
+  return layout;
+}
+
+// Which fit feeds which field, and why:
+// - allreduce_fit: the allreduce fit itself. AR-SGD's ring is the one prediction that needs it; it holds Gloo's
+//   per-collective overhead and the reduction, and ClusterDescription::allreduce_cost inverts the ring formula at
+//   the measured P, so other worker counts scale as a ring does. gamma stays 0 (the fit already holds it).
+// - alpha_seconds, worker_bytes_per_second: the send/recv ping-pong, one sender on its link, which is what a
+//   parameter-server push or pull, a gossip exchange and an alltoall slice are. Without it (--no-send-recv, or a
+//   line that noise tilted flat on a fast loopback), one step of the measured ring, a point-to-point transfer too.
+//   With ranks 0 and 1 on one emulated host the ping-pong measured the path inside the host: it feeds the
+//   intra-node fields, and the node link is the emulated link as declared (the emulation enforces that rate).
+// - server_bytes_per_second: the incast (P-1 senders into rank 0 at once, --incast): rank 0's inbound rate is
+//   (P-1)/beta, a lower bound of a server's when the senders' own hosts are the slower side. Without it, a server's
+//   link is a node's.
+sim::ClusterDescription cluster_from_commbench(const CommbenchFits& fits, const CommbenchLayout& layout) {
+  const int64_t p = fits.processes;
+  require(p >= 2, "commbench --cluster-out needs at least 2 processes");
+  require(fits.allreduce.beta > 0,
+          "commbench --cluster-out: the allreduce times did not rise with the message size "
+          "(beta " +
+              std::to_string(fits.allreduce.beta) +
+              " s/byte), so they describe no link: rerun with a larger --max-mb or more "
+              "--repeats on a quieter machine");
+  sim::ClusterDescription c;
+  c.name = "commbench";
+  c.source =
+      "distsgd commbench fits (each size's fastest repeat), " + std::to_string(p) + " processes, " + layout.description;
+  c.workers_per_node = layout.workers_per_node;
+  c.allreduce_fit = {p, std::max(0.0, fits.allreduce.alpha), fits.allreduce.beta};
+
+  double alpha = 0, rate = 0;
+  if (fits.send_recv && fits.send_recv->beta > 0) {
+    alpha = std::max(0.0, fits.send_recv->alpha);
+    rate = 1.0 / fits.send_recv->beta;
+  } else {
+    const double steps = 2.0 * static_cast<double>(p - 1);  // a ring allreduce: 2(P-1) steps of m/P each
+    alpha = c.allreduce_fit.alpha_seconds / steps;
+    rate = steps / (fits.allreduce.beta * static_cast<double>(p));
+  }
+  c.alpha_seconds = alpha;
+  c.worker_bytes_per_second = rate;
+  if (layout.pair_shares_a_node && layout.workers_per_node > 1) {
+    c.intra_node_bytes_per_second = rate;
+    c.intra_node_alpha_seconds = alpha;
+    if (layout.declared_node_bytes_per_second > 0) c.worker_bytes_per_second = layout.declared_node_bytes_per_second;
+  }
+  c.server_bytes_per_second = c.worker_bytes_per_second;
+  if (fits.incast && fits.incast->beta > 0) c.server_bytes_per_second = static_cast<double>(p - 1) / fits.incast->beta;
+  return c;
+}
+
+}  // namespace distsgd::cli

@@ -1,0 +1,40 @@
+// `distsgd commbench --cluster-out FILE`: the fits of a commbench run as a cluster description that `distsgd simulate
+// --cluster FILE` reads ("this host", or the emulated cluster measured over with --net). spec/simulator.md prefers
+// measured fits to link presets: a collective's alpha holds software overhead the link figures lack.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "distsgd/cluster/cluster_plan.hpp"
+#include "distsgd/core/linear_fit.hpp"
+#include "distsgd/sim/cluster_description.hpp"
+
+namespace distsgd::cli {
+
+// What one commbench run fitted, t(m) = alpha + beta*m per primitive.
+struct CommbenchFits {
+  int64_t processes = 0;
+  LinearFit allreduce;                 // allreduce_sum over every process
+  std::optional<LinearFit> send_recv;  // rank 0 <-> rank 1, one way (absent with --no-send-recv)
+  std::optional<LinearFit> incast;     // ranks 1..P-1 to rank 0 at once, each m (with --incast)
+};
+
+// Where the processes ran.
+struct CommbenchLayout {
+  int64_t workers_per_node = 1;               // processes on the fullest host
+  bool pair_shares_a_node = false;            // ranks 0 and 1 on one host: send_recv measured the intra-node path
+  double declared_node_bytes_per_second = 0;  // the emulated hosts' slowest shaped link (0: unshaped, loopback)
+  std::string description;  // "this host over loopback", "emulated cluster --net 1gbit, 2 hosts, block placement"
+};
+
+// This host: every process talks to the others over TCP on loopback (Gloo has no shared-memory path), so there is
+// no faster path inside the host to describe, and each process is a node of its own.
+CommbenchLayout loopback_layout();
+// The emulated cluster's hosts (distsgd commbench --net): processes per host, whether ranks 0 and 1 share one.
+CommbenchLayout emulated_layout(const cluster::ClusterPlan& plan, const std::string& net);
+
+// Throws Error when the fits cannot describe a cluster (an allreduce line that does not rise with the size).
+sim::ClusterDescription cluster_from_commbench(const CommbenchFits& fits, const CommbenchLayout& layout);
+
+}  // namespace distsgd::cli

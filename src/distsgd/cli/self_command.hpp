@@ -1,0 +1,27 @@
+// Running another `distsgd` command as a child process: validate and advise drive train, profile, simulate and
+// commbench through their command lines, as a user would, so every run is an ordinary run directory and every
+// prediction is the simulator's own output (whatever flags the simulator has gained since).
+#pragma once
+#include <string>
+#include <vector>
+
+namespace distsgd::cli {
+
+// Runs this very program (/proc/self/exe) with `args`, stdin from /dev/null, stdout and stderr appended to
+// `log_path` (its directory is created), and waits. Returns the exit status, or 128 + the signal that ended it.
+int run_self(const std::vector<std::string>& args, const std::string& log_path);
+
+// The last `distsgd: error: ...` line of a log, or else its last non-empty line: the one-line reason a child failed.
+std::string error_line_of(const std::string& log_path);
+
+// The text of `distsgd <command> --help` ("" when it fails).
+std::string self_help(const std::string& command);
+
+// Whether a --help text lists `flag`: features other commands gain as the tree grows are used as soon as they exist
+// (simulate --fidelity, commbench --cluster-out).
+bool help_lists_flag(const std::string& help, const std::string& flag);
+
+// "distsgd a b c": a command line for logs and reports (arguments with spaces quoted).
+std::string command_text(const std::vector<std::string>& args);
+
+}  // namespace distsgd::cli

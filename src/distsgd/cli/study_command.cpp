@@ -1,0 +1,84 @@
+#include "distsgd/cli/study_command.hpp"
+
+#include "distsgd/cli/self_command.hpp"
+#include "distsgd/cli/study_grid.hpp"
+#include "distsgd/cli/study_presets.hpp"
+#include "distsgd/cli/study_runner.hpp"
+#include "distsgd/core/error.hpp"
+#include "distsgd/core/json_file.hpp"
+#include "distsgd/core/text.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <filesystem>
+#include <iostream>
+
+namespace distsgd::cli {
+namespace {
+
+// DIR/study.json: the specification as given and the cells it expanded to (the report reads the names from it).
+nlohmann::ordered_json study_json(const StudySpec& spec, const std::vector<StudyCell>& cells) {
+  nlohmann::ordered_json list = nlohmann::ordered_json::array();
+  for (const auto& cell : cells) {
+    nlohmann::ordered_json axes = nlohmann::ordered_json::array();
+    for (const auto& [axis, label] : cell.axis_labels) axes.push_back({{"axis", axis}, {"label", label}});
+    list.push_back({{"id", cell.id},
+                    {"grid", cell.grid},
+                    {"label", cell.label},
+                    {"axes", axes},
+                    {"arguments", cell.arguments()},
+                    {"simulated_only", cell.simulated_only}});
+  }
+  return {{"name", spec.name}, {"description", spec.description}, {"spec", spec.json}, {"cells", list}};
+}
+
+void print_cells(const std::vector<StudyCell>& cells) {
+  size_t simulated = 0;
+  for (const auto& cell : cells) {
+    simulated += cell.simulated_only;
+    std::cout << (cell.simulated_only ? "simulate " : "run      ") << cell.id << "\n         "
+              << command_text(cell.arguments()).substr(std::string("distsgd ").size()) << "\n";
+  }
+  std::cout << cells.size() - simulated << " runs, " << simulated << " simulated only" << std::endl;
+}
+
+}  // namespace
+
+CLI::App* add_study_command(CLI::App& app, StudyCommand& c) {
+  auto* cmd = app.add_subcommand(
+      "study",
+      "run a grid of training runs (a spec file or --preset) into DIR: results.csv, curves.csv, a run directory per "
+      "cell; resumable (run it again after Ctrl-C)");
+  cmd->add_option("spec", c.spec, "study specification (JSON; README \"Studies and reports\")");
+  cmd->add_option("--preset", c.preset, "a ready-made study: " + join(study_preset_names()));
+  cmd->add_option("--out", c.out, "study directory (default: runs/study-<name>)");
+  cmd->add_flag("--list-presets", c.list_presets, "list the presets and exit");
+  cmd->add_flag("--dry-run", c.dry_run, "list the cells and their flags, run nothing");
+  cmd->add_flag("--retry-failed", c.retry_failed, "run the cells that failed before again (default: keep them)");
+  return cmd;
+}
+
+int run_study(const StudyCommand& c) {
+  if (c.list_presets) {
+    for (const auto& preset : study_presets()) std::cout << preset.name << ": " << preset.summary << "\n";
+    std::cout.flush();
+    return 0;
+  }
+  require(c.spec.empty() != c.preset.empty(), "distsgd study: give a specification file or --preset NAME (" +
+                                                  join(study_preset_names()) + "), one of them");
+  const std::string source = c.spec.empty() ? "preset " + c.preset : c.spec;
+  const StudySpec spec = c.spec.empty() ? preset_study_spec(c.preset) : load_study_spec(c.spec);
+  const auto cells = expand_study(spec, source);
+  if (c.dry_run) {
+    print_cells(cells);
+    return 0;
+  }
+  const std::string dir = !c.out.empty() ? c.out : "runs/study-" + path_safe(spec.name.empty() ? "study" : spec.name);
+  std::error_code error;
+  std::filesystem::create_directories(dir, error);
+  require(!error, "cannot create the study directory " + dir + ": " + error.message());
+  write_json_atomically(dir + "/study.json", study_json(spec, cells));
+  return run_study_cells(dir, spec, cells, c.retry_failed);
+}
+
+}  // namespace distsgd::cli

@@ -1,0 +1,612 @@
+#include "distsgd/cli/validate_command.hpp"
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "distsgd/cli/algorithm_recipes.hpp"
+#include "distsgd/cli/forwarded_flags.hpp"
+#include "distsgd/cli/resumable_step.hpp"
+#include "distsgd/cli/run_directory.hpp"
+#include "distsgd/cli/self_command.hpp"
+#include "distsgd/cli/train_command.hpp"
+#include "distsgd/cluster/link_spec.hpp"
+#include "distsgd/cluster/network_namespace.hpp"
+#include "distsgd/core/error.hpp"
+#include "distsgd/core/json_file.hpp"
+#include "distsgd/core/log.hpp"
+#include "distsgd/core/text.hpp"
+#include "distsgd/core/timer.hpp"
+#include "distsgd/sim/cluster_description.hpp"
+#include "distsgd/sim/model_profile.hpp"
+#include "distsgd/train/options.hpp"
+
+namespace distsgd::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Straggler {
+  std::string text = "none";  // as train's --slowdown takes it
+  int64_t rank = -1;
+  double factor = 1;
+
+  bool none() const { return rank < 0; }
+  std::string label() const {
+    if (none()) return "none";
+    std::string factor_text = text.substr(text.find(':') + 1);
+    return "slow" + std::to_string(rank) + "x" + factor_text;
+  }
+};
+
+Straggler parse_straggler(const std::string& text) {
+  Straggler s;
+  if (text == "none") return s;
+  const auto colon = text.find(':');
+  const std::string what = "--straggler: expected none or RANK:FACTOR (e.g. 1:4), got '" + text + "'";
+  require(colon != std::string::npos, what);
+  try {
+    std::size_t used = 0;
+    s.rank = std::stoll(text.substr(0, colon), &used);
+    require(used == colon, what);
+    const std::string factor = text.substr(colon + 1);
+    s.factor = std::stod(factor, &used);
+    require(used == factor.size(), what);
+  } catch (const std::logic_error&) {
+    throw Error(what);
+  }
+  require(s.rank >= 0 && s.factor >= 1, "--straggler " + text + ": the rank must be >= 0 and the factor >= 1");
+  s.text = text;
+  return s;
+}
+
+struct Configuration {
+  AlgorithmRecipe recipe;
+  int64_t workers = 0;
+  int64_t servers = 0;  // 0 for the algorithms without parameter servers
+  std::string network;  // loopback, or train's --net
+  Straggler straggler;
+  int64_t threads = 1;
+
+  std::string name() const {
+    return recipe.algorithm + (servers > 0 ? "-s" + std::to_string(servers) : "") + "-w" + std::to_string(workers) +
+           "-" + network + "-" + straggler.label();
+  }
+  std::string description() const {
+    return recipe.algorithm + ", " + std::to_string(workers) + " workers" +
+           (servers > 0 ? " + " + std::to_string(servers) + " server(s)" : "") + ", " + network + ", " +
+           (straggler.none() ? "no straggler"
+                             : "worker " + std::to_string(straggler.rank) + " at x" +
+                                   straggler.text.substr(straggler.text.find(':') + 1));
+  }
+};
+
+// What `distsgd simulate` offers in this build (the discrete-event fidelity and its flags arrive separately).
+struct SimulatorFeatures {
+  bool fidelity = false, slowdown = false, iterations = false, warmup = false, seed = false;
+};
+
+SimulatorFeatures simulator_features() {
+  const std::string help = self_help("simulate");
+  return {help_lists_flag(help, "--fidelity"), help_lists_flag(help, "--slowdown"),
+          help_lists_flag(help, "--iterations"), help_lists_flag(help, "--warmup"), help_lists_flag(help, "--seed")};
+}
+
+// The cluster of this host's loopback for `workers` processes. `distsgd commbench --cluster-out` writes it where this
+// build has that flag (with --incast, whose fit gives the servers' rate); otherwise validate fits it here as that
+// command does from commbench's send/recv (ping-pong) fit, which is what a ring step or a parameter-server message
+// over loopback costs: alpha = the fit's intercept, the link's rate = 1/beta for workers and servers alike, no
+// separate reduction cost (gamma 0: the fit's beta already includes the copies).
+std::string loopback_cluster(const std::string& dir, int64_t workers, bool commbench_writes_clusters) {
+  const std::string base = dir + "/clusters/loopback-w" + std::to_string(workers);
+  const std::string cluster = base + ".json", raw = base + "-commbench.json", log = base + ".log";
+  std::vector<std::string> args = {
+      "commbench", "--processes", std::to_string(workers), "--max-mb", "16", "--repeats", "10", "--out", raw};
+  if (commbench_writes_clusters) args.insert(args.end(), {"--incast", "--cluster-out", cluster});
+  const ResumableStep step(base + ".step.json", log);
+  const bool done = fs::exists(cluster) && fs::exists(raw);
+  if (!step.run(args, done, "commbench on loopback (" + std::to_string(workers) + " processes)")) {
+    return cluster;
+  }
+  if (!commbench_writes_clusters) {
+    const auto fits = read_json_file(raw);
+    require(fits && fits->contains("send_recv"), raw + ": send_recv: missing (commbench's fit of the ping-pong)");
+    const auto& fit = (*fits)["send_recv"];
+    const double beta = fit.at("beta_seconds_per_byte").get<double>();
+    require(beta > 0,
+            raw + ": send_recv.beta_seconds_per_byte: expected a positive number, got " + std::to_string(beta));
+    write_json_atomically(cluster, {{"name", "loopback-w" + std::to_string(workers)},
+                                    {"source", "distsgd commbench --processes " + std::to_string(workers) +
+                                                   " on this host's loopback, send/recv fit (distsgd validate)"},
+                                    {"worker_bytes_per_second", 1 / beta},
+                                    {"server_bytes_per_second", 1 / beta},
+                                    {"alpha_seconds", std::max(0.0, fit.at("alpha_seconds").get<double>())},
+                                    {"gamma_seconds_per_byte", 0.0}});
+  }
+  sim::load_cluster(cluster);  // a clear error now rather than one per simulation
+  return cluster;
+}
+
+// "" when the emulated cluster can be made here; otherwise the reason (one line).
+std::string emulated_cluster_missing(const std::string& dir, const std::string& network) {
+  if (cluster::has_network_admin()) return "";
+  // As an ordinary user the launcher may still become root of a user namespace: try the smallest run that builds one.
+  const std::string log = dir + "/logs/probe-" + network + ".log";
+  const int status = run_self({"commbench", "--processes", "2", "--net", network, "--min-kb", "4", "--max-mb", "1",
+                               "--repeats", "1", "--no-send-recv"},
+                              log);
+  return status == 0 ? "" : error_line_of(log);
+}
+
+struct Plan {
+  std::vector<AlgorithmRecipe> recipes;
+  std::vector<Straggler> stragglers;
+  std::map<std::string, std::string> cluster_of_network;  // given with --cluster, or a preset
+};
+
+Plan check_flags(const ValidateCommand& c) {
+  Plan plan;
+  require(!c.out.empty(), "--out: give the directory for the runs and validation.json");
+  plan.recipes = recipes_for(c.algorithms, "--algos");
+  require(!plan.recipes.empty(), "--algos: give at least one algorithm");
+  require(!c.workers.empty(), "--workers: give at least one worker count");
+  for (const int64_t w : c.workers) {
+    require(w >= 2, "--workers: validation needs at least 2 workers per run, got " + std::to_string(w));
+  }
+  require(c.iterations >= c.warmup + 10 && c.warmup >= 1,
+          "--iterations must exceed --warmup (at least 1) by 10 or more, got --iterations " +
+              std::to_string(c.iterations) + " --warmup " + std::to_string(c.warmup));
+  require(c.servers >= 1, "--servers must be at least 1, got " + std::to_string(c.servers));
+  require(c.profile_repeats >= 3, "--profile-repeats must be at least 3");
+  require(c.timeout > 0, "--timeout must be positive");
+  require(!c.fidelities.empty(), "--fidelity: give analytical, des or both");
+  for (const auto& f : c.fidelities) {
+    require(f == "analytical" || f == "des", "--fidelity: expected analytical or des, got '" + f + "'");
+  }
+  require(!c.networks.empty(), "--networks: give at least one network (loopback, or a --net rate such as 1gbit)");
+  std::set<std::string> seen;
+  for (const auto& n : c.networks) {
+    require(seen.insert(n).second, "--networks: '" + n + "' is listed twice");
+    if (n != "loopback") cluster::parse_link("--networks", n);
+  }
+  for (const auto& entry : c.clusters) {
+    const auto equals = entry.find('=');
+    require(equals != std::string::npos && equals > 0,
+            "--cluster: expected NETWORK=FILE or NETWORK=PRESET (e.g. 1gbit=emulated-1gbit), got '" + entry + "'");
+    const std::string network = entry.substr(0, equals), cluster = entry.substr(equals + 1);
+    require(seen.count(network) > 0, "--cluster " + entry + ": '" + network + "' is not one of --networks");
+    sim::load_cluster(cluster);
+    plan.cluster_of_network[network] = cluster;
+  }
+  const auto presets = sim::cluster_preset_names();
+  for (const auto& n : c.networks) {
+    if (n == "loopback" || plan.cluster_of_network.count(n) > 0) continue;
+    const std::string preset = "emulated-" + n;
+    require(std::find(presets.begin(), presets.end(), preset) != presets.end(),
+            "--networks " + n + ": the simulator has no preset " + preset + "; give --cluster " + n +
+                "=FILE (distsgd commbench --net " + n + " measures one)");
+    plan.cluster_of_network[n] = preset;
+  }
+  for (const auto& text : c.stragglers) {
+    plan.stragglers.push_back(parse_straggler(text));
+    for (const int64_t w : c.workers) {
+      require(plan.stragglers.back().rank < w, "--straggler " + text + ": rank " +
+                                                   std::to_string(plan.stragglers.back().rank) +
+                                                   " is not a worker of the " + std::to_string(w) + "-worker runs");
+    }
+  }
+  train::validate(c.config);
+  return plan;
+}
+
+std::vector<Configuration> grid(const ValidateCommand& c, const Plan& plan) {
+  const int64_t cores = std::max<int64_t>(1, std::thread::hardware_concurrency());
+  std::vector<Configuration> all;
+  for (const auto& network : c.networks) {
+    for (const int64_t workers : c.workers) {
+      for (const auto& straggler : plan.stragglers) {
+        for (const auto& recipe : plan.recipes) {
+          Configuration k{recipe, workers, recipe.uses_servers ? c.servers : 0, network, straggler, 1};
+          // As train chooses it (optim/threads.cpp): cores / processes on this host, at least 1.
+          k.threads = c.config.threads > 0 ? c.config.threads : std::max<int64_t>(1, cores / (workers + k.servers));
+          all.push_back(k);
+        }
+      }
+    }
+  }
+  return all;
+}
+
+std::string percent(double fraction) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%+.1f%%", 100 * fraction);
+  return text;
+}
+
+// One prediction of a configuration by `distsgd simulate`, or why there is none.
+nlohmann::json predict(const ValidateCommand& c, const Configuration& k, const std::string& fidelity,
+                       const SimulatorFeatures& features, const std::string& profile, const std::string& cluster,
+                       const std::string& run_dir) {
+  if (fidelity == "des" && !features.fidelity) {
+    return {{"not_predicted", "this distsgd simulate has no --fidelity des"}};
+  }
+  if (!k.straggler.none() && !features.slowdown) {
+    return {{"not_predicted", "this distsgd simulate has no --slowdown (stragglers)"}};
+  }
+  std::vector<std::string> args = {"simulate", "--profile", profile, "--cluster", cluster};
+  const auto algorithm = simulate_flags_of(k.recipe, std::max<int64_t>(1, k.servers));
+  args.insert(args.end(), algorithm.begin(), algorithm.end());
+  args.insert(args.end(), {"--workers", std::to_string(k.workers)});
+  if (features.fidelity) args.insert(args.end(), {"--fidelity", fidelity});
+  if (fidelity == "des") {
+    // The simulated run as long as the measured one, warmed up as it is measured.
+    if (features.iterations) args.insert(args.end(), {"--iterations", std::to_string(c.iterations)});
+    if (features.warmup) args.insert(args.end(), {"--warmup", std::to_string(c.warmup)});
+    if (features.seed) args.insert(args.end(), {"--seed", std::to_string(c.config.seed)});
+  }
+  if (!k.straggler.none()) args.insert(args.end(), {"--slowdown", k.straggler.text});
+  const std::string out = run_dir + "/prediction-" + fidelity + ".json";
+  args.insert(args.end(), {"--out", out});
+  const std::string log = run_dir + "/simulate-" + fidelity + ".log";
+  std::error_code ignored;
+  fs::remove(log, ignored);
+  if (run_self(args, log) != 0) return {{"not_predicted", "simulate failed: " + error_line_of(log)}};
+  const auto json = read_json_file(out);
+  const bool ok = json && json->contains("predictions") && (*json)["predictions"].is_array() &&
+                  !(*json)["predictions"].empty() && (*json)["predictions"][0].contains("samples_per_second");
+  if (!ok) return {{"not_predicted", out + ": predictions[0].samples_per_second: missing"}};
+  return {{"samples_per_second", (*json)["predictions"][0]["samples_per_second"].get<double>()},
+          {"command", command_text(args)},
+          {"file", out}};
+}
+
+// Trains one configuration (or finds it done) and reads its measured figures into `row`.
+void measure(const ValidateCommand& c, const Configuration& k, const std::string& run_dir,
+             const sim::ModelProfile& profile, nlohmann::json& row) {
+  std::vector<std::string> args = {"train"};
+  const auto algorithm = train_flags_of(k.recipe, c.servers);
+  args.insert(args.end(), algorithm.begin(), algorithm.end());
+  const auto model = given_flags(*c.command, kModelAndDataFlags);
+  args.insert(args.end(), model.begin(), model.end());
+  const auto train_only = given_flags(*c.command, kTrainOnlyDataFlags);
+  args.insert(args.end(), train_only.begin(), train_only.end());
+  // A fixed number of iterations, every iteration traced (the steady-state throughput comes from trace.json), one
+  // evaluation at the end when an epoch is longer than the run.
+  args.insert(args.end(),
+              {"--workers", std::to_string(k.workers), "--batch-size", std::to_string(c.config.batch_size), "--threads",
+               std::to_string(k.threads), "--max-steps", std::to_string(c.iterations), "--epochs", "1000000", "--trace",
+               "--no-checkpoint", "--progress-seconds", "1000000", "--timeout", std::to_string(c.timeout)});
+  if (k.network != "loopback") args.insert(args.end(), {"--net", k.network});
+  if (!k.straggler.none()) args.insert(args.end(), {"--slowdown", k.straggler.text});
+  args.insert(args.end(), {"--out", run_dir, "--overwrite"});
+
+  // The record and the log live beside the run directory: train --overwrite empties the directory first.
+  const ResumableStep step(run_dir + ".step.json", run_dir + ".log");
+  const bool done = finished_summary(run_dir).has_value() && fs::exists(run_dir + "/trace.json");
+  const bool trained = step.run(args, done, "training " + k.name());
+  const auto summary = finished_summary(run_dir);
+  require(summary.has_value(), run_dir + "/summary.json: missing or incomplete after training");
+  const auto steady = steady_throughput(run_dir, *summary, c.warmup);
+  row["status"] = trained ? "trained" : "cached";
+  row["train_command"] = command_text(args);
+  row["measured_samples_per_second"] = steady.samples_per_second;
+  row["measured_per_worker"] = steady.per_worker;
+  row["timed_iterations_per_worker"] = steady.timed_iterations;
+  row["summary_samples_per_second"] = (*summary)["samples_per_second"];
+  row["seconds_per_iteration"] = summary->value("seconds_per_iteration", nlohmann::json::object());
+  row["test_accuracy"] = summary->value("test_accuracy", nlohmann::json());
+  row["train_seconds"] = summary->value("train_seconds", nlohmann::json());
+  row["load_average_before"] = step.record().value("load_average_before", -1.0);
+  // Where a prediction misses, compute is the first suspect: the profile's forward + backward (one process alone)
+  // against the run's own (every worker's mean; on a shared host the processes share the cores).
+  const auto& split = row["seconds_per_iteration"];
+  row["profile_compute_seconds"] = profile.forward_seconds() + profile.backward_seconds();
+  row["measured_compute_seconds"] = split.value("forward", 0.0) + split.value("backward", 0.0);
+  row["train_log"] = step.log_path();
+}
+
+nlohmann::json mape_json(const std::vector<double>& errors) {
+  if (errors.empty()) return {{"mape", nullptr}, {"rows", 0}};
+  double sum = 0;
+  for (const double e : errors) sum += e;
+  return {{"mape", sum / static_cast<double>(errors.size())}, {"rows", errors.size()}};
+}
+
+std::string mape_text(const nlohmann::json& m) {
+  if (m["mape"].is_null()) return "-";
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f%% (%d)", 100 * m["mape"].get<double>(), m["rows"].get<int>());
+  return text;
+}
+
+// Per algorithm (overall and per network) and fidelity: the mean of |predicted - measured| / measured.
+nlohmann::json mape_by_algorithm(const ValidateCommand& c, const Plan& plan, const nlohmann::json& rows) {
+  nlohmann::json mape = nlohmann::json::object();
+  for (const auto& recipe : plan.recipes) {
+    std::map<std::string, std::map<std::string, std::vector<double>>> errors;  // network ("" = all) -> fidelity
+    for (const auto& row : rows) {
+      if (row["algorithm"] != recipe.algorithm || !row.contains("predictions")) continue;
+      for (const auto& item : row["predictions"].items()) {
+        const std::string& fidelity = item.key();
+        const auto& p = item.value();
+        if (!p.contains("error")) continue;
+        const double e = std::fabs(p["error"].get<double>());
+        errors[""][fidelity].push_back(e);
+        errors[row["network"].get<std::string>()][fidelity].push_back(e);
+      }
+    }
+    nlohmann::json entry = {{"family", recipe.family}, {"target", mape_target(recipe)}};
+    for (const auto& f : c.fidelities) entry[f] = mape_json(errors[""][f]);
+    for (const auto& n : c.networks) {
+      for (const auto& f : c.fidelities) entry["by_network"][n][f] = mape_json(errors[n][f]);
+    }
+    mape[recipe.algorithm] = entry;
+  }
+  return mape;
+}
+
+std::string tables(const ValidateCommand& c, const nlohmann::json& rows, const nlohmann::json& mape) {
+  std::ostringstream out;
+  char line[256];
+  out << "predicted vs measured samples/s (measured: steady state from trace.json, iterations " << c.warmup
+      << " on; error = (predicted - measured) / measured)\n";
+  std::snprintf(line, sizeof line, "  %-8s %7s %-9s %-9s %10s", "algo", "workers", "network", "straggler", "measured");
+  out << line;
+  for (const auto& f : c.fidelities) {
+    std::snprintf(line, sizeof line, " %11s %8s", f.c_str(), "error");
+    out << line;
+  }
+  out << "\n";
+  for (const auto& row : rows) {
+    std::snprintf(line, sizeof line, "  %-8s %7lld %-9s %-9s ", row["algorithm"].get<std::string>().c_str(),
+                  static_cast<long long>(row["workers"].get<int64_t>()), row["network"].get<std::string>().c_str(),
+                  row["straggler"].get<std::string>().c_str());
+    out << line;
+    if (!row.contains("measured_samples_per_second")) {
+      out << "failed: " << row.value("error", std::string()) << "\n";
+      continue;
+    }
+    std::snprintf(line, sizeof line, "%10.0f", row["measured_samples_per_second"].get<double>());
+    out << line;
+    for (const auto& f : c.fidelities) {
+      const auto& p = row["predictions"][f];
+      if (p.contains("samples_per_second")) {
+        std::snprintf(line, sizeof line, " %11.0f %8s", p["samples_per_second"].get<double>(),
+                      percent(p["error"].get<double>()).c_str());
+      } else {
+        std::snprintf(line, sizeof line, " %11s %8s", "-", "-");
+      }
+      out << line;
+    }
+    out << "\n";
+  }
+  out << "\nmean absolute percentage error per algorithm (rows); the issue's target: 10% synchronous, 15% others\n";
+  std::snprintf(line, sizeof line, "  %-8s %-14s %6s", "algo", "family", "target");
+  out << line;
+  for (const auto& f : c.fidelities) {
+    std::snprintf(line, sizeof line, " %16s", (f + " MAPE").c_str());
+    out << line;
+  }
+  for (const auto& n : c.networks) {
+    for (const auto& f : c.fidelities) {
+      std::snprintf(line, sizeof line, " %16s", (n.substr(0, 11) + (f == "des" ? " des" : " ana")).c_str());
+      out << line;
+    }
+  }
+  out << "\n";
+  for (const auto& item : mape.items()) {
+    const std::string& algorithm = item.key();
+    const auto& m = item.value();
+    std::snprintf(line, sizeof line, "  %-8s %-14s %5.0f%%", algorithm.c_str(), m["family"].get<std::string>().c_str(),
+                  100 * m["target"].get<double>());
+    out << line;
+    for (const auto& f : c.fidelities) {
+      std::snprintf(line, sizeof line, " %16s", mape_text(m[f]).c_str());
+      out << line;
+    }
+    for (const auto& n : c.networks) {
+      for (const auto& f : c.fidelities) {
+        std::snprintf(line, sizeof line, " %16s", mape_text(m["by_network"][n][f]).c_str());
+        out << line;
+      }
+    }
+    out << "\n";
+  }
+  return out.str();
+}
+
+nlohmann::json settings_json(const ValidateCommand& c) {
+  return {{"algorithms", c.algorithms},
+          {"workers", c.workers},
+          {"networks", c.networks},
+          {"stragglers", c.stragglers},
+          {"fidelities", c.fidelities},
+          {"clusters", c.clusters},
+          {"iterations", c.iterations},
+          {"warmup", c.warmup},
+          {"servers", c.servers},
+          {"batch_size", c.config.batch_size},
+          {"model_flags", given_flags(*c.command, kModelAndDataFlags)},
+          {"train_flags", given_flags(*c.command, kTrainOnlyDataFlags)}};
+}
+
+}  // namespace
+
+CLI::App* add_validate_command(CLI::App& app, ValidateCommand& c) {
+  auto* cmd = app.add_subcommand(
+      "validate",
+      "the simulator against measured runs: train a grid of configurations (algorithm x workers x network x "
+      "straggler), profile the model, simulate the same configurations, and report predicted vs measured samples/s "
+      "and the mean absolute percentage error per algorithm (DIR/validation.json); resumable");
+  c.config.batch_size = 32;  // bench/README.md's emulated-cluster recipes
+  auto flags = kModelAndDataFlags;
+  flags.insert(flags.end(), kTrainOnlyDataFlags.begin(), kTrainOnlyDataFlags.end());
+  flags.insert(flags.end(), {"--batch-size", "--threads"});
+  add_train_options(*cmd, c.config, flags);
+  cmd->get_option("--batch-size")->default_str("32");
+  c.algorithms = recipe_names();
+  cmd->add_option("--algos", c.algorithms, "algorithms, e.g. arsgd,asp (recipes as bench/README.md's emulated table)")
+      ->delimiter(',')
+      ->capture_default_str();
+  cmd->add_option("--workers", c.workers, "worker counts, e.g. 2,4")->delimiter(',')->capture_default_str();
+  cmd->add_option("--networks", c.networks,
+                  "loopback (this host) and/or --net rates of distsgd train (e.g. 1gbit,100mbit: an emulated host "
+                  "per rank, needs root or user namespaces; skipped with one line where it cannot be made)")
+      ->delimiter(',')
+      ->capture_default_str();
+  cmd->add_option("--straggler", c.stragglers, "none and/or RANK:FACTOR (train's --slowdown), e.g. none,1:4")
+      ->delimiter(',')
+      ->capture_default_str();
+  cmd->add_option("--fidelity", c.fidelities,
+                  "the simulator's fidelities to compare: analytical and/or des (used when distsgd simulate has it)")
+      ->delimiter(',')
+      ->capture_default_str();
+  cmd->add_option("--cluster", c.clusters,
+                  "NETWORK=FILE|PRESET: the simulator's cluster for a network (default: loopback fitted by distsgd "
+                  "commbench here, RATE: the preset emulated-RATE)");
+  cmd->add_option("--iterations", c.iterations, "iterations of every run")->capture_default_str();
+  cmd->add_option("--warmup", c.warmup, "iterations of every worker left out of the measured throughput")
+      ->capture_default_str();
+  cmd->add_option("--servers", c.servers, "parameter servers of bsp, asp, ssp, easgd, aladdin")->capture_default_str();
+  cmd->add_option("--profile-repeats", c.profile_repeats, "timed iterations of distsgd profile")->capture_default_str();
+  cmd->add_option("--timeout", c.timeout, "train's --timeout: seconds any communication may take")
+      ->capture_default_str();
+  cmd->add_option("--out", c.out, "directory of the runs, profiles, predictions and validation.json")->required();
+  c.command = cmd;
+  return cmd;
+}
+
+int run_validate(ValidateCommand& c) {
+  const Plan plan = check_flags(c);
+  fs::create_directories(c.out);
+  const auto configurations = grid(c, plan);
+  const auto features = simulator_features();
+  const bool commbench_writes_clusters = help_lists_flag(self_help("commbench"), "--cluster-out");
+  if (std::find(c.fidelities.begin(), c.fidelities.end(), "des") != c.fidelities.end() && !features.fidelity) {
+    log::info("validate: this distsgd simulate has no --fidelity des yet: analytical predictions only");
+  }
+
+  // Networks the emulated cluster cannot be made for are skipped, each with one line.
+  nlohmann::json skipped = nlohmann::json::array();
+  std::set<std::string> unavailable;
+  for (const auto& n : c.networks) {
+    if (n == "loopback") continue;
+    const std::string missing = emulated_cluster_missing(c.out, n);
+    if (missing.empty()) continue;
+    log::info("validate: skipping --net " + n + ": " + missing);
+    skipped.push_back({{"network", n}, {"reason", missing}});
+    unavailable.insert(n);
+  }
+
+  // One profile per thread count the runs use (same model, data and batch size).
+  std::map<int64_t, std::string> profiles;
+  for (const auto& k : configurations) {
+    if (unavailable.count(k.network) > 0 || profiles.count(k.threads) > 0) continue;
+    const std::string path = c.out + "/profile-t" + std::to_string(k.threads) + ".json";
+    std::vector<std::string> args = {"profile"};
+    const auto model = given_flags(*c.command, kModelAndDataFlags);
+    args.insert(args.end(), model.begin(), model.end());
+    args.insert(args.end(), {"--batch-size", std::to_string(c.config.batch_size), "--threads",
+                             std::to_string(k.threads), "--repeats", std::to_string(c.profile_repeats), "--out", path});
+    log::info("validate: profiling (" + std::to_string(k.threads) + " thread(s)): " + command_text(args));
+    const ResumableStep step(c.out + "/profile-t" + std::to_string(k.threads) + ".step.json",
+                             c.out + "/logs/profile-t" + std::to_string(k.threads) + ".log");
+    step.run(args, fs::exists(path), "profiling the model");
+    profiles[k.threads] = path;
+  }
+
+  std::map<int64_t, std::string> loopback_clusters;  // by worker count
+  nlohmann::json rows = nlohmann::json::array();
+  int64_t failures = 0, index = 0;
+  const int64_t total = static_cast<int64_t>(configurations.size());
+  for (const auto& k : configurations) {
+    ++index;
+    if (unavailable.count(k.network) > 0) continue;
+    std::string cluster;
+    if (plan.cluster_of_network.count(k.network) > 0) {
+      cluster = plan.cluster_of_network.at(k.network);
+    } else {
+      if (loopback_clusters.count(k.workers) == 0) {
+        loopback_clusters[k.workers] = loopback_cluster(c.out, k.workers, commbench_writes_clusters);
+      }
+      cluster = loopback_clusters.at(k.workers);
+    }
+    const std::string run_dir = c.out + "/runs/" + k.name();
+    nlohmann::json row = {{"configuration", k.name()},
+                          {"algorithm", k.recipe.algorithm},
+                          {"family", k.recipe.family},
+                          {"workers", k.workers},
+                          {"servers", k.servers},
+                          {"network", k.network},
+                          {"straggler", k.straggler.text},
+                          {"threads", k.threads},
+                          {"run_dir", run_dir},
+                          {"cluster", cluster},
+                          {"profile", profiles.at(k.threads)}};
+    const std::string counter = "[" + std::to_string(index) + "/" + std::to_string(total) + "] " + k.description();
+    const auto start = Clock::now();
+    try {
+      measure(c, k, run_dir, sim::load_model_profile(profiles.at(k.threads)), row);
+    } catch (const Error& e) {
+      ++failures;
+      row["status"] = "failed";
+      row["error"] = e.what();
+      log::info(counter + ": " + e.what());
+      rows.push_back(row);
+      continue;
+    }
+    const double measured = row["measured_samples_per_second"].get<double>();
+    std::string report = counter + ": " + row["status"].get<std::string>() + " (" +
+                         std::to_string(static_cast<int>(std::lround(seconds_since(start)))) + " s), measured " +
+                         std::to_string(std::lround(measured)) + " samples/s";
+    for (const auto& f : c.fidelities) {
+      auto p = predict(c, k, f, features, profiles.at(k.threads), cluster, run_dir);
+      if (p.contains("samples_per_second")) {
+        p["error"] = (p["samples_per_second"].get<double>() - measured) / measured;
+        report += ", " + f + " " + std::to_string(std::lround(p["samples_per_second"].get<double>())) + " (" +
+                  percent(p["error"].get<double>()) + ")";
+      } else {
+        report += ", " + f + ": not predicted";
+      }
+      row["predictions"][f] = p;
+    }
+    log::info(report);
+    rows.push_back(row);
+  }
+
+  const auto mape = mape_by_algorithm(c, plan, rows);
+  const std::string text = tables(c, rows, mape);
+  nlohmann::json profiles_json = nlohmann::json::object();
+  for (const auto& [threads, path] : profiles) profiles_json[std::to_string(threads)] = path;
+  write_json_atomically(
+      c.out + "/validation.json",
+      {{"settings", settings_json(c)},
+       {"measured",
+        "samples/s once warm: each worker's iterations from --warmup on, timed from one forward pass to the next in "
+        "trace.json, summed over workers (summary.json's samples_per_second, over the whole run, is beside it as "
+        "summary_samples_per_second)"},
+       {"error", "(predicted - measured) / measured; MAPE: the mean of |error| over an algorithm's predicted rows"},
+       {"simulator",
+        {{"fidelity", features.fidelity}, {"slowdown", features.slowdown}, {"iterations", features.iterations}}},
+       {"profiles", profiles_json},
+       {"skipped_networks", skipped},
+       {"rows", rows},
+       {"mape", mape}});
+  std::ofstream(c.out + "/validation.txt") << text;
+  std::cout << text << "wrote " << c.out << "/validation.json" << std::endl;
+  require(failures == 0, std::to_string(failures) + " of " + std::to_string(rows.size()) +
+                             " configurations failed (their error is in " + c.out + "/validation.json)");
+  return 0;
+}
+
+}  // namespace distsgd::cli

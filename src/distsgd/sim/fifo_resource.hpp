@@ -1,0 +1,40 @@
+// A resource that runs one task at a time, in the order the tasks were submitted (spec/simulator.md, "Two
+// fidelities" 2: each worker's compute, each server's update under its shard lock, a communication channel).
+// Tracks its busy time, for utilisation.
+#pragma once
+#include <deque>
+#include <functional>
+
+#include "distsgd/sim/event_queue.hpp"
+
+namespace distsgd::sim {
+
+class FifoResource {
+ public:
+  // Called when the task ends, with the time it started (after the tasks before it).
+  using Done = std::function<void(double start)>;
+
+  explicit FifoResource(EventQueue& queue) : queue_(&queue) {}
+
+  // `started` (optional) runs when the task gets the resource (a lock acquired).
+  void submit(double seconds, Done done, std::function<void()> started = nullptr);
+  bool busy() const { return busy_; }
+  // Busy time from the start of the run up to now.
+  double busy_seconds() const { return busy_total_ + (busy_ ? queue_->now() - started_ : 0); }
+
+ private:
+  struct Task {
+    double seconds;
+    Done done;
+    std::function<void()> started;
+  };
+  void start_next();
+
+  EventQueue* queue_;
+  std::deque<Task> waiting_;
+  bool busy_ = false;
+  double started_ = 0;
+  double busy_total_ = 0;
+};
+
+}  // namespace distsgd::sim

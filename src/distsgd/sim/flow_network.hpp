@@ -1,0 +1,89 @@
+// A flow-level network (spec/simulator.md, "Two fidelities" 2): ports with a capacity in bytes per second (a link's
+// one direction: a node's NIC out, a server's NIC in, ...), and transfers ("flows") that each cross a path of ports.
+// Concurrent flows share every port max-min fairly (progressive filling: the most loaded port fixes the rate of its
+// flows first, what they leave elsewhere goes to the others). A transfer waits its latency (alpha) first, then
+// moves its bytes; rates are recomputed when a flow starts or ends. So PS incast, gossip hot spots and shared node
+// links appear. Speed: rates are recomputed once per instant (after the event queue's last event at that time),
+// and only for the connected components (ports linked by flows) where a flow started or ended.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "distsgd/sim/event_queue.hpp"
+
+namespace distsgd::sim {
+
+using PortId = int32_t;
+
+// The ports a transfer crosses (at most 4: sender's own link, sender's node, receiver's node, receiver's own).
+struct Path {
+  std::array<PortId, 4> ports{};
+  int count = 0;
+  void add(PortId port) { ports[static_cast<size_t>(count++)] = port; }
+};
+
+class FlowNetwork {
+ public:
+  // Installs itself as the queue's batch hook.
+  explicit FlowNetwork(EventQueue& queue);
+
+  PortId add_port(double bytes_per_second);
+  // Moves `bytes` over `path`: `latency` seconds of start-up, then the bytes at the path's max-min fair rate;
+  // `done` runs when the last byte has arrived.
+  void transfer(const Path& path, double bytes, double latency, std::function<void()> done);
+  // Recomputes the rates where flows started or ended since the last call (the queue calls it).
+  void settle();
+
+  size_t port_count() const { return ports_.size(); }
+  double capacity(PortId port) const { return ports_[static_cast<size_t>(port)].capacity; }
+  // Bytes the port has carried from the start of the run up to now.
+  double carried_bytes(PortId port) const;
+  int64_t flows_in_flight() const { return flows_in_flight_; }
+  int64_t rate_recomputations() const { return recomputations_; }
+
+ private:
+  struct Flow {
+    Path path;
+    std::array<int32_t, 4> position{};  // index in each port's flow list
+    double bytes = 0, remaining = 0, rate = 0, updated = 0;
+    uint32_t generation = 0;  // bumped on every new completion time: older completion events are ignored
+    uint32_t visit = 0;
+    bool fixed = false;
+    bool scheduled = false;  // a completion event for the current rate is queued
+    std::function<void()> done;
+  };
+  struct Port {
+    double capacity = 0;
+    std::vector<int32_t> flows;
+    double rate_sum = 0, carried = 0, updated = 0;
+    bool dirty = false;
+    uint32_t visit = 0;
+    // Scratch for progressive filling.
+    double left = 0;
+    int32_t unfixed = 0;
+    uint32_t version = 0;
+  };
+
+  void activate(int32_t flow);
+  void finish(int32_t flow, uint32_t generation);
+  void detach(int32_t flow);
+  void mark_dirty(PortId port);
+  void recompute(PortId seed);
+  void account(Port& port);
+
+  EventQueue& queue_;
+  std::vector<Port> ports_;
+  std::vector<Flow> flows_;
+  std::vector<int32_t> free_flows_;
+  std::vector<PortId> dirty_;
+  uint32_t visit_ = 0;
+  int64_t flows_in_flight_ = 0;
+  int64_t recomputations_ = 0;
+  // Scratch, kept to avoid reallocating.
+  std::vector<PortId> component_ports_;
+  std::vector<int32_t> component_flows_;
+};
+
+}  // namespace distsgd::sim

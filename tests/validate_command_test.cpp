@@ -1,0 +1,172 @@
+// `distsgd validate`: a tiny real grid (lenet5 on synthetic data, two algorithms, two workers, loopback) whose
+// validation.json agrees with its run directories and with its own MAPE, a re-run that trains nothing, a resumed
+// grid that trains only what is missing; the steady-state throughput read from a trace; and bad flags.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <map>
+
+#include "distsgd/cli/run_directory.hpp"
+#include "distsgd/core/error.hpp"
+#include "test_util.hpp"
+
+namespace distsgd::testing {
+namespace {
+
+nlohmann::json read_json(const std::string& path) { return nlohmann::json::parse(read_file(path)); }
+
+// The measured figure as validate defines it, recomputed here from trace.json: each worker's iterations from
+// `warmup` on, from one forward start to the next, batch / mean time, summed over workers.
+double steady_from_trace(const std::string& run_dir, int64_t warmup) {
+  const auto summary = read_json(run_dir + "/summary.json");
+  const auto trace = read_json(run_dir + "/trace.json");
+  const int64_t workers = summary["workers"];
+  const double batch = summary["batch_size"];
+  std::map<int64_t, std::vector<double>> starts;
+  for (const auto& e : trace["traceEvents"]) {
+    if (e["ph"] == "X" && e["name"] == "forward" && e["tid"] == 0 && e["pid"] < workers) {
+      starts[e["pid"]].push_back(e["ts"].get<double>() / 1e6);
+    }
+  }
+  double total = 0;
+  for (auto& [rank, s] : starts) {
+    std::sort(s.begin(), s.end());
+    const double seconds = s.back() - s[static_cast<size_t>(warmup)];
+    total += batch * static_cast<double>(s.size() - 1 - static_cast<size_t>(warmup)) / seconds;
+  }
+  EXPECT_EQ(static_cast<int64_t>(starts.size()), workers);
+  return total;
+}
+
+const std::string kGrid =
+    "validate --model lenet5 --dataset synthetic --synthetic-train-size 4096 --synthetic-test-size 64 --algos "
+    "arsgd,asp --workers 2 --networks loopback --iterations 30 --warmup 5 --profile-repeats 5 --fidelity analytical "
+    "--out ";
+
+TEST(ValidateCommand, TinyGridAgreesWithItsRunsAndResumes) {
+  TempDir dir;
+  const std::string out = dir / "v";
+  auto r = run_distsgd(kGrid + out);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("[1/2] arsgd, 2 workers, loopback, no straggler: trained"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("mean absolute percentage error per algorithm"), std::string::npos) << r.output;
+
+  const auto validation = read_json(out + "/validation.json");
+  const auto& rows = validation["rows"];
+  ASSERT_EQ(rows.size(), 2u);
+  std::map<std::string, std::vector<double>> errors;
+  for (const auto& row : rows) {
+    const std::string run_dir = row["run_dir"];
+    const auto summary = read_json(run_dir + "/summary.json");
+    // The row's figures are the run directory's.
+    EXPECT_EQ(row["summary_samples_per_second"].get<double>(), summary["samples_per_second"].get<double>());
+    EXPECT_EQ(summary["algorithm"], row["algorithm"]);
+    EXPECT_EQ(summary["steps"].get<int64_t>(), 30);
+    EXPECT_NEAR(row["measured_samples_per_second"].get<double>(), steady_from_trace(run_dir, 5),
+                1e-6 * row["measured_samples_per_second"].get<double>());
+    // The prediction is the simulator's own output for this configuration.
+    const auto& p = row["predictions"]["analytical"];
+    ASSERT_TRUE(p.contains("samples_per_second")) << p.dump();
+    const auto prediction = read_json(p["file"]);
+    EXPECT_EQ(prediction["predictions"][0]["samples_per_second"].get<double>(), p["samples_per_second"].get<double>());
+    EXPECT_EQ(prediction["predictions"][0]["workers"].get<int64_t>(), 2);
+    const double measured = row["measured_samples_per_second"];
+    EXPECT_DOUBLE_EQ(p["error"].get<double>(), (p["samples_per_second"].get<double>() - measured) / measured);
+    errors[row["algorithm"]].push_back(std::fabs(p["samples_per_second"].get<double>() - measured) / measured);
+  }
+  // asp runs with its server and the recipe's flags, and the simulator is told the same.
+  EXPECT_EQ(rows[1]["servers"].get<int64_t>(), 1);
+  EXPECT_NE(rows[1]["train_command"].get<std::string>().find("--momentum 0"), std::string::npos);
+  EXPECT_NE(rows[1]["predictions"]["analytical"]["command"].get<std::string>().find("--servers 1"), std::string::npos);
+  // MAPE per algorithm: the mean of |predicted - measured| / measured over its rows.
+  for (const auto& [algorithm, e] : errors) {
+    double mean = 0;
+    for (const double x : e) mean += x / static_cast<double>(e.size());
+    EXPECT_DOUBLE_EQ(validation["mape"][algorithm]["analytical"]["mape"].get<double>(), mean) << algorithm;
+    EXPECT_EQ(validation["mape"][algorithm]["analytical"]["rows"].get<size_t>(), e.size());
+  }
+
+  // A re-run trains nothing: every run directory is complete.
+  const std::string arsgd_summary = rows[0]["run_dir"].get<std::string>() + "/summary.json";
+  const std::string asp_summary = rows[1]["run_dir"].get<std::string>() + "/summary.json";
+  const auto arsgd_written = std::filesystem::last_write_time(arsgd_summary);
+  r = run_distsgd(kGrid + out);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.output.find(": trained"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("[2/2] asp, 2 workers + 1 server(s), loopback, no straggler: cached"), std::string::npos)
+      << r.output;
+  EXPECT_EQ(std::filesystem::last_write_time(arsgd_summary), arsgd_written);
+  EXPECT_EQ(read_json(out + "/validation.json")["rows"][0]["measured_samples_per_second"],
+            rows[0]["measured_samples_per_second"]);
+
+  // An interrupted grid resumes: only the configuration without a complete summary.json trains again.
+  std::filesystem::remove(asp_summary);
+  r = run_distsgd(kGrid + out);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("[1/2] arsgd, 2 workers, loopback, no straggler: cached"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("[2/2] asp, 2 workers + 1 server(s), loopback, no straggler: trained"), std::string::npos)
+      << r.output;
+  EXPECT_TRUE(std::filesystem::exists(asp_summary));
+  EXPECT_EQ(std::filesystem::last_write_time(arsgd_summary), arsgd_written);
+}
+
+TEST(ValidateCommand, SteadyThroughputSkipsWarmupAndEpochEnds) {
+  TempDir dir;
+  // 2 workers, batch 10, 4 steps per epoch (8 steps = 2 epochs): iteration 3 ends the first epoch, so the time from
+  // its forward pass to the next one holds an evaluation and is left out; iteration 0 is the warm-up.
+  const nlohmann::json summary = {
+      {"workers", 2}, {"batch_size", 10}, {"steps", 8}, {"epochs", 2.0}, {"samples_per_second", 1.0}};
+  nlohmann::json events = nlohmann::json::array();
+  const std::vector<std::vector<double>> starts = {{0, 1.0, 1.1, 1.2, 5.0, 5.1, 5.2, 5.3},
+                                                   {0, 2.0, 2.2, 2.4, 9.0, 9.2, 9.4, 9.6}};
+  for (size_t w = 0; w < starts.size(); ++w) {
+    for (const double t : starts[w]) {
+      events.push_back({{"ph", "X"}, {"name", "forward"}, {"pid", w}, {"tid", 0}, {"ts", t * 1e6}, {"dur", 1}});
+      events.push_back({{"ph", "X"}, {"name", "backward"}, {"pid", w}, {"tid", 0}, {"ts", t * 1e6 + 1}, {"dur", 1}});
+    }
+  }
+  // A server's row (rank 2) is not a worker's.
+  events.push_back({{"ph", "X"}, {"name", "forward"}, {"pid", 2}, {"tid", 0}, {"ts", 0}, {"dur", 1}});
+  std::ofstream(dir / "trace.json") << nlohmann::json{{"traceEvents", events}}.dump();
+  const auto steady = cli::steady_throughput(dir.str(), summary, 1);
+  // Five timed iterations each: worker 0 at 0.1 s (100 samples/s), worker 1 at 0.2 s (50 samples/s).
+  ASSERT_EQ(steady.per_worker.size(), 2u);
+  EXPECT_NEAR(steady.per_worker[0], 100, 1e-9);
+  EXPECT_NEAR(steady.per_worker[1], 50, 1e-9);
+  EXPECT_NEAR(steady.samples_per_second, 150, 1e-9);
+  EXPECT_EQ(steady.timed_iterations, 5);
+  EXPECT_THROW(cli::steady_throughput(dir.str(), summary, 7), Error);
+}
+
+TEST(ValidateCommand, BadFlagsAreOneClearError) {
+  TempDir dir;
+  const std::string out = " --out " + (dir / "v");
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"--algos arsgd,foo", "--algos: unknown algorithm 'foo' (expected arsgd, bsp"},
+      {"--algos arsgd,arsgd", "--algos: 'arsgd' is listed twice"},
+      {"--workers 1", "--workers: validation needs at least 2 workers per run, got 1"},
+      {"--workers 2 --straggler 3:4", "--straggler 3:4: rank 3 is not a worker of the 2-worker runs"},
+      {"--straggler 1x4", "--straggler: expected none or RANK:FACTOR (e.g. 1:4), got '1x4'"},
+      {"--networks loopback,10foo", "--networks"},
+      {"--networks loopback,7mbit", "--networks 7mbit: the simulator has no preset emulated-7mbit"},
+      {"--fidelity exact", "--fidelity: expected analytical or des, got 'exact'"},
+      {"--iterations 10 --warmup 5", "--iterations must exceed --warmup"},
+      {"--networks loopback --cluster 1gbit=emulated-1gbit", "--cluster 1gbit=emulated-1gbit: '1gbit' is not one"},
+      {"--networks loopback --cluster loopback=missing.json", "missing.json"},
+  };
+  for (const auto& [flags, message] : cases) {
+    auto r = run_distsgd("validate " + flags + out);
+    EXPECT_EQ(r.exit_code, 1) << flags << "\n" << r.output;
+    EXPECT_EQ(r.output.rfind("distsgd: error: ", 0), 0u) << flags << "\n" << r.output;
+    EXPECT_NE(r.output.find(message), std::string::npos) << flags << "\n" << r.output;
+    EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << flags << "\n" << r.output;
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir / "v"));  // nothing ran
+}
+
+}  // namespace
+}  // namespace distsgd::testing
