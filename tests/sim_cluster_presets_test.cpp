@@ -198,7 +198,7 @@ TEST(ClusterFiles, SimulateReportsABadClusterFileInOneLine) {
   std::ofstream(dir / "broken.json") << R"({"worker_bytes_per_second": )";
   for (const auto& [file, message] : std::vector<std::pair<std::string, std::string>>{
            {"c.json", "c.json: workers_per_node: expected a positive integer, got 0"},
-           {"broken.json", "broken.json: not valid JSON"}}) {
+           {"broken.json", "broken.json: not valid JSON (at line 1, column 29)"}}) {
     const auto r = run_distsgd("simulate --profile " + (dir / "p.json") + " --cluster " + (dir / file));
     EXPECT_EQ(r.exit_code, 1) << r.output;
     EXPECT_EQ(r.output, "distsgd: error: " + (dir / "") + message + "\n");

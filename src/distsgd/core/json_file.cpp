@@ -20,6 +20,22 @@ void write_json_atomically(const std::string& path, const nlohmann::json& value)
   std::filesystem::rename(tmp, path);
 }
 
+nlohmann::json read_json_file(const std::string& path, const std::string& what) {
+  std::ifstream file(path);
+  require(static_cast<bool>(file), path + ": cannot open the " + what);
+  try {
+    return nlohmann::json::parse(file);
+  } catch (const nlohmann::json::parse_error& e) {
+    // nlohmann's message reads "[json.exception.parse_error.101] parse error at line L, column C: ..."; keep where.
+    const std::string message = e.what();
+    const auto at = message.find("at line ");
+    const auto colon = message.find(':', at);
+    throw Error(
+        path + ": not valid JSON" +
+        (at != std::string::npos && colon != std::string::npos ? " (" + message.substr(at, colon - at) + ")" : ""));
+  }
+}
+
 bool update_json_file(const std::string& path, const std::function<void(nlohmann::json&)>& update) {
   std::ifstream file(path);
   if (!file) return false;

@@ -7,6 +7,9 @@
 
 namespace distsgd {
 
+// The JSON in `path`; throws Error "PATH: cannot open the WHAT" or "PATH: not valid JSON (...)".
+nlohmann::json read_json_file(const std::string& path, const std::string& what);
+
 void write_json_atomically(const std::string& path, const nlohmann::json& value);
 
 // Reads the JSON in `path`, lets `update` change it, and writes it back atomically. Does nothing, and returns false,

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "distsgd/core/error.hpp"
+#include "distsgd/core/json_file.hpp"
 #include "distsgd/core/text.hpp"
 #include "distsgd/sim/json_fields.hpp"
 
@@ -219,11 +220,7 @@ ClusterDescription load_cluster(const std::string& name_or_path) {
   }
   require(std::filesystem::exists(name_or_path),
           "--cluster: '" + name_or_path + "' is neither a preset (" + join(cluster_preset_names()) + ") nor a file");
-  std::ifstream file(name_or_path);
-  require(static_cast<bool>(file), name_or_path + ": cannot open the cluster file");
-  const auto json = nlohmann::json::parse(file, nullptr, /*allow_exceptions=*/false);
-  require(!json.is_discarded(), name_or_path + ": not valid JSON");
-  return cluster_from_json(json, name_or_path);
+  return cluster_from_json(read_json_file(name_or_path, "cluster file"), name_or_path);
 }
 
 nlohmann::json to_json(const ClusterDescription& c) {

@@ -1,11 +1,11 @@
 #include "distsgd/sim/device_description.hpp"
 
 #include <filesystem>
-#include <fstream>
 
 #include <nlohmann/json.hpp>
 
 #include "distsgd/core/error.hpp"
+#include "distsgd/core/json_file.hpp"
 #include "distsgd/core/text.hpp"
 #include "distsgd/sim/json_fields.hpp"
 
@@ -142,10 +142,7 @@ DeviceDescription load_device(const std::string& name_or_path) {
   }
   require(std::filesystem::exists(name_or_path),
           "--device: '" + name_or_path + "' is neither a preset (" + join(device_preset_names()) + ") nor a file");
-  std::ifstream file(name_or_path);
-  const auto json = nlohmann::json::parse(file, nullptr, /*allow_exceptions=*/false);
-  require(!json.is_discarded(), name_or_path + ": not valid JSON");
-  return device_from_json(json, name_or_path);
+  return device_from_json(read_json_file(name_or_path, "device file"), name_or_path);
 }
 
 nlohmann::json to_json(const DeviceDescription& d) {

@@ -49,6 +49,12 @@ std::string JsonFields::text(const std::string& key, bool required, const std::s
   return value->get<std::string>();
 }
 
+const nlohmann::json& JsonFields::array(const std::string& key) const {
+  const auto* value = find(key, true);
+  require(value->is_array() && !value->empty(), where(key) + "expected a non-empty array, got " + value->dump());
+  return *value;
+}
+
 JsonFields JsonFields::object(const std::string& key) const {
   const auto* value = find(key, true);
   return JsonFields(*value, source_, path_.empty() ? key : path_ + "." + key);

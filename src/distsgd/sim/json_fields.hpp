@@ -20,6 +20,8 @@ class JsonFields {
   double non_negative_number(const std::string& key, bool required = true, double fallback = 0) const;
   int64_t integer_at_least(const std::string& key, int64_t minimum, bool required = true, int64_t fallback = 0) const;
   std::string text(const std::string& key, bool required = true, const std::string& fallback = "") const;
+  // A non-empty array.
+  const nlohmann::json& array(const std::string& key) const;
   // The fields of a nested object.
   JsonFields object(const std::string& key) const;
 
