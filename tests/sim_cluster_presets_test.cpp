@@ -237,7 +237,8 @@ TEST(ClusterPresets, SimulateOverlapsOnNodes) {
   }
   const auto bad = run_distsgd("simulate --profile " + (dir / "p.json") + " --overlap sometimes");
   EXPECT_EQ(bad.exit_code, 1);
-  EXPECT_NE(bad.output.find("--overlap must be none, wfbp, mgwfbp or multistep (got 'sometimes')"), std::string::npos)
+  EXPECT_NE(bad.output.find("--overlap must be none, wfbp, mgwfbp, merge-optimal or multistep (got 'sometimes')"),
+            std::string::npos)
       << bad.output;
 }
 

@@ -26,29 +26,23 @@ TEST(DesEventQueue, RunsByTimeThenInTheOrderScheduledAndEndsEachInstantOnce) {
   queue.at(1, [&] { order.push_back(1); });
   queue.at(1, [&] {
     order.push_back(2);
-    queue.after(0, [&] {
-      order.push_back(20);
-    }); // same instant, after what was already there
+    queue.after(0, [&] { order.push_back(20); });  // same instant, after what was already there
   });
   queue.run();
   EXPECT_EQ(order, (std::vector<int>{1, 2, 20, 3}));
   EXPECT_EQ(instants, (std::vector<double>{1, 2}));
   EXPECT_EQ(queue.events_run(), 4);
-  EXPECT_THROW(queue.at(1, [] {}), Error); // the past
+  EXPECT_THROW(queue.at(1, [] {}), Error);  // the past
 }
 
 TEST(DesFifoResource, RunsOneTaskAtATimeInSubmissionOrder) {
   EventQueue queue;
   FifoResource resource(queue);
-  std::vector<std::pair<double, double>> spans; // start, end
+  std::vector<std::pair<double, double>> spans;  // start, end
   for (double seconds : {1.0, 0.5, 2.0}) {
-    resource.submit(
-        seconds, [&](double start) { spans.emplace_back(start, queue.now()); });
+    resource.submit(seconds, [&](double start) { spans.emplace_back(start, queue.now()); });
   }
-  queue.at(10, [&] {
-    resource.submit(
-        1, [&](double start) { spans.emplace_back(start, queue.now()); });
-  });
+  queue.at(10, [&] { resource.submit(1, [&](double start) { spans.emplace_back(start, queue.now()); }); });
   queue.run();
   ASSERT_EQ(spans.size(), 4u);
   EXPECT_EQ(spans[0], std::make_pair(0.0, 1.0));
@@ -64,8 +58,7 @@ struct Arrivals {
   std::vector<double> at;
   void send(std::vector<PortId> ports, double bytes, double latency = 0) {
     Path path;
-    for (PortId p : ports)
-      path.add(p);
+    for (PortId p : ports) path.add(p);
     const size_t i = at.size();
     at.push_back(-1);
     network.transfer(path, bytes, latency, [this, i] { at[i] = queue.now(); });
@@ -105,8 +98,8 @@ TEST(DesFlowNetwork, MaxMinFairSharingOnAHandWorkedNetwork) {
 TEST(DesFlowNetwork, RatesChangeWhenFlowsStartAndEnd) {
   Arrivals a;
   const PortId link = a.network.add_port(10);
-  a.send({link}, 20);      // alone 0-1 s (10 B), shared 1-3 s (10 B): ends at 3
-  a.send({link}, 10, 1.0); // starts at 1, shared: 5 B/s for 2 s: ends at 3
+  a.send({link}, 20);       // alone 0-1 s (10 B), shared 1-3 s (10 B): ends at 3
+  a.send({link}, 10, 1.0);  // starts at 1, shared: 5 B/s for 2 s: ends at 3
   a.queue.run();
   EXPECT_NEAR(a.at[0], 3, 1e-9);
   EXPECT_NEAR(a.at[1], 3, 1e-9);
@@ -117,27 +110,22 @@ TEST(DesFlowNetwork, RatesChangeWhenFlowsStartAndEnd) {
 TEST(DesFlowNetwork, IncastAtOneServer) {
   Arrivals a;
   const PortId server_in = a.network.add_port(1e9);
-  for (int w = 0; w < 8; ++w)
-    a.send({a.network.add_port(1e9), server_in}, 4e6);
+  for (int w = 0; w < 8; ++w) a.send({a.network.add_port(1e9), server_in}, 4e6);
   a.queue.run();
-  for (double t : a.at)
-    EXPECT_NEAR(t, 8 * 4e6 / 1e9, 1e-12);
+  for (double t : a.at) EXPECT_NEAR(t, 8 * 4e6 / 1e9, 1e-12);
   EXPECT_LE(a.network.rate_recomputations(),
-            3); // the starts, and the ends, each coalesced into one
+            3);  // the starts, and the ends, each coalesced into one
 }
 
-double run_collective(CollectiveKind kind, int64_t workers, double bytes,
-                      CollectiveModel model,
-                      const ClusterDescription &cluster) {
+double run_collective(CollectiveKind kind, int64_t workers, double bytes, CollectiveModel model,
+                      const ClusterDescription& cluster) {
   EventQueue queue;
   FlowNetwork network(queue);
   ClusterNetwork ports(network, cluster, workers, 0, {});
-  RingCollectives collectives(queue, network, ports, workers,
-                              cluster.gamma_seconds_per_byte, model);
+  RingCollectives collectives(queue, network, ports, workers, cluster.gamma_seconds_per_byte, model);
   double last = 0;
   for (int64_t w = 0; w < workers; ++w) {
-    collectives.launch(w, kind, bytes,
-                       [&] { last = std::max(last, queue.now()); });
+    collectives.launch(w, kind, bytes, [&] { last = std::max(last, queue.now()); });
   }
   queue.run();
   return last;
@@ -159,9 +147,8 @@ TEST(DesCollectives, OneRingAllreduceOnAnIdleRingIsItsFormula) {
       EXPECT_NEAR(run_collective(CollectiveKind::kAllreduce, p, m, model, c),
                   ring_allreduce_seconds(c.allreduce_cost(), p, m), 1e-9)
           << p;
-      EXPECT_NEAR(
-          run_collective(CollectiveKind::kReduceScatter, p, m, model, c),
-          ring_reduce_scatter_seconds(c.allreduce_cost(), p, m), 1e-9);
+      EXPECT_NEAR(run_collective(CollectiveKind::kReduceScatter, p, m, model, c),
+                  ring_reduce_scatter_seconds(c.allreduce_cost(), p, m), 1e-9);
       EXPECT_NEAR(run_collective(CollectiveKind::kAllgather, p, m, model, c),
                   ring_allgather_seconds(c.allreduce_cost(), p, m), 1e-9);
       EXPECT_NEAR(run_collective(CollectiveKind::kAlltoall, p, m, model, c),
@@ -180,8 +167,7 @@ TEST(DesCollectives, WorkersOfANodeShareItsLink) {
   c.workers_per_node = 2;
   c.intra_node_bytes_per_second = 100 * c.worker_bytes_per_second;
   const double m = 8e6;
-  const double per_node = run_collective(CollectiveKind::kAllreduce, 4, m,
-                                         CollectiveModel::kFlows, c);
+  const double per_node = run_collective(CollectiveKind::kAllreduce, 4, m, CollectiveModel::kFlows, c);
   EXPECT_NEAR(per_node, ring_allreduce_seconds(c.allreduce_cost(), 4, m), 1e-9);
   // A node's NIC carrying two workers' traffic at once (every worker sending to
   // the other node) halves each.
@@ -189,13 +175,11 @@ TEST(DesCollectives, WorkersOfANodeShareItsLink) {
   FlowNetwork network(queue);
   ClusterNetwork ports(network, c, 4, 0, {});
   std::vector<double> at;
-  for (int64_t w : {0, 1})
-    network.transfer(ports.worker_to_worker(w, w + 2), m, 0,
-                     [&] { at.push_back(queue.now()); });
+  for (int64_t w : {0, 1}) network.transfer(ports.worker_to_worker(w, w + 2), m, 0, [&] { at.push_back(queue.now()); });
   queue.run();
   ASSERT_EQ(at.size(), 2u);
   EXPECT_NEAR(at[1], 2 * m / c.worker_bytes_per_second, 1e-9);
 }
 
-} // namespace
-} // namespace distsgd::sim
+}  // namespace
+}  // namespace distsgd::sim

@@ -141,15 +141,18 @@ TEST(SynchronousModel, MgwfbpMergesTensorsWhenAlphaDominates) {
 }
 
 TEST(SynchronousModel, OverlapNamesAndBadOnes) {
-  EXPECT_EQ(allreduce_overlap_names(), (std::vector<std::string>{"none", "wfbp", "mgwfbp", "multistep"}));
+  EXPECT_EQ(allreduce_overlap_names(),
+            (std::vector<std::string>{"none", "wfbp", "mgwfbp", "merge-optimal", "multistep"}));
   EXPECT_FALSE(allreduce_settings("none", 1, 1).wait_free);
   EXPECT_EQ(allreduce_settings("mgwfbp", 1, 1).schedule, AllreduceSchedule::kMgwfbp);
+  EXPECT_EQ(allreduce_settings("merge-optimal", 1, 1).schedule, AllreduceSchedule::kOptimalMerge);
   EXPECT_DOUBLE_EQ(allreduce_settings("multistep", 5, 2).bucket_bytes, 5);
   try {
     allreduce_settings("bucketed", 1, 1);
     ADD_FAILURE() << "an unknown overlap was accepted";
   } catch (const Error& e) {
-    EXPECT_EQ(std::string(e.what()), "--overlap must be none, wfbp, mgwfbp or multistep (got 'bucketed')");
+    EXPECT_EQ(std::string(e.what()),
+              "--overlap must be none, wfbp, mgwfbp, merge-optimal or multistep (got 'bucketed')");
   }
 }
 

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <functional>
 #include <iostream>
+#include <map>
 #include <utility>
 
 #include "distsgd/core/error.hpp"
@@ -15,13 +16,15 @@
 #include "distsgd/sim/asynchronous_model.hpp"
 #include "distsgd/sim/cluster_description.hpp"
 #include "distsgd/sim/decentralized_model.hpp"
+#include "distsgd/sim/discrete_event_simulator.hpp"
+#include "distsgd/sim/heterogeneity.hpp"
 #include "distsgd/sim/model_profile.hpp"
 #include "distsgd/sim/synchronous_model.hpp"
 
 namespace distsgd::cli {
 namespace {
 
-constexpr double kMB = 1e6;  // as --bucket-mb of distsgd train
+constexpr double kMB = 1024.0 * 1024.0;  // as --bucket-mb of distsgd train (AllreduceWorker::buckets_from_flags)
 
 using Predictor = std::function<sim::Prediction(const SimulateCommand&, const sim::ModelProfile&,
                                                 const sim::ClusterDescription&, int64_t workers)>;
@@ -56,12 +59,123 @@ std::vector<std::string> predictor_names() {
   return names;
 }
 
+// RANK:FACTOR values; over several worker counts, each applies where its worker exists (and must exist in the
+// largest).
+std::vector<std::pair<int64_t, double>> rank_factors(const std::string& flag, const std::vector<std::string>& texts,
+                                                     int64_t workers, int64_t most_workers) {
+  std::vector<std::pair<int64_t, double>> factors;
+  for (const auto& text : texts) {
+    const auto factor = sim::parse_rank_factor(flag, text);
+    if (factor.first < workers || factor.first >= most_workers) factors.push_back(factor);  // checked later
+  }
+  return factors;
+}
+
+// The discrete-event simulator's settings for one worker count.
+sim::DesSettings des_settings(const SimulateCommand& c, int64_t workers) {
+  require(c.compress == "none" || c.compress == "dgc", "--compress must be none or dgc (got '" + c.compress + "')");
+  require(c.jitter == "lognormal" || c.jitter == "normal",
+          "--jitter must be lognormal or normal (got '" + c.jitter + "')");
+  require(c.seed >= 0, "--seed must not be negative");
+  sim::DesSettings s;
+  s.algorithm = c.algorithm;
+  s.workers = workers;
+  s.overlap = c.overlap;
+  s.bucket_bytes = c.bucket_mb * kMB;
+  s.first_bucket_bytes = c.first_bucket_mb * kMB;
+  s.density = c.compress == "dgc" ? c.density : 0;
+  require(c.compress == "none" || (c.density > 0 && c.density <= 1), "--density must be in (0, 1]");
+  s.servers = c.servers;
+  s.sharding = c.sharding;
+  s.staleness = c.staleness;
+  s.tau = c.tau;
+  s.pi = c.pi;
+  s.aladdin_variant = c.aladdin_variant;
+  s.gossip_probability = c.gossip_probability;
+  s.gossip_mode = c.gossip_mode;
+  s.sgp_overlap = c.sgp_overlap;
+  s.iterations = c.iterations;
+  s.warmup = c.warmup;
+  s.seed = static_cast<uint64_t>(c.seed);
+  s.prefetch = c.prefetch;
+  s.collectives = c.collectives;
+  auto& h = s.heterogeneity;
+  const int64_t most = *std::max_element(c.workers.begin(), c.workers.end());
+  h.slowdowns = rank_factors("--slowdown", c.slowdowns, workers, most);
+  h.compute_factors = rank_factors("--compute-multiplier", c.compute_multipliers, workers, most);
+  h.link_factors = rank_factors("--link-multiplier", c.link_multipliers, workers, most);
+  h.jitter_cv = c.jitter_cv;
+  h.jitter_kind = c.jitter == "normal" ? sim::JitterKind::kNormal : sim::JitterKind::kLognormal;
+  h.straggler_probability = c.straggler_probability;
+  h.straggler_factor = c.straggler_factor;
+  h.straggler_iterations = c.straggler_iterations;
+  s.trace_path = c.trace;
+  sim::check(s);
+  return s;
+}
+
+// "server_in 93% (max 95%), node_out 40% ..." for the table.
+std::string utilisation_line(const sim::DesResult& r) {
+  std::string line;
+  for (const auto& u : r.utilisation) {
+    char part[96];
+    std::snprintf(part, sizeof part, "%s%s %.0f%% (max %.0f%%)", line.empty() ? "" : ", ", u.name.c_str(), 100 * u.mean,
+                  100 * u.max);
+    line += part;
+  }
+  return line;
+}
+
+std::string histogram_line(const std::map<int64_t, int64_t>& h) {
+  std::string line;
+  for (const auto& [value, count] : h) {
+    line += (line.empty() ? "" : " ") + std::to_string(value) + ":" + std::to_string(count);
+  }
+  return line;
+}
+
+// The simulated figures of every worker count, as a table and in JSON.
+nlohmann::json run_discrete_events(const SimulateCommand& c, const sim::ModelProfile& profile,
+                                   const sim::ClusterDescription& cluster) {
+  require(c.trace.empty() || c.workers.size() == 1, "--trace: give one --workers count (a trace is of one run)");
+  std::vector<sim::DesSettings> runs;  // every count's settings checked before the first runs
+  for (const int64_t workers : c.workers) runs.push_back(des_settings(c, workers));
+  std::cout << c.algorithm << (c.algorithm == "arsgd" ? " (overlap " + c.overlap + ")" : "") << ", " << profile.model
+            << " batch " << profile.batch_size << " per worker, on " << cluster.name << " (" << cluster.source
+            << "); discrete-event, " << c.iterations << " iterations after " << c.warmup << " of warm-up, seed "
+            << c.seed << "\n"
+            << "  workers  iteration_ms  p95_ms  samples/s  efficiency  exposed_comm_ms  MB_sent/iter\n";
+  nlohmann::json rows = nlohmann::json::array();
+  for (const auto& settings : runs) {
+    const auto r = sim::simulate_discrete_events(profile, cluster, settings);
+    char line[160];
+    std::snprintf(line, sizeof line, "  %7lld  %12.3f  %6.3f  %9.0f  %9.1f%%  %15.3f  %12.3f\n",
+                  static_cast<long long>(settings.workers), r.iteration_seconds * 1e3, r.p95_seconds * 1e3,
+                  r.samples_per_second, 100 * r.scaling_efficiency, r.exposed_communication_seconds * 1e3,
+                  r.bytes_per_worker / 1e6);
+    std::cout << line << "           utilisation: " << utilisation_line(r) << "\n";
+    if (!r.staleness.empty())
+      std::cout << "           staleness (updates: gradients): " << histogram_line(r.staleness) << "\n";
+    if (!r.clock_gap.empty())
+      std::cout << "           clock gap at pulls (clocks: pulls): " << histogram_line(r.clock_gap) << "\n";
+    rows.push_back({{"workers", settings.workers},
+                    {"iteration_seconds", r.iteration_seconds},
+                    {"samples_per_second", r.samples_per_second},
+                    {"scaling_efficiency", r.scaling_efficiency},
+                    {"exposed_communication_seconds", r.exposed_communication_seconds},
+                    {"des", sim::to_json(r)}});
+  }
+  if (!c.trace.empty()) std::cout << "trace: " << c.trace << "\n";
+  std::cout.flush();
+  return rows;
+}
+
 }  // namespace
 
 CLI::App* add_simulate_command(CLI::App& app, SimulateCommand& c) {
   auto* cmd = app.add_subcommand("simulate",
                                  "predict an algorithm's throughput and scaling efficiency for a profile (distsgd "
-                                 "profile) on a cluster; analytical model");
+                                 "profile) on a cluster; analytical model or discrete-event simulation");
   cmd->add_option("--profile", c.profile, "profile JSON written by distsgd profile")->required();
   cmd->add_option("--cluster", c.cluster, "cluster JSON file, or a preset: " + join(sim::cluster_preset_names()))
       ->capture_default_str();
@@ -71,8 +185,8 @@ CLI::App* add_simulate_command(CLI::App& app, SimulateCommand& c) {
   cmd->add_option("--sgp-overlap", c.sgp_overlap, "sgp: 1 overlaps the push with the next step, 0 does not")
       ->capture_default_str();
   cmd->add_option("--overlap", c.overlap,
-                  "arsgd: none, wfbp (bucketed, as distsgd train), mgwfbp (MG-WFBP's merged layers) or multistep (as "
-                  "distsgd train)")
+                  "arsgd: none, wfbp (bucketed, as distsgd train), mgwfbp (MG-WFBP's merged layers), merge-optimal "
+                  "(the best merge, found exactly) or multistep (as distsgd train)")
       ->capture_default_str();
   cmd->add_flag_callback(
       "--list-clusters",
@@ -89,6 +203,57 @@ CLI::App* add_simulate_command(CLI::App& app, SimulateCommand& c) {
   cmd->add_option("--pi", c.pi, "aladdin: gradients between the server's replies")->capture_default_str();
   cmd->add_option("--workers", c.workers, "worker counts to predict, e.g. 1,2,4,8")->delimiter(',');
   cmd->add_option("--out", c.out, "JSON file for the predictions");
+  cmd->add_option("--fidelity", c.fidelity,
+                  "analytical (the default: closed forms, microseconds a prediction, for sweeps; homogeneous workers, "
+                  "no contention) or des (discrete-event simulation of every worker, server and flow: contention, "
+                  "asynchrony, stragglers, a trace; about a second per 100,000 worker iterations)")
+      ->capture_default_str();
+  const std::string des = "des: ";
+  cmd->add_option("--iterations", c.iterations, des + "iterations each worker runs after the warm-up")
+      ->capture_default_str();
+  cmd->add_option("--warmup", c.warmup, des + "iterations each worker runs first, not measured")->capture_default_str();
+  cmd->add_option("--seed", c.seed, des + "seed of every random draw (jitter, stragglers, peers)")
+      ->capture_default_str();
+  cmd->add_option("--prefetch", c.prefetch, des + "batches the loader reads ahead (0: on demand), as distsgd train")
+      ->capture_default_str();
+  cmd->add_option("--collectives", c.collectives,
+                  des + "steps (every step of a ring), flows (one flow per ring edge) or auto (steps up to 64 workers)")
+      ->capture_default_str();
+  cmd->add_option("--sharding", c.sharding, des + "parameter-server sharding: memory or layer, as distsgd train")
+      ->capture_default_str();
+  cmd->add_option("--compress", c.compress, des + "none, or dgc (arsgd, bsp, asp, ssp: the sparse gradient uplink)")
+      ->capture_default_str();
+  cmd->add_option("--density", c.density, des + "dgc: fraction of each tensor sent")->capture_default_str();
+  cmd->add_option("--aladdin-variant", c.aladdin_variant, des + "aladdin: full, l1 or l2, as distsgd train")
+      ->capture_default_str();
+  cmd->add_option("--gossip-mode", c.gossip_mode, des + "gossip: pull or push, as distsgd train")
+      ->capture_default_str();
+  cmd->add_option("--slowdown", c.slowdowns,
+                  des +
+                      "worker RANK takes FACTOR times its compute time, as distsgd train --slowdown (repeatable; with "
+                      "several --workers counts, where RANK exists)")
+      ->type_name("RANK:FACTOR");
+  cmd->add_option("--compute-multiplier", c.compute_multipliers,
+                  des + "worker RANK's forward, backward and update take FACTOR times as long (repeatable)")
+      ->type_name("RANK:FACTOR");
+  cmd->add_option("--link-multiplier", c.link_multipliers,
+                  des + "worker RANK's link takes FACTOR times as long (its rate / FACTOR; repeatable)")
+      ->type_name("RANK:FACTOR");
+  cmd->add_option("--jitter-cv", c.jitter_cv,
+                  des + "each iteration's compute times a random factor of mean 1 and this coefficient of variation")
+      ->capture_default_str();
+  cmd->add_option("--jitter", c.jitter, des + "the jitter's distribution: lognormal or normal")->capture_default_str();
+  cmd->add_option("--straggler-prob", c.straggler_probability,
+                  des + "probability, per worker and iteration, that a straggler episode starts")
+      ->capture_default_str();
+  cmd->add_option("--straggler-factor", c.straggler_factor, des + "compute slowdown during an episode")
+      ->capture_default_str();
+  cmd->add_option("--straggler-iterations", c.straggler_iterations, des + "iterations an episode lasts")
+      ->capture_default_str();
+  cmd->add_option("--trace", c.trace,
+                  des +
+                      "Chrome trace of the simulated run (one --workers count), spans named as distsgd train "
+                      "--trace names them");
   return cmd;
 }
 
@@ -105,8 +270,54 @@ int run_simulate(const SimulateCommand& c) {
   require(c.bucket_mb >= 0 && c.first_bucket_mb >= 0, "--bucket-mb and --first-bucket-mb must not be negative");
   require(!c.workers.empty(), "--workers: give at least one worker count");
   for (const int64_t w : c.workers) require(w >= 1, "--workers: " + std::to_string(w) + " is not a worker count");
+  require(c.fidelity == "analytical" || c.fidelity == "des",
+          "--fidelity must be analytical or des (got '" + c.fidelity + "')");
+  const bool heterogeneous = !c.slowdowns.empty() || !c.compute_multipliers.empty() || !c.link_multipliers.empty() ||
+                             c.jitter_cv > 0 || c.straggler_probability > 0;
+  require(c.fidelity == "des" || (c.trace.empty() && !heterogeneous && c.compress == "none"),
+          "--trace, --compress and heterogeneity (--slowdown, --compute-multiplier, --link-multiplier, --jitter-cv, "
+          "--straggler-prob) need --fidelity des");
   const auto profile = sim::load_model_profile(c.profile);
   const auto cluster = sim::load_cluster(c.cluster);
+  if (c.fidelity == "des") {
+    const auto rows = run_discrete_events(c, profile, cluster);
+    if (!c.out.empty()) {
+      write_json_atomically(c.out, {{"fidelity", "des"},
+                                    {"algorithm", c.algorithm},
+                                    {"overlap", c.overlap},
+                                    {"bucket_mb", c.bucket_mb},
+                                    {"first_bucket_mb", c.first_bucket_mb},
+                                    {"servers", c.servers},
+                                    {"sharding", c.sharding},
+                                    {"compress", c.compress},
+                                    {"density", c.density},
+                                    {"staleness", c.staleness},
+                                    {"tau", c.tau},
+                                    {"pi", c.pi},
+                                    {"aladdin_variant", c.aladdin_variant},
+                                    {"gossip_probability", c.gossip_probability},
+                                    {"gossip_mode", c.gossip_mode},
+                                    {"sgp_overlap", c.sgp_overlap},
+                                    {"iterations", c.iterations},
+                                    {"warmup", c.warmup},
+                                    {"seed", c.seed},
+                                    {"prefetch", c.prefetch},
+                                    {"collectives", c.collectives},
+                                    {"heterogeneity",
+                                     {{"slowdowns", c.slowdowns},
+                                      {"compute_multipliers", c.compute_multipliers},
+                                      {"link_multipliers", c.link_multipliers},
+                                      {"jitter_cv", c.jitter_cv},
+                                      {"jitter", c.jitter},
+                                      {"straggler_probability", c.straggler_probability},
+                                      {"straggler_factor", c.straggler_factor},
+                                      {"straggler_iterations", c.straggler_iterations}}},
+                                    {"profile", c.profile},
+                                    {"cluster", sim::to_json(cluster)},
+                                    {"predictions", rows}});
+    }
+    return 0;
+  }
 
   nlohmann::json rows = nlohmann::json::array();
   std::cout << c.algorithm << (c.algorithm == "arsgd" ? " (overlap " + c.overlap + ")" : "") << ", " << profile.model

@@ -1,6 +1,6 @@
 // `distsgd simulate`: predicted iteration time, throughput and scaling efficiency of an algorithm for a model
-// profile on a cluster, over a list of worker counts. Analytical fidelity only (the
-// discrete-event one is to come).
+// profile on a cluster, over a list of worker counts, by the analytical models (closed forms) or the discrete-event
+// simulator (--fidelity des: contention, asynchrony, heterogeneity, a Chrome trace).
 #pragma once
 #include <cstdint>
 #include <string>
@@ -16,17 +16,37 @@ struct SimulateCommand {
   std::string profile;
   std::string cluster = "10gbe";
   std::string algorithm = "arsgd";
-  std::string overlap = "wfbp";  // arsgd: none, wfbp, mgwfbp or multistep
+  std::string overlap = "wfbp";  // arsgd: none, wfbp, mgwfbp, merge-optimal or multistep
   double bucket_mb = 25;
   double first_bucket_mb = 1;
   int64_t servers = 1;  // parameter-server algorithms
   int64_t staleness = 10;
-  int64_t tau = 1;
+  int64_t tau = 2;  // as distsgd train
   int64_t pi = 4;
   double gossip_probability = 0.01;  // gosgd
-  int64_t sgp_overlap = 1;
+  int64_t sgp_overlap = 0;           // as distsgd train
   std::vector<int64_t> workers{1, 2, 4, 8, 16, 32};
   std::string out;  // JSON (none when empty)
+
+  // The discrete-event fidelity (sim/discrete_event_simulator.hpp).
+  std::string fidelity = "analytical";  // analytical | des
+  int64_t iterations = 100;
+  int64_t warmup = 10;
+  int64_t seed = 1;
+  int64_t prefetch = 4;
+  std::string collectives = "auto";
+  std::string sharding = "memory";
+  std::string compress = "none";  // none | dgc
+  double density = 0.001;         // dgc
+  std::string aladdin_variant = "full";
+  std::string gossip_mode = "pull";
+  std::vector<std::string> slowdowns, compute_multipliers, link_multipliers;  // RANK:FACTOR
+  double jitter_cv = 0;
+  std::string jitter = "lognormal";
+  double straggler_probability = 0;
+  double straggler_factor = 4;
+  int64_t straggler_iterations = 10;
+  std::string trace;  // Chrome trace of the simulated run (des; none when empty)
 };
 
 CLI::App* add_simulate_command(CLI::App& app, SimulateCommand& command);

@@ -9,8 +9,10 @@
 namespace distsgd::sim {
 
 void EventQueue::at(double time, Action action) {
-  require(std::isfinite(time) && time >= now_,
-          "simulator: an event at " + std::to_string(time) + " s is before the clock (" + std::to_string(now_) + " s)");
+  if (!(std::isfinite(time) && time >= now_)) {  // (the message is built only when needed: this runs per event)
+    throw Error("simulator: an event at " + std::to_string(time) + " s is before the clock (" + std::to_string(now_) +
+                " s)");
+  }
   uint32_t slot;
   if (free_.empty()) {
     slot = static_cast<uint32_t>(actions_.size());

@@ -6,23 +6,39 @@ namespace distsgd::sim {
 
 void FifoResource::submit(double seconds, Done done, std::function<void()> started) {
   require(seconds >= 0, "simulator: a task cannot take negative time");
-  waiting_.push_back({seconds, std::move(done), std::move(started)});
-  if (!busy_) start_next();
+  Task task{seconds, std::move(done), std::move(started)};
+  if (busy_) {
+    waiting_.push_back(std::move(task));
+  } else {
+    start(std::move(task));
+  }
 }
 
-void FifoResource::start_next() {
-  Task task = std::move(waiting_.front());
-  waiting_.pop_front();
+void FifoResource::start(Task task) {
+  current_ = std::move(task);
   busy_ = true;
   started_ = queue_->now();
-  queue_->after(task.seconds, [this, start = started_, done = std::move(task.done)] {
-    busy_total_ += queue_->now() - start;
-    busy_ = false;
-    // The next task starts before this one's continuation runs: what it submits queues behind.
-    if (!waiting_.empty()) start_next();
-    if (done) done(start);
-  });
-  if (task.started) task.started();
+  queue_->after(current_.seconds, [this] { finish(); });  // small enough for std::function's own buffer
+  if (current_.started) {
+    auto started = std::move(current_.started);
+    current_.started = nullptr;
+    started();
+  }
+}
+
+void FifoResource::finish() {
+  Done done = std::move(current_.done);
+  current_.done = nullptr;
+  const double start_time = started_;
+  busy_total_ += queue_->now() - start_time;
+  busy_ = false;
+  // The next task starts before this one's continuation runs: what that submits queues behind it.
+  if (!waiting_.empty()) {
+    Task next = std::move(waiting_.front());
+    waiting_.pop_front();
+    start(std::move(next));
+  }
+  if (done) done(start_time);
 }
 
 }  // namespace distsgd::sim

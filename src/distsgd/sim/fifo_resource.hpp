@@ -24,14 +24,16 @@ class FifoResource {
 
  private:
   struct Task {
-    double seconds;
+    double seconds = 0;
     Done done;
     std::function<void()> started;
   };
-  void start_next();
+  void start(Task task);
+  void finish();
 
   EventQueue* queue_;
   std::deque<Task> waiting_;
+  Task current_;  // while busy
   bool busy_ = false;
   double started_ = 0;
   double busy_total_ = 0;

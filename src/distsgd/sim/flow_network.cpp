@@ -1,7 +1,8 @@
 #include "distsgd/sim/flow_network.hpp"
 
 #include <algorithm>
-#include <queue>
+#include <functional>
+#include <limits>
 
 #include "distsgd/core/error.hpp"
 
@@ -53,50 +54,40 @@ void FlowNetwork::activate(int32_t id) {
   Flow& f = flows_[static_cast<size_t>(id)];
   f.updated = queue_.now();
   f.rate = 0;
-  f.scheduled = false;
   for (int i = 0; i < f.path.count; ++i) {
-    Port& port = ports_[static_cast<size_t>(f.path.ports[static_cast<size_t>(i)])];
+    const PortId p = f.path.ports[static_cast<size_t>(i)];
+    Port& port = ports_[static_cast<size_t>(p)];
     f.position[static_cast<size_t>(i)] = static_cast<int32_t>(port.flows.size());
     port.flows.push_back(id);
-    mark_dirty(f.path.ports[static_cast<size_t>(i)]);
+    mark_dirty(p);
   }
 }
 
+// Takes an arrived flow off its ports (within a recomputation of its component: no port becomes dirty).
 void FlowNetwork::detach(int32_t id) {
   Flow& f = flows_[static_cast<size_t>(id)];
   for (int i = 0; i < f.path.count; ++i) {
     const PortId p = f.path.ports[static_cast<size_t>(i)];
     Port& port = ports_[static_cast<size_t>(p)];
-    account(port);
-    port.rate_sum -= f.rate;
     const int32_t at = f.position[static_cast<size_t>(i)];
     const int32_t moved = port.flows.back();
     port.flows[static_cast<size_t>(at)] = moved;
     port.flows.pop_back();
-    if (moved != id) {
-      Flow& m = flows_[static_cast<size_t>(moved)];
-      for (int j = 0; j < m.path.count; ++j) {
-        if (m.path.ports[static_cast<size_t>(j)] == p &&
-            m.position[static_cast<size_t>(j)] == static_cast<int32_t>(port.flows.size())) {
-          m.position[static_cast<size_t>(j)] = at;
-          break;
-        }
+    if (moved == id) continue;
+    Flow& m = flows_[static_cast<size_t>(moved)];
+    for (int j = 0; j < m.path.count; ++j) {
+      if (m.path.ports[static_cast<size_t>(j)] == p &&
+          m.position[static_cast<size_t>(j)] == static_cast<int32_t>(port.flows.size())) {
+        m.position[static_cast<size_t>(j)] = at;
+        break;
       }
     }
-    mark_dirty(p);
   }
-}
-
-void FlowNetwork::finish(int32_t id, uint32_t generation) {
-  Flow& f = flows_[static_cast<size_t>(id)];
-  if (f.generation != generation) return;  // its rate changed since: a later event ends it
-  ++f.generation;
-  detach(id);
-  auto done = std::move(f.done);
+  arrived_.push_back(std::move(f.done));
   f.done = nullptr;
+  ++f.generation;
   free_flows_.push_back(id);
   --flows_in_flight_;
-  if (done) done();
 }
 
 void FlowNetwork::mark_dirty(PortId port) {
@@ -119,25 +110,31 @@ double FlowNetwork::carried_bytes(PortId port) const {
 }
 
 void FlowNetwork::settle() {
-  if (dirty_.empty()) return;
-  ++visit_;
-  // A recomputation may not add dirty ports (it only schedules events), so the list is stable here.
-  for (const PortId p : dirty_) {
-    Port& port = ports_[static_cast<size_t>(p)];
-    if (port.visit == visit_) continue;
-    if (port.flows.empty()) {  // idle now: nothing to share
-      account(port);
-      port.rate_sum = 0;
-      continue;
+  while (!dirty_.empty()) {
+    ++visit_;
+    settling_.swap(dirty_);
+    dirty_.clear();
+    for (const PortId p : settling_) ports_[static_cast<size_t>(p)].dirty = false;
+    for (const PortId p : settling_) {
+      Port& port = ports_[static_cast<size_t>(p)];
+      if (port.visit == visit_) continue;
+      if (port.flows.empty()) {  // idle now: nothing to share
+        account(port);
+        port.rate_sum = 0;
+        continue;
+      }
+      recompute(p);
     }
-    recompute(p);
+    // The arrived flows' continuations, once every rate is consistent (they only schedule events).
+    for (auto& done : arrived_) {
+      if (done) done();
+    }
+    arrived_.clear();
   }
-  for (const PortId p : dirty_) ports_[static_cast<size_t>(p)].dirty = false;
-  dirty_.clear();
 }
 
 void FlowNetwork::recompute(PortId seed) {
-  ++recomputations_;
+  const uint64_t computation = static_cast<uint64_t>(++recomputations_);
   const double now = queue_.now();
   // The connected component of `seed`: ports joined by flows.
   component_ports_.clear();
@@ -160,55 +157,77 @@ void FlowNetwork::recompute(PortId seed) {
       }
     }
   }
+  for (const PortId p : component_ports_) account(ports_[static_cast<size_t>(p)]);
+  // Bring every flow up to now at its old rate; the arrived ones leave.
+  size_t kept = 0;
+  for (const int32_t id : component_flows_) {
+    Flow& f = flows_[static_cast<size_t>(id)];
+    f.remaining -= f.rate * (now - f.updated);
+    f.updated = now;
+    f.fixed = false;
+    // Arrived, or so nearly that the rest would not move the clock (a flow never ends in a later instant for it).
+    if (f.remaining <= kArrivedFraction * f.bytes || (f.rate > 0 && now + f.remaining / f.rate <= now)) {
+      detach(id);
+    } else {
+      component_flows_[kept++] = id;
+    }
+  }
+  component_flows_.resize(kept);
+  offers_.clear();
   for (const PortId p : component_ports_) {
     Port& port = ports_[static_cast<size_t>(p)];
-    account(port);
     port.rate_sum = 0;
     port.left = port.capacity;
     port.unfixed = static_cast<int32_t>(port.flows.size());
     ++port.version;
-  }
-  // Bring every flow's remaining bytes up to now at its old rate.
-  for (const int32_t id : component_flows_) {
-    Flow& f = flows_[static_cast<size_t>(id)];
-    f.remaining = std::max(0.0, f.remaining - f.rate * (now - f.updated));
-    f.updated = now;
-    f.fixed = false;
+    if (port.unfixed > 0) offers_.push_back({port.left / port.unfixed, {port.version, p}});
   }
   // Progressive filling: the port offering the least per unfixed flow fixes its flows at that share.
   using Offer = std::pair<double, std::pair<uint32_t, PortId>>;  // share, (version, port)
-  std::priority_queue<Offer, std::vector<Offer>, std::greater<Offer>> offers;
-  for (const PortId p : component_ports_) {
-    const Port& port = ports_[static_cast<size_t>(p)];
-    if (port.unfixed > 0) offers.push({port.left / port.unfixed, {port.version, p}});
-  }
-  while (!offers.empty()) {
-    const auto [share, key] = offers.top();
-    offers.pop();
+  std::make_heap(offers_.begin(), offers_.end(), std::greater<Offer>());
+  double next_arrival = std::numeric_limits<double>::infinity();
+  int32_t first_to_arrive = -1;
+  size_t unfixed_flows = component_flows_.size();
+  while (!offers_.empty() && unfixed_flows > 0) {  // (the offers left are stale once every flow has its rate)
+    std::pop_heap(offers_.begin(), offers_.end(), std::greater<Offer>());
+    const auto [share, key] = offers_.back();
+    offers_.pop_back();
     Port& port = ports_[static_cast<size_t>(key.second)];
     if (key.first != port.version || port.unfixed == 0) continue;  // stale offer
+    const double rate = std::max(share, 1e-12 * port.capacity);
     for (const int32_t id : port.flows) {
       Flow& f = flows_[static_cast<size_t>(id)];
       if (f.fixed) continue;
       f.fixed = true;
-      const double old_rate = f.rate;
-      f.rate = std::max(share, 1e-12 * port.capacity);
+      --unfixed_flows;
+      f.rate = rate;
+      f.computed = computation;
       for (int i = 0; i < f.path.count; ++i) {
         const PortId q = f.path.ports[static_cast<size_t>(i)];
         Port& other = ports_[static_cast<size_t>(q)];
-        other.left = std::max(0.0, other.left - f.rate);
-        other.rate_sum += f.rate;
-        --other.unfixed;
-        if (q != key.second && other.unfixed > 0) offers.push({other.left / other.unfixed, {++other.version, q}});
+        other.left = std::max(0.0, other.left - rate);
+        other.rate_sum += rate;
+        if (--other.unfixed > 0 && q != key.second) {
+          offers_.push_back({other.left / other.unfixed, {++other.version, q}});
+          std::push_heap(offers_.begin(), offers_.end(), std::greater<Offer>());
+        }
       }
-      if (f.scheduled && f.rate == old_rate) continue;  // its queued completion still holds
-      // A new completion time: the event already queued (if any) becomes stale.
-      const uint32_t generation = ++f.generation;
-      f.scheduled = true;
-      const double left = f.remaining <= kArrivedFraction * f.bytes ? 0.0 : f.remaining / f.rate;
-      queue_.at(now + left, [this, id, generation] { finish(id, generation); });
+      const double arrival = now + f.remaining / rate;
+      if (arrival < next_arrival) {
+        next_arrival = arrival;
+        first_to_arrive = id;
+      }
     }
   }
+  if (first_to_arrive < 0) return;
+  // One event for the whole component: when its first flow arrives, the component is settled again (and the flows
+  // arriving with it leave together). A later recomputation of the component makes this event stale.
+  const uint32_t generation = flows_[static_cast<size_t>(first_to_arrive)].generation;
+  queue_.at(next_arrival, [this, first_to_arrive, generation, computation] {
+    const Flow& f = flows_[static_cast<size_t>(first_to_arrive)];
+    if (f.generation != generation || f.computed != computation) return;
+    mark_dirty(f.path.ports[0]);
+  });
 }
 
 }  // namespace distsgd::sim

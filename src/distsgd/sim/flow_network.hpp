@@ -3,8 +3,11 @@
 // Concurrent flows share every port max-min fairly (progressive filling: the most loaded port fixes the rate of its
 // flows first, what they leave elsewhere goes to the others). A transfer waits its latency (alpha) first, then
 // moves its bytes; rates are recomputed when a flow starts or ends. So PS incast, gossip hot spots and shared node
-// links appear. Speed: rates are recomputed once per instant (after the event queue's last event at that time),
-// and only for the connected components (ports linked by flows) where a flow started or ended.
+// links appear.
+// Speed: rates are recomputed once per instant (after the event queue's last event at that time), and only for the
+// connected components (ports linked by flows) where a flow started or ended; each component has one pending event,
+// its next completion, rather than one per flow (a server's link shared by a thousand flows would otherwise queue a
+// thousand events at every change).
 #pragma once
 #include <array>
 #include <cstdint>
@@ -33,7 +36,8 @@ class FlowNetwork {
   // Moves `bytes` over `path`: `latency` seconds of start-up, then the bytes at the path's max-min fair rate;
   // `done` runs when the last byte has arrived.
   void transfer(const Path& path, double bytes, double latency, std::function<void()> done);
-  // Recomputes the rates where flows started or ended since the last call (the queue calls it).
+  // Recomputes the rates where flows started or ended since the last call, and ends the flows that arrived (the
+  // queue calls it after each instant).
   void settle();
 
   size_t port_count() const { return ports_.size(); }
@@ -48,10 +52,10 @@ class FlowNetwork {
     Path path;
     std::array<int32_t, 4> position{};  // index in each port's flow list
     double bytes = 0, remaining = 0, rate = 0, updated = 0;
-    uint32_t generation = 0;  // bumped on every new completion time: older completion events are ignored
+    uint32_t generation = 0;  // bumped when the slot is reused: events about an earlier flow are ignored
     uint32_t visit = 0;
+    uint64_t computed = 0;  // the recomputation that set its rate
     bool fixed = false;
-    bool scheduled = false;  // a completion event for the current rate is queued
     std::function<void()> done;
   };
   struct Port {
@@ -67,7 +71,6 @@ class FlowNetwork {
   };
 
   void activate(int32_t flow);
-  void finish(int32_t flow, uint32_t generation);
   void detach(int32_t flow);
   void mark_dirty(PortId port);
   void recompute(PortId seed);
@@ -82,8 +85,10 @@ class FlowNetwork {
   int64_t flows_in_flight_ = 0;
   int64_t recomputations_ = 0;
   // Scratch, kept to avoid reallocating.
-  std::vector<PortId> component_ports_;
+  std::vector<PortId> component_ports_, settling_;
   std::vector<int32_t> component_flows_;
+  std::vector<std::function<void()>> arrived_;  // callbacks of the flows that ended in this settle()
+  std::vector<std::pair<double, std::pair<uint32_t, PortId>>> offers_;
 };
 
 }  // namespace distsgd::sim

@@ -28,4 +28,14 @@ struct MergedLayers {
 MergedLayers merge_gradients_mgwfbp(const std::vector<LayerTimes>& layers, const std::vector<double>& bytes,
                                     const std::function<double(double)>& comm_seconds);
 
+// The best grouping for the same objective (when the last group's communication ends), found exactly by dynamic
+// programming over group boundaries instead of MG-WFBP's local test. Groups are consecutive layers sent in backward
+// order on one channel; a group starts when its first-layer (input-side) gradient is ready and the channel is free.
+// The finish time of a prefix only delays what follows, so the earliest finish of the layers L..j is
+//   best(j) = min over groups k..j of  max(best(k+1), ready(k..j)) + comm_seconds(bytes of k..j)
+// (k..j: layers k to j counted from the output side). O(L^2) evaluations of comm_seconds. Never worse than
+// MG-WFBP, one message per layer or one message for the whole model (tested).
+MergedLayers merge_gradients_optimal(const std::vector<LayerTimes>& layers, const std::vector<double>& bytes,
+                                     const std::function<double(double)>& comm_seconds);
+
 }  // namespace distsgd::sim

@@ -59,9 +59,10 @@ void RingCollectives::launch(int64_t worker, CollectiveKind kind, double bytes, 
     in.bytes = bytes;
     in.steps = collective_steps(kind, workers_);
   }
-  require(in.kind == kind && std::abs(in.bytes - bytes) <= 1e-9 * std::max(1.0, bytes),
-          "simulator: worker " + std::to_string(worker) + " launched collective " + std::to_string(index) +
-              " unlike the other workers");
+  if (in.kind != kind || std::abs(in.bytes - bytes) > 1e-9 * std::max(1.0, bytes)) {
+    throw Error("simulator: worker " + std::to_string(worker) + " launched collective " + std::to_string(index) +
+                " unlike the other workers");
+  }
   Member& m = in.members[static_cast<size_t>(worker)];
   m.launched = true;
   m.done = std::move(done);

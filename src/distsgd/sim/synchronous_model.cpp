@@ -59,6 +59,7 @@ const std::vector<std::pair<std::string, AllreduceSettings>>& overlaps() {
       {"none", {false}},
       {"wfbp", {true}},
       {"mgwfbp", {true, 0, 0, AllreduceSchedule::kMgwfbp}},
+      {"merge-optimal", {true, 0, 0, AllreduceSchedule::kOptimalMerge}},
       {"multistep", {true, 0, 0, AllreduceSchedule::kMultistep}},
   };
   return all;
@@ -100,9 +101,12 @@ Prediction predict_allreduce_sgd(const ModelProfile& profile, int64_t workers, c
       return prediction_from_iteration(profile, workers,
                                        forward + backward + wfbp_exposed_communication_seconds(layers) + update);
     }
-    case AllreduceSchedule::kMgwfbp: {
+    case AllreduceSchedule::kMgwfbp:
+    case AllreduceSchedule::kOptimalMerge: {
       const Groups tensors = tensor_layers(profile);
-      const auto merged = merge_gradients_mgwfbp(tensors.layers, tensors.bytes, allreduce);
+      const auto merged = settings.schedule == AllreduceSchedule::kMgwfbp
+                              ? merge_gradients_mgwfbp(tensors.layers, tensors.bytes, allreduce)
+                              : merge_gradients_optimal(tensors.layers, tensors.bytes, allreduce);
       return prediction_from_iteration(profile, workers,
                                        forward + backward + wfbp_exposed_communication_seconds(merged.layers) + update);
     }

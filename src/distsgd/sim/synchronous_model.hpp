@@ -20,12 +20,15 @@ namespace distsgd::sim {
 //     per tensor.
 //   mgwfbp: wait-free backprop over the groups of tensors MG-WFBP's greedy merge picks (merged_gradients.hpp); the
 //     bucket sizes are ignored.
+//   merge-optimal: as mgwfbp, over the grouping that makes the last group's communication end earliest, found
+//     exactly (merge_gradients_optimal): what the best merging could do, where MG-WFBP's local test can merge too
+//     much at a large alpha.
 //   multistep (Lee et al., MLHPC 2018; algo/allreduce/multistep_allreduce.cpp): over the same buckets, each bucket
 //     reduce-scattered (an alltoall of 1/P slices and a local sum) as its gradients are ready, hidden under backward
 //     by the wait-free recurrence; each worker updates its 1/P slice (update cost / P); the slices are allgathered,
 //     input-side bucket first, hidden under the next forward by the mirror recurrence (a bucket's forward waits for
 //     its own gather only).
-enum class AllreduceSchedule { kBuckets, kMgwfbp, kMultistep };
+enum class AllreduceSchedule { kBuckets, kMgwfbp, kOptimalMerge, kMultistep };
 
 struct AllreduceSettings {
   bool wait_free = true;  // false: one allreduce of the whole gradient after the backward pass (--overlap none)
@@ -34,7 +37,8 @@ struct AllreduceSettings {
   AllreduceSchedule schedule = AllreduceSchedule::kBuckets;  // with wait_free
 };
 
-// The settings for `distsgd simulate --overlap` none, wfbp, mgwfbp or multistep; throws Error naming the flag.
+// The settings for `distsgd simulate --overlap` none, wfbp, mgwfbp, merge-optimal or multistep; throws Error naming the
+// flag.
 AllreduceSettings allreduce_settings(const std::string& overlap, double bucket_bytes, double first_bucket_bytes);
 std::vector<std::string> allreduce_overlap_names();
 

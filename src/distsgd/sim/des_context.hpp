@@ -1,0 +1,83 @@
+// What every part of one discrete-event simulation shares: the inputs, the
+// clock, the network and its ports, the collectives, each worker's compute (one
+// task at a time: its training thread) and each server's (its shard lock), each
+// worker's draws, the trace, and the figures the workloads count (bytes sent,
+// staleness).
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "distsgd/sim/cluster_description.hpp"
+#include "distsgd/sim/cluster_network.hpp"
+#include "distsgd/sim/des_settings.hpp"
+#include "distsgd/sim/des_trace.hpp"
+#include "distsgd/sim/event_queue.hpp"
+#include "distsgd/sim/fifo_resource.hpp"
+#include "distsgd/sim/flow_network.hpp"
+#include "distsgd/sim/heterogeneity.hpp"
+#include "distsgd/sim/model_profile.hpp"
+#include "distsgd/sim/ring_collectives.hpp"
+
+namespace distsgd::sim {
+
+using Next = std::function<void()>;
+
+class DesContext {
+ public:
+  DesContext(const ModelProfile& profile, const ClusterDescription& cluster, const DesSettings& settings);
+  DesContext(const DesContext&) = delete;
+  DesContext& operator=(const DesContext&) = delete;
+
+  const ModelProfile& profile;
+  const ClusterDescription& cluster;
+  const DesSettings& settings;
+  const int64_t workers, servers;
+
+  EventQueue queue;
+  FlowNetwork network{queue};
+  std::vector<WorkerVariability> variability;  // per worker
+  ClusterNetwork ports;
+  RingCollectives collectives;
+  std::vector<FifoResource> compute;     // per worker: its training thread (and what locks its model)
+  std::vector<FifoResource> server_cpu;  // per server: updates under the shard's lock, one at a time
+  SimulatedTrace trace;
+
+  // Counted by the workloads.
+  std::vector<double> bytes_sent;        // per worker, from the start
+  std::vector<int64_t> iteration;        // per worker: the iteration it is in (the worker loop sets it)
+  std::map<int64_t, int64_t> staleness;  // gradient staleness (server updates
+                                         // since the worker's parameters)
+  std::map<int64_t, int64_t> clock_gap;  // SSP: a pull's clock minus the slowest
+                                         // worker's, when released
+
+  double model_bytes() const { return model_bytes_; }
+  // The optimizer step over `bytes` on this worker (the profile's update cost,
+  // times its compute factor).
+  double update_seconds(int64_t worker, double bytes) const;
+  // The same work on a server (servers are homogeneous).
+  double server_update_seconds(double bytes) const { return profile.update_seconds_per_byte * bytes; }
+  bool measuring(int64_t worker) const { return iteration[static_cast<size_t>(worker)] >= settings.warmup; }
+
+  // A task on the worker's compute (in submission order), then `next`; `span`
+  // (may be null) names it on the trace.
+  void run(int64_t worker, const char* span, double seconds, Next next);
+  void run_on_server(int64_t server, const char* span, double seconds, Next next);
+  // A span on the trace from `start` to now (waits, and operations the real
+  // code times as one phase).
+  void span(int64_t rank, const std::string& name, double start, Timeline::Lane lane = Timeline::kCompute);
+  int64_t server_rank(int64_t server) const { return workers + server; }
+
+  // Messages of `bytes` (one alpha each); the sender's bytes_sent counts them
+  // when it is a worker.
+  void send_to_server(int64_t worker, int64_t server, double bytes, Next arrived);
+  void send_to_worker(int64_t server, int64_t worker, double bytes, Next arrived);
+  void send_between_workers(int64_t from, int64_t to, double bytes, Next arrived);
+
+ private:
+  double model_bytes_;
+};
+
+}  // namespace distsgd::sim

@@ -1,0 +1,229 @@
+// The discrete-event simulator against the closed forms it must reproduce
+// (spec/simulator.md, "Validation"): P = 1 gives the naive and prefetched
+// forms, WFBP the hand-worked example of sim_closed_forms_test.cpp, PS incast
+// m*P/B_server, ASP saturation at S*B_server/m, SSP with s = 0 is BSP, Gaussian
+// jitter sigma adds about sigma*sqrt(2 ln P) to BSP; and what only it can show:
+// a straggler, SSP's staleness bound, determinism.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include "distsgd/sim/collective_costs.hpp"
+#include "distsgd/sim/dag_model.hpp"
+#include "distsgd/sim/discrete_event_simulator.hpp"
+#include "test_util.hpp"
+
+namespace distsgd::sim {
+namespace {
+
+// The three layers of sim_closed_forms_test.cpp's DAG example: forward 0.5 s
+// each, backward 1, 2, 3 s, I/O 2 s and host-to-device 1 s, update 0.25 s.
+// Parameters chosen so that on a 1 MB/s link without latency each layer's
+// allreduce between two workers (m * beta) takes 4, 1 and 2 s.
+ModelProfile three_layers() {
+  ModelProfile p;
+  p.model = "three layers";
+  p.batch_size = 16;
+  p.data_seconds = 2;
+  p.h2d_seconds = 1;
+  p.tensors = {{"l1", 1000000, 0.5, 1}, {"l2", 250000, 0.5, 2}, {"l3", 500000, 0.5, 3}};
+  p.update_seconds_per_byte = 0.25 / p.gradient_bytes();
+  return p;
+}
+
+ClusterDescription link(double bytes_per_second, double alpha = 0) {
+  ClusterDescription c;
+  c.name = "test";
+  c.worker_bytes_per_second = c.server_bytes_per_second = bytes_per_second;
+  c.alpha_seconds = alpha;
+  return c;
+}
+
+DesSettings settings(const std::string& algorithm, int64_t workers) {
+  DesSettings s;
+  s.algorithm = algorithm;
+  s.workers = workers;
+  s.iterations = 20;
+  s.warmup = 5;
+  return s;
+}
+
+TEST(DesClosedForms, OneWorkerGivesTheNaiveAndPrefetchedForms) {
+  const auto p = three_layers();
+  const auto in = p.iteration_inputs([](double) { return 0.0; });
+  auto s = settings("arsgd", 1);
+  s.prefetch = 0;  // the batch read on the training thread
+  EXPECT_NEAR(simulate_discrete_events(p, link(1e6), s).iteration_seconds, naive_iteration_seconds(in), 1e-9);
+  s.prefetch = 4;
+  EXPECT_NEAR(simulate_discrete_events(p, link(1e6), s).iteration_seconds, prefetched_iteration_seconds(in), 1e-9);
+  auto io_bound = p;
+  io_bound.data_seconds = 30;
+  EXPECT_NEAR(simulate_discrete_events(io_bound, link(1e6), s).iteration_seconds,
+              prefetched_iteration_seconds(io_bound.iteration_inputs([](double) { return 0.0; })), 1e-9);
+}
+
+// Each layer its own bucket; the DAG model's recurrence gives 4 s of
+// communication after backward.
+TEST(DesClosedForms, WaitFreeBackpropOnTheHandWorkedExample) {
+  const auto p = three_layers();
+  auto s = settings("arsgd", 2);
+  s.overlap = "wfbp";
+  s.first_bucket_bytes = s.bucket_bytes = 1;  // one tensor per bucket
+  const auto r = simulate_discrete_events(p, link(1e6), s);
+  const auto in = p.iteration_inputs([](double bytes) { return bytes / 1e6; });
+  EXPECT_NEAR(in.layers[0].comm, 4, 1e-12);
+  EXPECT_NEAR(r.iteration_seconds, wfbp_iteration_seconds(in), 1e-9);
+  EXPECT_NEAR(r.iteration_seconds, 1.5 + 6 + 4 + 0.25, 1e-9);
+  s.overlap = "none";
+  EXPECT_NEAR(simulate_discrete_events(p, link(1e6), s).iteration_seconds, 1.5 + 6 + 7 + 0.25, 1e-9);
+}
+
+// A compute-free model of m bytes: BSP's iteration is the push (P*m/B at one
+// server) and the pull.
+ModelProfile communication_only(double bytes) {
+  ModelProfile p;
+  p.model = "communication only";
+  p.batch_size = 1;
+  p.tensors = {{"w", static_cast<int64_t>(bytes / 4), 0, 0}};
+  return p;
+}
+
+TEST(DesClosedForms, ParameterServerIncastAtOneServer) {
+  const double m = 4e6, rate = 125e6;
+  for (int64_t workers : {1, 4, 16}) {
+    const auto r = simulate_discrete_events(communication_only(m), link(rate), settings("bsp", workers));
+    EXPECT_NEAR(r.iteration_seconds, 2 * m * static_cast<double>(workers) / rate, 1e-9) << workers;
+    // The server's link is busy all the time: in while the workers push, out
+    // while they pull.
+    for (const auto& u : r.utilisation) {
+      if (u.name == std::string("server_in") || u.name == std::string("server_out")) {
+        EXPECT_NEAR(u.mean, 0.5, 1e-6) << u.name;
+      }
+    }
+  }
+  // Two servers halve it; a worker's own link bounds it below.
+  auto s = settings("bsp", 4);
+  s.servers = 2;
+  EXPECT_NEAR(simulate_discrete_events(communication_only(m), link(rate), s).iteration_seconds, 2 * 2 * m / rate, 1e-9);
+}
+
+// ASP: many workers, a short compute; the servers take at most S*B_server/m
+// gradients a second. Identical workers start in step and fair sharing keeps
+// them in step (every push, then every reply: each link idle half the time), so
+// jitter lets their pushes interleave, as in any real cluster; fair sharing
+// still bunches them a little (pushes that share the link end together), hence
+// "near" saturation.
+TEST(DesClosedForms, AspSaturatesAtTheServersLinks) {
+  ModelProfile p = communication_only(4e6);
+  p.tensors[0].forward_seconds = p.tensors[0].backward_seconds = 0.01;
+  const double rate = 125e6;
+  for (int64_t servers : {1, 2}) {
+    auto s = settings("asp", 64);
+    s.servers = servers;
+    s.iterations = 60;
+    s.heterogeneity.jitter_cv = 0.5;
+    const auto r = simulate_discrete_events(p, link(rate), s);
+    const double saturation = static_cast<double>(servers) * rate / 4e6;  // gradients (of batch 1) per second
+    EXPECT_GT(r.samples_per_second / saturation, 0.9) << servers;
+    EXPECT_LE(r.samples_per_second / saturation, 1 + 1e-9) << servers;
+  }
+}
+
+TEST(DesClosedForms, SspWithStalenessZeroIsBsp) {
+  const auto p = three_layers();
+  auto ssp = settings("ssp", 4);
+  ssp.staleness = 0;
+  auto no_update = p;
+  no_update.update_seconds_per_byte = 0;  // SSP's local update and per-push server updates; BSP's one aggregate
+  const auto c = link(1e6);
+  EXPECT_NEAR(simulate_discrete_events(no_update, c, ssp).iteration_seconds,
+              simulate_discrete_events(no_update, c, settings("bsp", 4)).iteration_seconds, 1e-9);
+  // With latency the pull's request adds one alpha.
+  EXPECT_NEAR(simulate_discrete_events(no_update, link(1e6, 0.01), ssp).iteration_seconds,
+              simulate_discrete_events(no_update, link(1e6, 0.01), settings("bsp", 4)).iteration_seconds + 0.01, 1e-9);
+}
+
+// BSP waits for the slowest of P workers each iteration: Gaussian jitter of
+// standard deviation sigma on the compute adds the expected maximum of P draws,
+// about sigma*sqrt(2 ln P) (below it for finite P: 2.8 sigma at P = 256).
+TEST(DesClosedForms, GaussianJitterAddsAboutSigmaSqrtTwoLnP) {
+  ModelProfile p = communication_only(4);  // communication negligible
+  p.tensors[0].forward_seconds = 0.1;
+  p.tensors[0].backward_seconds = 0.2;
+  const int64_t workers = 256;
+  auto s = settings("bsp", workers);
+  s.iterations = 200;
+  const double steady = simulate_discrete_events(p, link(1e9), s).iteration_seconds;
+  s.heterogeneity.jitter_kind = JitterKind::kNormal;
+  s.heterogeneity.jitter_cv = 0.05;
+  const double sigma = 0.05 * 0.3;
+  const double added = simulate_discrete_events(p, link(1e9), s).iteration_seconds - steady;
+  const double closed_form = sigma * std::sqrt(2 * std::log(static_cast<double>(workers)));
+  EXPECT_GT(added, 0.75 * closed_form);
+  EXPECT_LT(added, 1.05 * closed_form);
+}
+
+// One worker four times slower: BSP runs at its pace; ASP and ALADDIN lose
+// about its share only.
+TEST(DesClosedForms, AStragglerSlowsBspToItsPaceButAsynchronousAlgorithmsLittle) {
+  ModelProfile p = communication_only(4e5);
+  p.tensors[0].forward_seconds = 0.01;
+  p.tensors[0].backward_seconds = 0.02;
+  const auto c = link(1e9);
+  for (const std::string algorithm : {"bsp", "asp", "aladdin"}) {
+    auto s = settings(algorithm, 8);
+    s.servers = 8;
+    const double even = simulate_discrete_events(p, c, s).samples_per_second;
+    s.heterogeneity.slowdowns = {{3, 4.0}};
+    const double slowed = simulate_discrete_events(p, c, s).samples_per_second;
+    if (algorithm == "bsp") {
+      EXPECT_LT(slowed / even, 0.35) << algorithm;
+    } else {
+      EXPECT_GT(slowed / even, 0.85) << algorithm;  // 7 of 8 workers at full speed, the eighth at a quarter
+    }
+  }
+}
+
+TEST(DesClosedForms, SspClockGapNeverExceedsTheStaleness) {
+  ModelProfile p = communication_only(4e5);
+  p.tensors[0].forward_seconds = 0.01;
+  for (int64_t staleness : {0, 2, 5}) {
+    auto s = settings("ssp", 6);
+    s.staleness = staleness;
+    s.iterations = 60;
+    s.heterogeneity.slowdowns = {{1, 3.0}};
+    s.heterogeneity.jitter_cv = 0.3;
+    const auto r = simulate_discrete_events(p, link(1e9), s);
+    ASSERT_FALSE(r.clock_gap.empty());
+    EXPECT_LE(r.clock_gap.rbegin()->first, staleness);
+    if (staleness > 0) {
+      EXPECT_EQ(r.clock_gap.rbegin()->first,
+                staleness);  // the straggler holds the others back
+    }
+    EXPECT_FALSE(r.staleness.empty());
+  }
+}
+
+std::string traced_run(uint64_t seed, const testing::TempDir& dir, const std::string& name) {
+  auto s = settings("asp", 4);
+  s.seed = seed;
+  s.heterogeneity.jitter_cv = 0.2;
+  s.heterogeneity.straggler_probability = 0.1;
+  s.heterogeneity.straggler_factor = 3;
+  s.trace_path = dir / name;
+  simulate_discrete_events(three_layers(), link(1e6), s);
+  return testing::read_file(s.trace_path);
+}
+
+TEST(DesClosedForms, TheSameSeedGivesTheSameRunAndAnotherSeedAnother) {
+  testing::TempDir dir;
+  const auto a = traced_run(7, dir, "a.json"), b = traced_run(7, dir, "b.json"), c = traced_run(8, dir, "c.json");
+  EXPECT_GT(a.size(), 1000u);
+  EXPECT_EQ(a, b);
+  EXPECT_NE(a, c);
+}
+
+}  // namespace
+}  // namespace distsgd::sim
