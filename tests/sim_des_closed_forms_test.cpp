@@ -1,9 +1,7 @@
-// The discrete-event simulator against the closed forms it must reproduce
-// (spec/simulator.md, "Validation"): P = 1 gives the naive and prefetched
-// forms, WFBP the hand-worked example of sim_closed_forms_test.cpp, PS incast
-// m*P/B_server, ASP saturation at S*B_server/m, SSP with s = 0 is BSP, Gaussian
-// jitter sigma adds about sigma*sqrt(2 ln P) to BSP; and what only it can show:
-// a straggler, SSP's staleness bound, determinism.
+// The discrete-event simulator against the closed forms it must reproduce (spec/simulator.md, "Validation"): P = 1
+// gives the naive and prefetched forms, WFBP the hand-worked example of sim_closed_forms_test.cpp, PS incast
+// m*P/B_server, ASP saturation at S*B_server/m, SSP with s = 0 is BSP, Gaussian jitter sigma adds about sigma*sqrt(2 ln
+// P) to BSP; and what only it can show: a straggler, SSP's staleness bound, determinism.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -18,10 +16,9 @@
 namespace distsgd::sim {
 namespace {
 
-// The three layers of sim_closed_forms_test.cpp's DAG example: forward 0.5 s
-// each, backward 1, 2, 3 s, I/O 2 s and host-to-device 1 s, update 0.25 s.
-// Parameters chosen so that on a 1 MB/s link without latency each layer's
-// allreduce between two workers (m * beta) takes 4, 1 and 2 s.
+// The three layers of sim_closed_forms_test.cpp's DAG example: forward 0.5 s each, backward 1, 2, 3 s, I/O 2 s and
+// host-to-device 1 s, update 0.25 s. Parameters chosen so that on a 1 MB/s link without latency each layer's allreduce
+// between two workers (m * beta) takes 4, 1 and 2 s.
 ModelProfile three_layers() {
   ModelProfile p;
   p.model = "three layers";
@@ -64,8 +61,7 @@ TEST(DesClosedForms, OneWorkerGivesTheNaiveAndPrefetchedForms) {
               prefetched_iteration_seconds(io_bound.iteration_inputs([](double) { return 0.0; })), 1e-9);
 }
 
-// Each layer its own bucket; the DAG model's recurrence gives 4 s of
-// communication after backward.
+// Each layer its own bucket; the DAG model's recurrence gives 4 s of communication after backward.
 TEST(DesClosedForms, WaitFreeBackpropOnTheHandWorkedExample) {
   const auto p = three_layers();
   auto s = settings("arsgd", 2);
@@ -80,8 +76,7 @@ TEST(DesClosedForms, WaitFreeBackpropOnTheHandWorkedExample) {
   EXPECT_NEAR(simulate_discrete_events(p, link(1e6), s).iteration_seconds, 1.5 + 6 + 7 + 0.25, 1e-9);
 }
 
-// A compute-free model of m bytes: BSP's iteration is the push (P*m/B at one
-// server) and the pull.
+// A compute-free model of m bytes: BSP's iteration is the push (P*m/B at one server) and the pull.
 ModelProfile communication_only(double bytes) {
   ModelProfile p;
   p.model = "communication only";
@@ -95,8 +90,7 @@ TEST(DesClosedForms, ParameterServerIncastAtOneServer) {
   for (int64_t workers : {1, 4, 16}) {
     const auto r = simulate_discrete_events(communication_only(m), link(rate), settings("bsp", workers));
     EXPECT_NEAR(r.iteration_seconds, 2 * m * static_cast<double>(workers) / rate, 1e-9) << workers;
-    // The server's link is busy all the time: in while the workers push, out
-    // while they pull.
+    // The server's link is busy all the time: in while the workers push, out while they pull.
     for (const auto& u : r.utilisation) {
       if (u.name == std::string("server_in") || u.name == std::string("server_out")) {
         EXPECT_NEAR(u.mean, 0.5, 1e-6) << u.name;
@@ -109,12 +103,10 @@ TEST(DesClosedForms, ParameterServerIncastAtOneServer) {
   EXPECT_NEAR(simulate_discrete_events(communication_only(m), link(rate), s).iteration_seconds, 2 * 2 * m / rate, 1e-9);
 }
 
-// ASP: many workers, a short compute; the servers take at most S*B_server/m
-// gradients a second. Identical workers start in step and fair sharing keeps
-// them in step (every push, then every reply: each link idle half the time), so
-// jitter lets their pushes interleave, as in any real cluster; fair sharing
-// still bunches them a little (pushes that share the link end together), hence
-// "near" saturation.
+// ASP: many workers, a short compute; the servers take at most S*B_server/m gradients a second. Identical workers start
+// in step and fair sharing keeps them in step (every push, then every reply: each link idle half the time), so jitter
+// lets their pushes interleave, as in any real cluster; fair sharing still bunches them a little (pushes that share the
+// link end together), hence "near" saturation.
 TEST(DesClosedForms, AspSaturatesAtTheServersLinks) {
   ModelProfile p = communication_only(4e6);
   p.tensors[0].forward_seconds = p.tensors[0].backward_seconds = 0.01;
@@ -131,23 +123,25 @@ TEST(DesClosedForms, AspSaturatesAtTheServersLinks) {
   }
 }
 
+// Without compute to hide them, SSP's pushes (sent without waiting) and BSP's take the same time, and a pull held
+// until every worker's push is in returns when BSP's replies would.
 TEST(DesClosedForms, SspWithStalenessZeroIsBsp) {
-  const auto p = three_layers();
-  auto ssp = settings("ssp", 4);
-  ssp.staleness = 0;
-  auto no_update = p;
+  auto no_update = three_layers();
   no_update.update_seconds_per_byte = 0;  // SSP's local update and per-push server updates; BSP's one aggregate
-  const auto c = link(1e6);
-  EXPECT_NEAR(simulate_discrete_events(no_update, c, ssp).iteration_seconds,
-              simulate_discrete_events(no_update, c, settings("bsp", 4)).iteration_seconds, 1e-9);
-  // With latency the pull's request adds one alpha.
-  EXPECT_NEAR(simulate_discrete_events(no_update, link(1e6, 0.01), ssp).iteration_seconds,
-              simulate_discrete_events(no_update, link(1e6, 0.01), settings("bsp", 4)).iteration_seconds + 0.01, 1e-9);
+  for (const std::string overlap : {"none", "wfbp"}) {
+    auto ssp = settings("ssp", 4), bsp = settings("bsp", 4);
+    ssp.staleness = 0;
+    ssp.overlap = bsp.overlap = "none";
+    for (const double alpha : {0.0, 0.01}) {
+      EXPECT_NEAR(simulate_discrete_events(no_update, link(1e6, alpha), ssp).iteration_seconds,
+                  simulate_discrete_events(no_update, link(1e6, alpha), bsp).iteration_seconds, 1e-9)
+          << overlap << " " << alpha;
+    }
+  }
 }
 
-// BSP waits for the slowest of P workers each iteration: Gaussian jitter of
-// standard deviation sigma on the compute adds the expected maximum of P draws,
-// about sigma*sqrt(2 ln P) (below it for finite P: 2.8 sigma at P = 256).
+// BSP waits for the slowest of P workers each iteration: Gaussian jitter of standard deviation sigma on the compute
+// adds the expected maximum of P draws, about sigma*sqrt(2 ln P) (below it for finite P: 2.8 sigma at P = 256).
 TEST(DesClosedForms, GaussianJitterAddsAboutSigmaSqrtTwoLnP) {
   ModelProfile p = communication_only(4);  // communication negligible
   p.tensors[0].forward_seconds = 0.1;
@@ -165,8 +159,7 @@ TEST(DesClosedForms, GaussianJitterAddsAboutSigmaSqrtTwoLnP) {
   EXPECT_LT(added, 1.05 * closed_form);
 }
 
-// One worker four times slower: BSP runs at its pace; ASP and ALADDIN lose
-// about its share only.
+// One worker four times slower: BSP runs at its pace; ASP and ALADDIN lose about its share only.
 TEST(DesClosedForms, AStragglerSlowsBspToItsPaceButAsynchronousAlgorithmsLittle) {
   ModelProfile p = communication_only(4e5);
   p.tensors[0].forward_seconds = 0.01;

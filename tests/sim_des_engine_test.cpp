@@ -1,6 +1,5 @@
-// The discrete-event simulator's engine (spec/simulator.md, "Two fidelities"
-// 2): the event queue's order, FIFO resources, the flow network's max-min fair
-// sharing on hand-worked networks, and collectives on an idle ring against
+// The discrete-event simulator's engine (spec/simulator.md, "Two fidelities" 2): the event queue's order, FIFO
+// resources, the flow network's max-min fair sharing on hand-worked networks, and collectives on an idle ring against
 // their cost formulas.
 #include <gtest/gtest.h>
 
@@ -75,9 +74,8 @@ TEST(DesFlowNetwork, ALoneTransferTakesAlphaPlusBytesOverTheSlowestLink) {
   EXPECT_DOUBLE_EQ(a.network.carried_bytes(slow), 50);
 }
 
-// Link X (1 B/s) carries f1 and f2, link Y (2 B/s) carries f2 and f3. Max-min:
-// X's share 0.5 fixes f1 and f2, f3 takes Y's remaining 1.5. f1 (1 B) and f3 (3
-// B) end at t = 2; f2 (2 B) has 1 B left, then runs alone at 1 B/s (X) and ends
+// Link X (1 B/s) carries f1 and f2, link Y (2 B/s) carries f2 and f3. Max-min: X's share 0.5 fixes f1 and f2, f3 takes
+// Y's remaining 1.5. f1 (1 B) and f3 (3 B) end at t = 2; f2 (2 B) has 1 B left, then runs alone at 1 B/s (X) and ends
 // at t = 3.
 TEST(DesFlowNetwork, MaxMinFairSharingOnAHandWorkedNetwork) {
   Arrivals a;
@@ -93,8 +91,7 @@ TEST(DesFlowNetwork, MaxMinFairSharingOnAHandWorkedNetwork) {
   EXPECT_NEAR(a.network.carried_bytes(y), 5, 1e-9);
 }
 
-// A flow starting later takes its share from then on; the earlier one speeds up
-// again when it ends.
+// A flow starting later takes its share from then on; the earlier one speeds up again when it ends.
 TEST(DesFlowNetwork, RatesChangeWhenFlowsStartAndEnd) {
   Arrivals a;
   const PortId link = a.network.add_port(10);
@@ -105,8 +102,7 @@ TEST(DesFlowNetwork, RatesChangeWhenFlowsStartAndEnd) {
   EXPECT_NEAR(a.at[1], 3, 1e-9);
 }
 
-// P workers push m to one server: the server's NIC carries P*m, m*P/B_server
-// (spec, "Validation").
+// P workers push m to one server: the server's NIC carries P*m, m*P/B_server (spec, "Validation").
 TEST(DesFlowNetwork, IncastAtOneServer) {
   Arrivals a;
   const PortId server_in = a.network.add_port(1e9);
@@ -157,9 +153,8 @@ TEST(DesCollectives, OneRingAllreduceOnAnIdleRingIsItsFormula) {
   }
 }
 
-// Two workers per node: the ring crosses each node's NIC once each way, so the
-// NIC (not the fast intra-node links) sets the pace; with one worker per node
-// every hop is a NIC.
+// Two workers per node: the ring crosses each node's NIC once each way, so the NIC (not the fast intra-node links) sets
+// the pace; with one worker per node every hop is a NIC.
 TEST(DesCollectives, WorkersOfANodeShareItsLink) {
   auto c = flat_cluster();
   c.gamma_seconds_per_byte = 0;
@@ -169,8 +164,7 @@ TEST(DesCollectives, WorkersOfANodeShareItsLink) {
   const double m = 8e6;
   const double per_node = run_collective(CollectiveKind::kAllreduce, 4, m, CollectiveModel::kFlows, c);
   EXPECT_NEAR(per_node, ring_allreduce_seconds(c.allreduce_cost(), 4, m), 1e-9);
-  // A node's NIC carrying two workers' traffic at once (every worker sending to
-  // the other node) halves each.
+  // A node's NIC carrying two workers' traffic at once (every worker sending to the other node) halves each.
   EventQueue queue;
   FlowNetwork network(queue);
   ClusterNetwork ports(network, c, 4, 0, {});

@@ -3,6 +3,8 @@
 // blocking whether the server pushed a global model, mixing it in as x_i <- (1-alpha) x_i + alpha x~. The server
 // updates x~ lazily with the average of the gradients accumulated since its last update, whenever one worker has
 // contributed pi of them, and pushes (x~, alpha) to that worker only.
+// Gradients go from a small ring of send buffers and are never waited for (ps/gradient_push.hpp): the worker
+// applies its own step while they are in flight, and waits only when the servers are a whole ring behind.
 // --aladdin-variant l1: local self-update only (the server updates x~ but never pushes it);
 //                   l2: the server applies every gradient at once (no lazy update) and still pushes every pi.
 #include "distsgd/algo/algorithm.hpp"
@@ -53,8 +55,10 @@ class AladdinWorker final : public ps::PsWorker {
   explicit AladdinWorker(const WorkerSetup& s)
       : PsWorker(s),
         local_(ps::worker_optimizer(s.config, s.flat.numel(),
-                                    ps::momentum_on_worker(s.config, kMomentumOnWorkerByDefault))),
-        outgoing_(at::empty({s.flat.numel()})) {
+                                    ps::momentum_on_worker(s.config, kMomentumOnWorkerByDefault))) {
+    // After the local step the gradients hold g + wd*x: what the server averages.
+    enable_push({/*wfbp=*/false, /*replies=*/false},
+                [this](int64_t offset, int64_t numel) { return setup_.flat.grads().narrow(0, offset, numel); });
     for (size_t shard = 0; shard < client_.shards().size(); ++shard) {
       receivers_.emplace_back([this, shard] { receive_pushes(shard); });
     }
@@ -68,20 +72,20 @@ class AladdinWorker final : public ps::PsWorker {
 
   void after_backward(int64_t step, double lr) override {
     auto& flat = setup_.flat;
-    // The previous gradient must have left before its buffer is reused (a send, not a round trip).
-    wait_for_sends();
     {
       TimedPhase phase(setup_.timeline, "update", update_time_);
       local_.step(flat.params(), flat.grads(), lr);  // grads now hold g + wd*x: what the server averages
-      outgoing_.copy_(flat.grads());
     }
-    sends_ = client_.send_to_all_async({ps::RequestKind::kPushGradient, step, lr, step, version_}, outgoing_);
+    gradient_push().push_rest();  // copied into the ring's buffer, sent without waiting
     mix_arrived_models();
   }
 
+  ps::Request gradient_request(int64_t step, double lr) const override {
+    return {ps::RequestKind::kPushGradient, step, lr, step, version_};
+  }
+
   void finish() override {
-    wait_for_sends();
-    PsWorker::finish();  // kDone: each shard answers with a goodbye, which ends its receiver
+    PsWorker::finish();  // pushes drained, then kDone: each shard answers with a goodbye, which ends its receiver
     for (auto& t : receivers_) t.join();
     mix_arrived_models();  // rethrows a receiver's error
   }
@@ -114,28 +118,23 @@ class AladdinWorker final : public ps::PsWorker {
     }
   }
 
-  void wait_for_sends() {
-    waiting_.start();
-    for (auto& w : sends_) w.wait();
-    sends_.clear();
-    waiting_.stop();
-  }
-
   // x_i <- (1 - alpha) x_i + alpha x~ for every global model that has arrived, in arrival order.
   void mix_arrived_models() {
     const auto arrived = mailbox_.take_all();
     if (arrived.empty()) return;
     at::NoGradGuard no_grad;
     for (const auto& a : arrived) {
-      const auto& range = client_.shards()[a.shard];
-      setup_.flat.params().narrow(0, range.offset, range.numel).mul_(1 - a.alpha).add_(a.values, a.alpha);
+      for (const auto& s : client_.shards()[a.shard].segments) {
+        setup_.flat.params()
+            .narrow(0, s.offset, s.numel)
+            .mul_(1 - a.alpha)
+            .add_(a.values.narrow(0, s.local, s.numel), a.alpha);
+      }
       if (a.shard == 0) version_ = a.version;
     }
   }
 
   optim::MomentumSgd local_;
-  at::Tensor outgoing_;
-  std::vector<comm::Work> sends_;
   std::vector<std::thread> receivers_;
   Mailbox<Arrival> mailbox_;
 };

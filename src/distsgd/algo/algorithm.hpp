@@ -60,8 +60,8 @@ class WorkerAlgorithm {
   // a forward gate, see Model::set_forward_gate).
   virtual void before_forward(int64_t step) {}
   // Before backward: the loop has not yet zeroed gradients; algorithms that overlap communication with
-  // backward arm their hooks here.
-  virtual void before_backward(int64_t step) {}
+  // backward arm their hooks here (lr: this step's learning rate, for pushes that carry it).
+  virtual void before_backward(int64_t step, double lr) {}
   // After backward: combine gradients and update the model. lr is this step's learning rate.
   virtual void after_backward(int64_t step, double lr) = 0;
   // Before an evaluation: make the model hold the parameters to evaluate (e.g. the servers' x~) ...
@@ -79,6 +79,10 @@ class WorkerAlgorithm {
   virtual void add_to_summary(nlohmann::json& summary, const std::vector<nlohmann::json>& server_statistics) {}
   // Optimizer state of this worker (momentum buffer over the flat vector) for checkpoints; undefined if none.
   virtual at::Tensor optimizer_state() { return {}; }
+  // The weight of this worker's model in the workers' average. Push-sum workers (GoSGD, gossip push, SGP) hold
+  // z_i = x_i / w_i and estimate the consensus sum_i w_i z_i / sum_i w_i (Kempe et al. 2003; Assran et al. 2019,
+  // Algorithm 1): they return w_i; the others 1 (a plain mean).
+  virtual double model_weight() const { return 1; }
 };
 
 // What a server-side algorithm works on. The server builds the same model as the workers (same seed), so

@@ -1,8 +1,14 @@
 // SSP (spec: "SSP", the IPDPS implementation): every iteration the worker sends its gradient to the PS, which
 // applies it at once as ASP does, and applies it to its own parameters too; every s+1 iterations it pulls x~.
-// The PS keeps every worker's clock and holds a pull from a worker at clock c until the slowest worker's clock
-// is at least c - s (Ho et al. 2013), so the bound is enforced at the server.
+// The bound is exact (Ho et al. 2013: the fastest worker is at most s clocks ahead of the slowest): a shard's
+// replies carry the slowest worker's clock, and a worker whose clock minus the slowest it knows of exceeds s pulls
+// at once; the shard holds a pull from a worker at clock c until the slowest clock is at least c - s. The slowest
+// clock a worker knows of is never above the true one (clocks only grow), so the gap it records at every
+// iteration bounds the true gap, and each shard checks the bound again on every gradient it applies.
+// Pushes are unanswered and never waited for (ps/gradient_push.hpp: a ring of send buffers), so the worker applies
+// its gradient while the push is in flight; under --overlap wfbp (default) the pieces go during backward.
 #include "distsgd/algo/algorithm.hpp"
+#include "distsgd/algo/allreduce/allreduce_options.hpp"
 #include "distsgd/algo/ps/momentum_placement.hpp"
 #include "distsgd/algo/ps/ps_worker.hpp"
 #include "distsgd/algo/ps/shard_server.hpp"
@@ -25,37 +31,71 @@ namespace {
 
 constexpr bool kMomentumOnWorkerByDefault = false;  // the PS applies gradients as in ASP
 
-const StoredOption<int64_t> kStaleness{"--staleness", 10, "SSP: staleness bound s (pull every s+1 iterations)",
+const StoredOption<int64_t> kStaleness{"--staleness", 10,
+                                       "SSP: staleness bound s (pull every s+1 iterations, and whenever the "
+                                       "slowest worker is more than s clocks behind)",
                                        non_negative<int64_t>()};
 
 class SspWorker final : public ps::PsWorker {
  public:
   explicit SspWorker(const WorkerSetup& s)
       : PsWorker(s),
+        staleness_(kStaleness.of(s.config)),
         on_worker_(ps::momentum_on_worker(s.config, kMomentumOnWorkerByDefault)),
-        local_(ps::worker_optimizer(s.config, s.flat.numel(), on_worker_)) {}
+        local_(ps::worker_optimizer(s.config, s.flat.numel(), on_worker_)) {
+    if (compressing()) return;
+    enable_push({ps::wait_free_backprop(s.config), false}, [this](int64_t offset, int64_t numel) {
+      auto& flat = setup_.flat;
+      auto grads = flat.grads().narrow(0, offset, numel);
+      return on_worker_ ? local_.direction(flat.params().narrow(0, offset, numel), grads, offset) : grads;
+    });
+  }
+
+  ps::Request gradient_request(int64_t step, double lr) const override {
+    return {ps::RequestKind::kPushGradient, step, lr, clock_, version_};
+  }
 
   void after_backward(int64_t step, double lr) override {
     auto& flat = setup_.flat;
-    const ps::Request request{ps::RequestKind::kPushGradient, step, lr, clock_, version_};
     if (compressing()) {
       // The worker applies what it sent, as the PS will: the unsent residual is applied once, when it is sent.
       const auto sparse = compress_gradient(step);
-      push(request, sparse);
+      push(gradient_request(step, lr), sparse, /*wait_until_sent=*/false);
       apply_locally([&] { flat.params().index_add_(0, sparse.indices, sparse.values, -lr); });
     } else {
-      at::Tensor direction = on_worker_ ? local_.direction(flat.params(), flat.grads()) : flat.grads();
-      push(request, direction);
-      apply_locally([&] { flat.params().add_(direction, -lr); });
+      gradient_push().push_rest();
+      // Every element's direction has been computed by now: the momentum buffer, or the gradient itself.
+      const bool velocity = on_worker_ && local_.momentum() != 0;
+      apply_locally([&] { flat.params().add_(velocity ? local_.momentum_buffer() : flat.grads(), -lr); });
     }
     ++clock_;
-    if (clock_ % (kStaleness.of(setup_.config) + 1) == 0) {
-      push_and_receive({ps::RequestKind::kPull, step, lr, clock_, version_}, at::Tensor(), flat.params());
+    const bool periodic = clock_ % (staleness_ + 1) == 0;
+    const bool too_far_ahead = clock_ - slowest_ > staleness_;
+    if (periodic || too_far_ahead) {
+      if (!periodic) ++bound_pulls_;
+      const auto replies =
+          push_and_receive({ps::RequestKind::kPull, step, lr, clock_, version_}, at::Tensor(), flat.params());
+      // A worker's iteration is complete once every shard has applied it: the slowest is the smallest of the
+      // shards' slowest (each held the pull until its own was at least clock_ - s).
+      int64_t slowest = std::numeric_limits<int64_t>::max();
+      for (const auto& reply : replies) {
+        if (reply.slowest >= 0) slowest = std::min(slowest, reply.slowest);
+      }
+      if (slowest != std::numeric_limits<int64_t>::max()) slowest_ = slowest;
     }
+    // The next iteration computes at this gap (the slowest clock known here is never above the true one).
+    max_gap_ = std::max(max_gap_, clock_ - slowest_);
   }
 
   // Workers stopping on their own (--time-budget) must not leave faster workers' pulls held behind their clock.
   void end_training() override { push({ps::RequestKind::kRetire, 0, 0, clock_, version_}, at::Tensor()); }
+
+  AlgorithmStats stats() const override {
+    auto s = PsWorker::stats();
+    s.per_worker_values = {{"ssp_max_clock_gap", static_cast<double>(max_gap_)},
+                           {"ssp_bound_pulls", static_cast<double>(bound_pulls_)}};
+    return s;
+  }
 
  private:
   template <typename Update>
@@ -65,9 +105,13 @@ class SspWorker final : public ps::PsWorker {
     update();
   }
 
+  int64_t staleness_;
   bool on_worker_;
   optim::MomentumSgd local_;
   int64_t clock_ = 0;
+  int64_t slowest_ = 0;      // the slowest worker's clock, as the last pull's replies told (a lower bound)
+  int64_t max_gap_ = 0;      // largest clock_ - slowest_ any iteration started at
+  int64_t bound_pulls_ = 0;  // pulls made because the worker was more than s clocks ahead
 };
 
 class SspServer final : public ServerAlgorithm {
@@ -83,7 +127,8 @@ class SspServer final : public ServerAlgorithm {
     server_.serve(
         [this](const ps::Request& request, ps::WorkerChannel& channel) {
           if (request.kind == ps::RequestKind::kPushGradient) {
-            apply(request, channel.receive_gradient(request), channel.worker());
+            const at::Tensor gradient = channel.receive_gradient(request);
+            apply(request, gradient, channel);
           } else if (request.kind == ps::RequestKind::kPull) {
             serve_pull(request, channel);
           } else if (request.kind == ps::RequestKind::kRetire) {
@@ -95,18 +140,24 @@ class SspServer final : public ServerAlgorithm {
         [this](ps::WorkerChannel& channel) { retire(channel.worker()); });
     server_.extra()["ssp_pulls"] = pulls_;
     server_.extra()["ssp_max_pull_gap"] = max_gap_;                     // c - min clock at release: never above s
+    server_.extra()["ssp_max_push_gap"] = max_push_gap_;                // clock of a gradient - min: never above s
     server_.extra()["ssp_min_version_surplus"] = min_version_surplus_;  // version - n*c at release: never below 0
     return server_.statistics();
   }
 
  private:
-  void apply(const ps::Request& request, at::Tensor& gradient, int64_t worker) {
+  void apply(const ps::Request& request, const at::Tensor& gradient, ps::WorkerChannel& channel) {
     std::lock_guard<std::mutex> lock(server_.mutex());
     Timeline::Scope span(timeline_, "update");
+    optimizer_.step(server_.parameters().narrow(0, request.offset, gradient.numel()), gradient, request.lr,
+                    request.offset);
+    if (!channel.gradient_complete()) return;
+    // The worker computed this gradient at clock request.clock, which it began only with the slowest at least
+    // request.clock - s.
+    max_push_gap_ = std::max(max_push_gap_, request.clock - min_clock());
     server_.record_staleness(server_.version() - request.version);
-    optimizer_.step(server_.parameters(), gradient, request.lr, 0);
     server_.count_update();
-    clocks_[worker] = request.clock + 1;
+    clocks_[channel.worker()] = request.clock + 1;
     clock_advanced_.notify_all();
   }
 
@@ -122,6 +173,7 @@ class SspServer final : public ServerAlgorithm {
         // Every gradient of clocks below c - s is in x~ (each worker pushed at least c - s of them).
         min_version_surplus_ =
             std::min(min_version_surplus_, server_.version() - server_.workers() * (request.clock - staleness_));
+        reply.slowest = slowest;
       }
       ++pulls_;
       channel.reply_buffer().copy_(server_.parameters());
@@ -145,7 +197,7 @@ class SspServer final : public ServerAlgorithm {
   optim::MomentumSgd optimizer_;
   std::vector<int64_t> clocks_;  // iterations each worker has pushed
   std::condition_variable clock_advanced_;
-  int64_t pulls_ = 0, max_gap_ = std::numeric_limits<int64_t>::min();
+  int64_t pulls_ = 0, max_gap_ = std::numeric_limits<int64_t>::min(), max_push_gap_ = 0;
   int64_t min_version_surplus_ = std::numeric_limits<int64_t>::max();
 };
 
@@ -157,11 +209,13 @@ AlgorithmInfo ssp_algorithm() {
   info.description = "stale synchronous parallel on the parameter server (--staleness s)";
   info.needs_servers = true;
   info.independent_workers = true;
-  info.options = {&kStaleness.spec(), &ps::kSharding.spec(), &ps::kMomentumAt.spec()};
+  info.options = {&kStaleness.spec(),          &ps::kSharding.spec(),        &ps::kMomentumAt.spec(),
+                  &allreduce::kOverlap.spec(), &allreduce::kBucketMb.spec(), &allreduce::kFirstBucketMb.spec()};
   for (const auto* o : compression::compression_options()) info.options.push_back(o);
   info.validate = [](const TrainConfig& c) {
     ps::check_momentum_placement(c, "ssp", {ps::MomentumAt::kWorker, ps::MomentumAt::kServer});
     compression::check_compression(c);
+    ps::check_overlap(c, "ssp");
   };
   info.make_worker = [](const WorkerSetup& s) { return std::make_unique<SspWorker>(s); };
   info.make_server = [](const ServerSetup& s) { return std::make_unique<SspServer>(s); };

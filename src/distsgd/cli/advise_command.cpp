@@ -79,13 +79,13 @@ std::string convergence_dir(const AdviseCommand& c, const AlgorithmRecipe& recip
          "-w" + std::to_string(c.convergence_workers);
 }
 
-double predicted_throughput(const AdviseCommand& c, const AlgorithmRecipe& recipe, bool fidelity_flag,
+double predicted_throughput(const AdviseCommand& c, const AlgorithmRecipe& recipe, const std::string& simulate_help,
                             std::string& file) {
   std::vector<std::string> args = {"simulate", "--profile", c.profile, "--cluster", c.cluster};
-  const auto algorithm = simulate_flags_of(recipe, c.servers);
+  const auto algorithm = simulate_flags_of(recipe, c.servers, simulate_help);
   args.insert(args.end(), algorithm.begin(), algorithm.end());
   args.insert(args.end(), {"--workers", std::to_string(c.workers)});
-  if (fidelity_flag) args.insert(args.end(), {"--fidelity", c.fidelity});
+  if (help_lists_flag(simulate_help, "--fidelity")) args.insert(args.end(), {"--fidelity", c.fidelity});
   file = c.dir + "/predictions/" + recipe.algorithm + ".json";
   args.insert(args.end(), {"--out", file});
   const std::string log = c.dir + "/predictions/" + recipe.algorithm + ".log";
@@ -205,15 +205,16 @@ int run_advise(AdviseCommand& c) {
   const auto profile = sim::load_model_profile(c.profile);
   const auto cluster = sim::load_cluster(c.cluster);
   train::validate(c.config);
-  const bool fidelity_flag = help_lists_flag(self_help("simulate"), "--fidelity");
-  require(c.fidelity == "analytical" || fidelity_flag, "--fidelity des: this distsgd simulate has no --fidelity");
+  const std::string simulate_help = self_help("simulate");
+  require(c.fidelity == "analytical" || help_lists_flag(simulate_help, "--fidelity"),
+          "--fidelity des: this distsgd simulate has no --fidelity");
   fs::create_directories(c.dir + "/predictions");
 
   std::vector<Candidate> candidates;
   for (const auto& recipe : recipes) {
     Candidate k;
     k.recipe = recipe;
-    k.samples_per_second = predicted_throughput(c, recipe, fidelity_flag, k.prediction_file);
+    k.samples_per_second = predicted_throughput(c, recipe, simulate_help, k.prediction_file);
     if (c.target_accuracy > 0) find_convergence(c, profile, k);
     candidates.push_back(k);
   }

@@ -2,30 +2,27 @@
 
 #include <algorithm>
 
+#include "distsgd/cli/self_command.hpp"
 #include "distsgd/core/error.hpp"
 #include "distsgd/core/text.hpp"
 
 namespace distsgd::cli {
 
 // bench/emulated_network.sh's list (bench/README.md, "The algorithms on an emulated cluster"), and for GoSGD and
-// gossip scripts/compare.sh's (p = 0.1: at the IPDPS default of 0.01 a worker barely communicates). The simulator is
-// given every setting explicitly, as its defaults differ from train's in places (--tau 1, --sgp-overlap 1).
+// gossip scripts/compare.sh's (p = 0.1: at the IPDPS default of 0.01 a worker barely communicates). Every setting is
+// given explicitly, as the simulator's defaults differ from train's in places (--tau 1, --sgp-overlap 1).
 const std::vector<AlgorithmRecipe>& algorithm_recipes() {
   static const std::vector<AlgorithmRecipe> all = {
-      {"arsgd",
-       {"--overlap", "wfbp", "--bucket-mb", "25", "--first-bucket-mb", "1"},
-       {"--overlap", "wfbp", "--bucket-mb", "25", "--first-bucket-mb", "1"},
-       false,
-       "synchronous"},
-      {"bsp", {}, {}, true, "synchronous"},
-      {"asp", {"--momentum", "0"}, {}, true, "asynchronous"},
-      {"ssp", {"--staleness", "3", "--momentum", "0"}, {"--staleness", "3"}, true, "asynchronous"},
-      {"easgd", {"--tau", "2"}, {"--tau", "2"}, true, "asynchronous"},
-      {"aladdin", {"--pi", "4"}, {"--pi", "4"}, true, "asynchronous"},
-      {"gosgd", {"--gossip-prob", "0.1"}, {"--gossip-prob", "0.1"}, false, "decentralized"},
-      {"gossip", {"--gossip-mode", "pull"}, {}, false, "decentralized"},
-      {"sgp", {"--sgp-overlap", "1"}, {"--sgp-overlap", "1"}, false, "decentralized"},
-      {"adpsgd", {}, {}, false, "decentralized"},
+      {"arsgd", {"--overlap", "wfbp", "--bucket-mb", "25", "--first-bucket-mb", "1"}, false, "synchronous"},
+      {"bsp", {}, true, "synchronous"},
+      {"asp", {"--momentum", "0"}, true, "asynchronous"},
+      {"ssp", {"--staleness", "3", "--momentum", "0"}, true, "asynchronous"},
+      {"easgd", {"--tau", "2"}, true, "asynchronous"},
+      {"aladdin", {"--pi", "4"}, true, "asynchronous"},
+      {"gosgd", {"--gossip-prob", "0.1"}, false, "decentralized"},
+      {"gossip", {"--gossip-mode", "pull"}, false, "decentralized"},
+      {"sgp", {"--sgp-overlap", "1"}, false, "decentralized"},
+      {"adpsgd", {}, false, "decentralized"},
   };
   return all;
 }
@@ -51,25 +48,20 @@ std::vector<AlgorithmRecipe> recipes_for(const std::vector<std::string>& names, 
   return chosen;
 }
 
-namespace {
-
-std::vector<std::string> with_servers(const std::vector<std::string>& flags, bool uses_servers, int64_t servers) {
-  std::vector<std::string> all = flags;
-  if (uses_servers) all.insert(all.end(), {"--servers", std::to_string(servers)});
-  return all;
-}
-
-}  // namespace
-
 std::vector<std::string> train_flags_of(const AlgorithmRecipe& recipe, int64_t servers) {
-  auto flags = with_servers(recipe.train_flags, recipe.uses_servers, servers);
-  flags.insert(flags.begin(), {"--algo", recipe.algorithm});
+  std::vector<std::string> flags = {"--algo", recipe.algorithm};
+  flags.insert(flags.end(), recipe.flags.begin(), recipe.flags.end());
+  if (recipe.uses_servers) flags.insert(flags.end(), {"--servers", std::to_string(servers)});
   return flags;
 }
 
-std::vector<std::string> simulate_flags_of(const AlgorithmRecipe& recipe, int64_t servers) {
-  auto flags = with_servers(recipe.simulate_flags, recipe.uses_servers, servers);
-  flags.insert(flags.begin(), {"--algo", recipe.algorithm});
+std::vector<std::string> simulate_flags_of(const AlgorithmRecipe& recipe, int64_t servers,
+                                           const std::string& simulate_help) {
+  const auto all = train_flags_of(recipe, servers);
+  std::vector<std::string> flags;
+  for (std::size_t i = 0; i + 1 < all.size(); i += 2) {
+    if (help_lists_flag(simulate_help, all[i])) flags.insert(flags.end(), {all[i], all[i + 1]});
+  }
   return flags;
 }
 

@@ -1,6 +1,6 @@
 // The flags each algorithm runs with when distsgd compares the algorithms by itself (validate, advise): the recipes
 // of bench/README.md's emulated-cluster table, which learn on lenet5 and mlp with Fashion-MNIST (ASP and SSP without
-// momentum, which diverge with it), and the same settings in `distsgd simulate`'s terms, so that a prediction is of
+// momentum, which diverge with it). The simulator is given every one of them it takes, so that a prediction is of
 // the very configuration that ran.
 #pragma once
 #include <cstdint>
@@ -10,11 +10,10 @@
 namespace distsgd::cli {
 
 struct AlgorithmRecipe {
-  std::string algorithm;                    // --algo of train and simulate
-  std::vector<std::string> train_flags;     // `distsgd train` flags after --algo
-  std::vector<std::string> simulate_flags;  // the same settings for `distsgd simulate`
-  bool uses_servers = false;                // a parameter-server algorithm: both take --servers S as well
-  std::string family;                       // synchronous, asynchronous or decentralized
+  std::string algorithm;           // --algo of train and simulate
+  std::vector<std::string> flags;  // after --algo: flag, value, flag, value ... (each given, defaults differ)
+  bool uses_servers = false;       // a parameter-server algorithm: also --servers S
+  std::string family;              // synchronous, asynchronous or decentralized
 };
 
 // The issue's accuracy targets for the simulator (issue 11): MAPE <= 10% for the synchronous algorithms, <= 15% for
@@ -28,8 +27,11 @@ std::vector<std::string> recipe_names();
 // The recipes of `names`, in that order; throws Error naming `flag` for an unknown or repeated name.
 std::vector<AlgorithmRecipe> recipes_for(const std::vector<std::string>& names, const std::string& flag);
 
-// `distsgd train` and `distsgd simulate` flags of a recipe, with `--servers servers` for the parameter-server ones.
+// `distsgd train` flags of a recipe (from --algo on), with `--servers servers` for the parameter-server ones.
 std::vector<std::string> train_flags_of(const AlgorithmRecipe& recipe, int64_t servers);
-std::vector<std::string> simulate_flags_of(const AlgorithmRecipe& recipe, int64_t servers);
+// The same for `distsgd simulate`: those of the train flags that `simulate_help` (its --help) lists; the others
+// (--momentum) do not change the time of an iteration.
+std::vector<std::string> simulate_flags_of(const AlgorithmRecipe& recipe, int64_t servers,
+                                           const std::string& simulate_help);
 
 }  // namespace distsgd::cli

@@ -3,6 +3,7 @@
 #include "distsgd/cli/advise_command.hpp"
 #include "distsgd/cli/commbench.hpp"
 #include "distsgd/cli/profile_command.hpp"
+#include "distsgd/cli/report_command.hpp"
 #include "distsgd/cli/simulate_command.hpp"
 #include "distsgd/cli/study_command.hpp"
 #include "distsgd/cli/train_command.hpp"
@@ -69,6 +70,8 @@ int main(int argc, char** argv) {
     auto* simulate = distsgd::cli::add_simulate_command(app, simulate_command);
     distsgd::cli::StudyCommand study_command;
     auto* study = distsgd::cli::add_study_command(app, study_command);
+    distsgd::cli::ReportCommand report_command;
+    auto* report_subcommand = distsgd::cli::add_report_command(app, report_command);
     distsgd::cli::ValidateCommand validate_command;
     auto* validate = distsgd::cli::add_validate_command(app, validate_command);
     distsgd::cli::AdviseCommand advise_command;
@@ -79,11 +82,12 @@ int main(int argc, char** argv) {
     } catch (const CLI::ParseError& e) {
       return app.exit(e);
     }
-    if (train->parsed()) return distsgd::cli::run_train(config, argc, argv);
+    if (train->parsed()) return distsgd::cli::run_train(config, *train, argc, argv);
     if (commbench->parsed()) return distsgd::cli::run_commbench(commbench_config, argc, argv);
     if (profile->parsed()) return distsgd::cli::run_profile(profile_command);
     if (simulate->parsed()) return distsgd::cli::run_simulate(simulate_command);
     if (study->parsed()) return distsgd::cli::run_study(study_command);
+    if (report_subcommand->parsed()) return distsgd::cli::run_report(report_command);
     if (validate->parsed()) return distsgd::cli::run_validate(validate_command);
     if (advise->parsed()) return distsgd::cli::run_advise(advise_command);
     return 0;

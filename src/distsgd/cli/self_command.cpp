@@ -18,12 +18,9 @@ extern char** environ;
 namespace distsgd::cli {
 namespace {
 
-std::string self_path() {
-  std::error_code error;
-  const auto path = std::filesystem::read_symlink("/proc/self/exe", error);
-  require(!error, "cannot find this program's own path (/proc/self/exe): " + error.message());
-  return path.string();
-}
+// Executed through the magic link rather than the path it names: a rebuild replaces the file at that path while a
+// long grid runs, and every step of one grid must run the same program (the kernel keeps the running one's inode).
+constexpr const char* kSelf = "/proc/self/exe";
 
 // posix_spawn's file actions, released however the spawn ends.
 class FileActions {
@@ -43,7 +40,7 @@ class FileActions {
 int run_self(const std::vector<std::string>& args, const std::string& log_path) {
   const auto parent = std::filesystem::path(log_path).parent_path();
   if (!parent.empty()) std::filesystem::create_directories(parent);
-  const std::string program = self_path();
+  const std::string program = kSelf;
   std::vector<std::string> argv_text{program};
   argv_text.insert(argv_text.end(), args.begin(), args.end());
   std::vector<char*> argv;

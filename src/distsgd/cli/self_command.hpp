@@ -7,8 +7,9 @@
 
 namespace distsgd::cli {
 
-// Runs this very program (/proc/self/exe) with `args`, stdin from /dev/null, stdout and stderr appended to
-// `log_path` (its directory is created), and waits. Returns the exit status, or 128 + the signal that ended it.
+// Runs this very program (/proc/self/exe, the same binary even when a rebuild has replaced the file) with `args`, stdin
+// from /dev/null, stdout and stderr appended to `log_path` (its directory is created), and waits. Returns the exit
+// status, or 128 + the signal that ended it.
 int run_self(const std::vector<std::string>& args, const std::string& log_path);
 
 // The last `distsgd: error: ...` line of a log, or else its last non-empty line: the one-line reason a child failed.

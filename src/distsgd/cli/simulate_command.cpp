@@ -154,10 +154,20 @@ nlohmann::json run_discrete_events(const SimulateCommand& c, const sim::ModelPro
                   r.samples_per_second, 100 * r.scaling_efficiency, r.exposed_communication_seconds * 1e3,
                   r.bytes_per_worker / 1e6);
     std::cout << line << "           utilisation: " << utilisation_line(r) << "\n";
-    if (!r.staleness.empty())
-      std::cout << "           staleness (updates: gradients): " << histogram_line(r.staleness) << "\n";
-    if (!r.clock_gap.empty())
-      std::cout << "           clock gap at pulls (clocks: pulls): " << histogram_line(r.clock_gap) << "\n";
+    const bool decentralized = r.servers == 0;
+    if (!r.staleness.empty()) {
+      std::cout << (decentralized ? "           age of merged models (iterations: merges): "
+                                  : "           staleness (server updates: gradients): ")
+                << histogram_line(r.staleness) << "\n";
+    }
+    if (!r.clock_gap.empty()) {
+      std::cout << "           clock gap at each iteration's start (clocks: iterations): "
+                << histogram_line(r.clock_gap) << "\n";
+    }
+    char simulated[160];
+    std::snprintf(simulated, sizeof simulated, "           simulated %.3f s (%lld events) in %.3f s\n",
+                  r.simulated_seconds, static_cast<long long>(r.events), r.wall_seconds);
+    std::cout << simulated;
     rows.push_back({{"workers", settings.workers},
                     {"iteration_seconds", r.iteration_seconds},
                     {"samples_per_second", r.samples_per_second},

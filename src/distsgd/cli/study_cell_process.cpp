@@ -21,12 +21,9 @@ namespace {
 
 constexpr double kGraceSeconds = 20;  // a launcher stops its processes within its own 3-s grace
 
-std::string self_path() {
-  std::error_code error;
-  const auto path = std::filesystem::read_symlink("/proc/self/exe", error);
-  require(!error, "cannot find this program's own path (/proc/self/exe): " + error.message());
-  return path.string();
-}
+// The running program through the magic link, not the path it names: a rebuild may replace the file while a long
+// study runs, and every cell of one study must run the same program.
+constexpr const char* kSelf = "/proc/self/exe";
 
 // Appends what the pipe holds to the log; closes the pipe at its end.
 void drain(comm::UniqueFd& pipe, std::ofstream& log) {
@@ -54,7 +51,7 @@ CellProcessResult run_cell_process(const std::vector<std::string>& args, const s
   std::filesystem::create_directories(std::filesystem::path(log_path).parent_path());
   std::ofstream log(log_path, std::ios::app);
   require(static_cast<bool>(log), "cannot write " + log_path);
-  std::vector<std::string> argv{self_path()};
+  std::vector<std::string> argv{kSelf};
   argv.insert(argv.end(), args.begin(), args.end());
   std::vector<std::string> environment;
   for (char** entry = environ; *entry; ++entry) environment.emplace_back(*entry);

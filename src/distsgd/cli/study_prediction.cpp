@@ -233,16 +233,25 @@ std::map<std::string, CellPrediction> predict_cells(const std::vector<StudyCell>
     workers.erase(std::unique(workers.begin(), workers.end()), workers.end());
     std::vector<std::string> args = group.args;
     args.insert(args.end(), {"--workers", join(workers, ",")});
-    const std::string out = dir + "/predict-" + digest(args) + ".json";
     const std::string cluster = group.args[4];
-    try {
-      std::vector<std::string> with_out = args;
-      with_out.insert(with_out.end(), {"--out", out});
-      ResumableStep(out + ".command.json", dir + "/logs/predict-" + digest(args) + ".log")
-          .run(with_out, std::filesystem::exists(out), "distsgd simulate");
-      read_predictions(out, group.cells, cluster, predictions);
-    } catch (const Error& e) {
-      for (const StudyCell* cell : group.cells) predictions[cell->id].note = e.what();
+    // The analytical fidelity first; what it does not model (a straggler, compression) the discrete-event one may.
+    std::vector<std::vector<std::string>> attempts{args};
+    if (help_lists_flag(help, "--fidelity") && std::find(args.begin(), args.end(), "--fidelity") == args.end()) {
+      attempts.push_back(args);
+      attempts.back().insert(attempts.back().end(), {"--fidelity", "des"});
+    }
+    for (size_t a = 0; a < attempts.size(); ++a) {
+      const std::string out = dir + "/predict-" + digest(attempts[a]) + ".json";
+      try {
+        std::vector<std::string> with_out = attempts[a];
+        with_out.insert(with_out.end(), {"--out", out});
+        ResumableStep(out + ".command.json", dir + "/logs/predict-" + digest(attempts[a]) + ".log")
+            .run(with_out, std::filesystem::exists(out), "distsgd simulate");
+        read_predictions(out, group.cells, cluster, predictions);
+        break;
+      } catch (const Error& e) {
+        for (const StudyCell* cell : group.cells) predictions[cell->id].note = e.what();
+      }
     }
   }
   return predictions;

@@ -2,7 +2,8 @@
 // servers) on a cluster description of the cell's network, from a profile of its model at its batch size and thread
 // count. `distsgd profile` and `distsgd simulate` run as child commands, as a user would run them, so the study takes
 // whatever the simulator has gained since (its flags are read from `distsgd simulate --help`); their outputs stay
-// under DIR/simulation/ and are reused while the command that made them is the same.
+// under DIR/simulation/ and are reused while the command that made them is the same. The analytical fidelity is asked
+// first; where it refuses a configuration (a straggler, compression), the discrete-event one (--fidelity des).
 #pragma once
 #include "distsgd/cli/study_grid.hpp"
 #include "distsgd/cli/study_spec.hpp"

@@ -12,18 +12,19 @@ namespace {
 // parameter-server algorithms need a server.
 
 // make demo: every algorithm's accuracy, throughput against workers on an emulated 100 Mbit/s network beside the
-// simulator's prediction, and throughput with one slow worker. About 6 minutes on 2 cores.
+// simulator's prediction, and throughput with one slow worker. About 6 minutes on 2 cores. AR-SGD starts at 2
+// workers under --net: one process has no network to emulate.
 const char* const kDemo = R"json({
   "name": "demo",
   "description": "lenet5 on Fashion-MNIST: accuracy of every algorithm at 4 workers (2 epochs); throughput against 1, 2 and 4 workers on an emulated 100 Mbit/s network beside the simulator's prediction (to 16); throughput with worker 3 five times slower",
   "base": {"--model": "lenet5", "--dataset": "fashion-mnist", "--batch-size": 32, "--lr": 0.05, "--seed": 1,
            "--no-checkpoint": true, "--progress-seconds": 1000},
-  "recipes": {"bsp": {"--servers": 1}, "asp": {"--servers": 1}, "ssp": {"--servers": 1},
-              "easgd": {"--servers": 1}, "aladdin": {"--servers": 1}},
+  "recipes": {"bsp": {"--servers": 1}, "asp": {"--servers": 1, "--momentum": 0},
+              "ssp": {"--servers": 1, "--momentum": 0}, "easgd": {"--servers": 1}, "aladdin": {"--servers": 1}},
   "grids": [
     {"name": "accuracy",
      "base": {"--workers": 4, "--epochs": 2, "--lr-decay-epochs": [1.5]},
-     "recipes": {"asp": {"--momentum": 0, "--batch-size": 16}, "ssp": {"--momentum": 0, "--batch-size": 16},
+     "recipes": {"asp": {"--batch-size": 16}, "ssp": {"--batch-size": 16},
                  "aladdin": {"--pi": 1, "--momentum": 0.5, "--batch-size": 16}},
      "axes": {"algorithm": [
        {"label": "arsgd", "--algo": "arsgd"},
@@ -43,6 +44,7 @@ const char* const kDemo = R"json({
                 {"label": "arsgd", "--algo": "arsgd"}, {"label": "bsp", "--algo": "bsp"},
                 {"label": "asp", "--algo": "asp"}, {"label": "easgd tau=2", "--algo": "easgd", "--tau": 2}],
               "--workers": [1, 2, 4]},
+     "exclude": [{"algorithm": "arsgd", "--workers": 1}],
      "simulate_workers": [8, 16]},
     {"name": "straggler",
      "base": {"--epochs": 100, "--time-budget": 6, "--workers": 4},
@@ -81,6 +83,7 @@ const char* const kIpdpsAccuracy = R"json({
 
 // Ko et al., IPDPS 2021, scaling: throughput against workers over 10 Gb Ethernet and 56 Gb InfiniBand. Here two
 // emulated networks in the same 10 : 56 ratio, real runs to 4 workers, the simulator to 24 (the paper's largest).
+// AR-SGD and AD-PSGD start at 2 workers (one process has no network to emulate; AD-PSGD needs a pair).
 const char* const kIpdpsScaling = R"json({
   "name": "ipdps-scaling",
   "description": "Ko et al. (IPDPS 2021) scaling at this machine's scale: throughput of BSP, ASP, SSP, AR-SGD and AD-PSGD against 1, 2 and 4 workers (10 s each) on two emulated networks in the paper's 10 Gb : 56 Gb ratio (100 and 560 Mbit/s), and the simulator's prediction on to 24 workers",
@@ -97,33 +100,30 @@ const char* const kIpdpsScaling = R"json({
       {"label": "arsgd", "--algo": "arsgd"},
       {"label": "adpsgd", "--algo": "adpsgd"}],
     "--workers": [1, 2, 4]},
-  "exclude": [{"algorithm": "adpsgd", "--workers": 1}],
+  "exclude": [{"algorithm": ["arsgd", "adpsgd"], "--workers": 1}],
   "simulate_workers": [8, 12, 16, 24]
 })json";
 
 // Ko et al., IPDPS 2021, optimizations: BSP, ASP and SSP with none, + parameter sharding, + wait-free backprop,
-// + DGC. distsgd has wait-free backprop for AR-SGD only, so that column is measured on AR-SGD (none vs wfbp).
+// + DGC, each on its own on top of none.
 const char* const kIpdpsOptimizations = R"json({
   "name": "ipdps-optimizations",
-  "description": "Ko et al. (IPDPS 2021) optimizations at this machine's scale: BSP, ASP and SSP with none, parameter sharding over 4 servers and DGC 0.1%, and AR-SGD without and with wait-free backprop (distsgd has wfbp for AR-SGD only) and with DGC; 4 workers on an emulated 100 Mbit/s network, one epoch or 30 s",
+  "description": "Ko et al. (IPDPS 2021) optimizations at this machine's scale: BSP, ASP and SSP with none, parameter sharding over 4 servers, wait-free backprop and DGC 0.1%, each on its own; 4 workers on an emulated 100 Mbit/s network, one epoch or 30 s",
   "base": {"--model": "lenet5", "--dataset": "fashion-mnist", "--batch-size": 32, "--lr": 0.05, "--epochs": 1,
-           "--time-budget": 30, "--workers": 4, "--net": "100mbit", "--seed": 1, "--no-checkpoint": true,
-           "--progress-seconds": 1000},
+           "--time-budget": 30, "--workers": 4, "--net": "100mbit", "--overlap": "none", "--seed": 1,
+           "--no-checkpoint": true, "--progress-seconds": 1000},
   "recipes": {"bsp": {"--servers": 1}, "asp": {"--servers": 1, "--momentum": 0},
-              "ssp": {"--servers": 1, "--momentum": 0}, "arsgd": {"--overlap": "none"}},
+              "ssp": {"--servers": 1, "--momentum": 0}},
   "axes": {
     "algorithm": [
       {"label": "bsp", "--algo": "bsp"},
       {"label": "asp", "--algo": "asp"},
-      {"label": "ssp s=10", "--algo": "ssp", "--staleness": 10},
-      {"label": "arsgd", "--algo": "arsgd"}],
+      {"label": "ssp s=10", "--algo": "ssp", "--staleness": 10}],
     "optimization": [
       {"label": "none"},
       {"label": "+sharding", "--servers": 4},
       {"label": "+wfbp", "--overlap": "wfbp"},
-      {"label": "+dgc", "--compress": "dgc", "--density": 0.001, "--dgc-warmup-epochs": 0.25}]},
-  "exclude": [{"algorithm": ["bsp", "asp", "ssp s=10"], "optimization": "+wfbp"},
-              {"algorithm": "arsgd", "optimization": "+sharding"}]
+      {"label": "+dgc", "--compress": "dgc", "--density": 0.001, "--dgc-warmup-epochs": 0.25}]}
 })json";
 
 // Ko et al., CIKM 2021 (ALADDIN), heterogeneity: one worker 2, 5 and 10 times slower.
@@ -171,7 +171,7 @@ const std::vector<StudyPreset>& study_presets() {
        kIpdpsAccuracy},
       {"ipdps-scaling", "IPDPS 2021: throughput against workers on two networks (10:56), simulated to 24",
        kIpdpsScaling},
-      {"ipdps-optimizations", "IPDPS 2021: BSP, ASP, SSP with none, + sharding, + DGC; AR-SGD + wfbp",
+      {"ipdps-optimizations", "IPDPS 2021: BSP, ASP, SSP with none, + sharding, + wait-free backprop, + DGC",
        kIpdpsOptimizations},
       {"aladdin-heterogeneity", "CIKM 2021 (ALADDIN): one worker 2x, 5x, 10x slower", kAladdinHeterogeneity},
       {"jin-scaling", "Jin et al. 2016: synchronous vs elastic averaging vs gossiping SGD as workers grow",

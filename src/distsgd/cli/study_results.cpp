@@ -81,6 +81,12 @@ void write_study_results(const std::string& study_dir, const std::vector<StudyCe
     row["arguments"] = command_text(cell.arguments()).substr(std::string("distsgd ").size());
     row["run_dir"] = cell.simulated_only ? "" : "cells/" + cell.id;
     row["cell_seconds"] = record ? Row(record->seconds) : Row();
+    // The configuration every row has, run or not (summary.json repeats the first four for the runs).
+    row["algorithm"] = cell.config.algorithm;
+    row["workers"] = cell.config.workers;
+    row["servers"] = cell.config.servers;
+    row["batch_size"] = cell.config.batch_size;
+    row["net"] = cell.config.net;
     const auto prediction = predictions.find(cell.id);
     add_prediction(row, prediction == predictions.end() ? nullptr : &prediction->second);
     if (record) {

@@ -6,6 +6,7 @@
 #include "distsgd/core/json_file.hpp"
 #include "distsgd/core/log.hpp"
 #include "distsgd/train/options.hpp"
+#include "distsgd/train/process.hpp"
 #include "distsgd/train/trainer.hpp"
 
 #include <CLI/CLI.hpp>
@@ -76,6 +77,21 @@ void write_network_report(const std::string& out, const nlohmann::json& report) 
   });
 }
 
+// A run that stopped because it diverged fails, with the one line its summary holds.
+int report_divergence(const nlohmann::json& summary) {
+  std::cerr << "distsgd: error: " << summary["divergence"].value("message", std::string("training diverged"))
+            << std::endl;
+  return 1;
+}
+
+// The processes ended well: a run that diverged is reported here, once, from its summary.
+int status_of_launch(int status, const std::string& out) {
+  const auto path = out + "/summary.json";
+  if (status != 0 || !std::filesystem::exists(path)) return status;
+  const auto summary = read_json_file(path, "run summary");
+  return summary.value("stop_reason", std::string()) == "diverged" ? report_divergence(summary) : 0;
+}
+
 // Without an external launcher, `distsgd train --workers W --servers S` starts W+S copies of itself on this
 // host (or on the emulated cluster of --net), hosts their rendezvous store, and supervises them.
 int launch_processes(TrainConfig& config, const cluster::NetworkRequest& network, int argc, char** argv) {
@@ -89,13 +105,14 @@ int launch_processes(TrainConfig& config, const cluster::NetworkRequest& network
   const std::string what =
       std::to_string(config.workers) + " worker(s) and " + std::to_string(config.servers) + " server(s)";
   if (cluster::network_requested(network)) {
-    return launch_on_emulated_cluster(network, config.workers, config.servers, config.seed,
-                                      what + " (run directory " + config.out + ")", argc, argv, labels,
-                                      {{"DISTSGD_OUT", config.out}},
-                                      [&](const nlohmann::json& report) { write_network_report(config.out, report); });
+    const int status = launch_on_emulated_cluster(
+        network, config.workers, config.servers, config.seed, what + " (run directory " + config.out + ")", argc, argv,
+        labels, {{"DISTSGD_OUT", config.out}},
+        [&](const nlohmann::json& report) { write_network_report(config.out, report); });
+    return status_of_launch(status, config.out);
   }
   log::info("launching " + what + " on this host; run directory " + config.out);
-  return comm::launch_self(argc, argv, labels, {{"DISTSGD_OUT", config.out}});
+  return status_of_launch(comm::launch_self(argc, argv, labels, {{"DISTSGD_OUT", config.out}}), config.out);
 }
 
 }  // namespace
@@ -112,16 +129,22 @@ void add_train_options(CLI::App& cmd, TrainConfig& config, const std::vector<std
   }
 }
 
-int run_train(TrainConfig& config, int argc, char** argv) {
+int run_train(TrainConfig& config, const CLI::App& command, int argc, char** argv) {
   const auto env = comm::process_env_from_environment();
+  // Under mpirun, srun or torchrun without --workers, the launcher's process count says how many workers there are.
+  if (env) train::take_world_size_from_launcher(config, *env, command.count("--workers") > 0);
   const auto network = network_request(config.net, config.hosts, config.placement, config.links);
   if (!env && (config.processes() > 1 || cluster::network_requested(network))) {
     return launch_processes(config, network, argc, argv);
   }
   auto summary = train::run_training(config);
   // One results line per run: from worker 0.
-  if (!env || env->rank == 0 || config.processes() == 1) std::cout << results_line(summary) << std::endl;
-  return 0;
+  const bool leader = !env || env->rank == 0 || config.processes() == 1;
+  if (leader) std::cout << results_line(summary) << std::endl;
+  if (summary.value("stop_reason", std::string()) != "diverged") return 0;
+  // Under distsgd's own launcher the launcher reports it (status_of_launch); otherwise worker 0 does.
+  const bool own_launcher = env && env->launcher == "distsgd";
+  return leader && !own_launcher ? report_divergence(summary) : 0;
 }
 
 }  // namespace distsgd::cli

@@ -15,7 +15,8 @@ namespace distsgd::cli {
 // Adds the train subcommand; the options write into config as they are parsed.
 CLI::App* add_train_command(CLI::App& app, TrainConfig& config);
 
-int run_train(TrainConfig& config, int argc, char** argv);
+// Trains, or launches the processes that do. `command` is the parsed train subcommand (which flags were given).
+int run_train(TrainConfig& config, const CLI::App& command, int argc, char** argv);
 
 // Adds the declared training options named in `flags` to another subcommand (distsgd profile).
 void add_train_options(CLI::App& cmd, TrainConfig& config, const std::vector<std::string>& flags);

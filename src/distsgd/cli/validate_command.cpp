@@ -93,46 +93,30 @@ struct Configuration {
 
 // What `distsgd simulate` offers in this build (the discrete-event fidelity and its flags arrive separately).
 struct SimulatorFeatures {
+  std::string help;  // simulate --help: which of a recipe's flags it takes
   bool fidelity = false, slowdown = false, iterations = false, warmup = false, seed = false;
 };
 
 SimulatorFeatures simulator_features() {
   const std::string help = self_help("simulate");
-  return {help_lists_flag(help, "--fidelity"), help_lists_flag(help, "--slowdown"),
-          help_lists_flag(help, "--iterations"), help_lists_flag(help, "--warmup"), help_lists_flag(help, "--seed")};
+  return {help,
+          help_lists_flag(help, "--fidelity"),
+          help_lists_flag(help, "--slowdown"),
+          help_lists_flag(help, "--iterations"),
+          help_lists_flag(help, "--warmup"),
+          help_lists_flag(help, "--seed")};
 }
 
-// The cluster of this host's loopback for `workers` processes. `distsgd commbench --cluster-out` writes it where this
-// build has that flag (with --incast, whose fit gives the servers' rate); otherwise validate fits it here as that
-// command does from commbench's send/recv (ping-pong) fit, which is what a ring step or a parameter-server message
-// over loopback costs: alpha = the fit's intercept, the link's rate = 1/beta for workers and servers alike, no
-// separate reduction cost (gamma 0: the fit's beta already includes the copies).
-std::string loopback_cluster(const std::string& dir, int64_t workers, bool commbench_writes_clusters) {
+// The cluster of this host's loopback for `workers` processes, fitted by `distsgd commbench --cluster-out` (send/recv
+// for alpha and the links, the allreduce fit for AR-SGD's ring, --incast for the servers' links).
+std::string loopback_cluster(const std::string& dir, int64_t workers) {
   const std::string base = dir + "/clusters/loopback-w" + std::to_string(workers);
-  const std::string cluster = base + ".json", raw = base + "-commbench.json", log = base + ".log";
-  std::vector<std::string> args = {
-      "commbench", "--processes", std::to_string(workers), "--max-mb", "16", "--repeats", "10", "--out", raw};
-  if (commbench_writes_clusters) args.insert(args.end(), {"--incast", "--cluster-out", cluster});
-  const ResumableStep step(base + ".step.json", log);
-  const bool done = fs::exists(cluster) && fs::exists(raw);
-  if (!step.run(args, done, "commbench on loopback (" + std::to_string(workers) + " processes)")) {
-    return cluster;
-  }
-  if (!commbench_writes_clusters) {
-    const auto fits = read_json_file(raw);
-    require(fits && fits->contains("send_recv"), raw + ": send_recv: missing (commbench's fit of the ping-pong)");
-    const auto& fit = (*fits)["send_recv"];
-    const double beta = fit.at("beta_seconds_per_byte").get<double>();
-    require(beta > 0,
-            raw + ": send_recv.beta_seconds_per_byte: expected a positive number, got " + std::to_string(beta));
-    write_json_atomically(cluster, {{"name", "loopback-w" + std::to_string(workers)},
-                                    {"source", "distsgd commbench --processes " + std::to_string(workers) +
-                                                   " on this host's loopback, send/recv fit (distsgd validate)"},
-                                    {"worker_bytes_per_second", 1 / beta},
-                                    {"server_bytes_per_second", 1 / beta},
-                                    {"alpha_seconds", std::max(0.0, fit.at("alpha_seconds").get<double>())},
-                                    {"gamma_seconds_per_byte", 0.0}});
-  }
+  const std::string cluster = base + ".json", raw = base + "-commbench.json";
+  const std::vector<std::string> args = {
+      "commbench", "--processes", std::to_string(workers), "--max-mb", "16", "--repeats", "10", "--incast",
+      "--out",     raw,           "--cluster-out",         cluster};
+  const ResumableStep step(base + ".step.json", base + ".log");
+  step.run(args, fs::exists(cluster), "commbench on loopback (" + std::to_string(workers) + " processes)");
   sim::load_cluster(cluster);  // a clear error now rather than one per simulation
   return cluster;
 }
@@ -233,10 +217,49 @@ std::string percent(double fraction) {
   return text;
 }
 
-// One prediction of a configuration by `distsgd simulate`, or why there is none.
-nlohmann::json predict(const ValidateCommand& c, const Configuration& k, const std::string& fidelity,
-                       const SimulatorFeatures& features, const std::string& profile, const std::string& cluster,
-                       const std::string& run_dir) {
+// A diagnostic beside the fidelities: the analytical model given the run's own compute time, so that its error is
+// the rest of the model's (communication, synchronisation, contention) and the profile's share of a miss shows.
+constexpr const char* kRunCompute = "analytical-run-compute";
+
+// The predictions of every row: each fidelity asked for, and the diagnostic with the analytical one.
+std::vector<std::string> prediction_kinds(const ValidateCommand& c) {
+  std::vector<std::string> kinds = c.fidelities;
+  if (std::find(kinds.begin(), kinds.end(), "analytical") != kinds.end()) kinds.push_back(kRunCompute);
+  return kinds;
+}
+
+// The profile with a run's compute: every tensor's forward and backward time scaled so that their sums are the
+// run's mean forward and backward per iteration (summary.json); written to `out`.
+void write_profile_with_run_compute(const std::string& profile, const nlohmann::json& split, const std::string& out,
+                                    nlohmann::json& scale) {
+  auto json = read_json_file(profile);
+  require(json && json->contains("tensors"), profile + ": tensors: missing");
+  double forward = 0, backward = 0;
+  for (const auto& t : (*json)["tensors"]) {
+    forward += t.value("forward_seconds", 0.0);
+    backward += t.value("backward_seconds", 0.0);
+  }
+  require(forward > 0 && backward > 0, profile + ": tensors: no forward or backward time to scale");
+  scale = {{"forward", split.value("forward", 0.0) / forward}, {"backward", split.value("backward", 0.0) / backward}};
+  for (auto& t : (*json)["tensors"]) {
+    t["forward_seconds"] = t.value("forward_seconds", 0.0) * scale["forward"].get<double>();
+    t["backward_seconds"] = t.value("backward_seconds", 0.0) * scale["backward"].get<double>();
+  }
+  write_json_atomically(out, *json);
+}
+
+// One prediction of a configuration by `distsgd simulate` (`kind`: a fidelity or kRunCompute), or why there is none.
+nlohmann::json predict(const ValidateCommand& c, const Configuration& k, const std::string& kind,
+                       const SimulatorFeatures& features, std::string profile, const std::string& cluster,
+                       const std::string& run_dir, const nlohmann::json& row) {
+  const std::string fidelity = kind == kRunCompute ? "analytical" : kind;
+  nlohmann::json scale;
+  if (kind == kRunCompute) {
+    if (!k.straggler.none()) return {{"not_predicted", "a diagnostic of the runs without a straggler"}};
+    const std::string scaled = run_dir + "/profile-run-compute.json";
+    write_profile_with_run_compute(profile, row["seconds_per_iteration"], scaled, scale);
+    profile = scaled;
+  }
   if (fidelity == "des" && !features.fidelity) {
     return {{"not_predicted", "this distsgd simulate has no --fidelity des"}};
   }
@@ -244,30 +267,36 @@ nlohmann::json predict(const ValidateCommand& c, const Configuration& k, const s
     return {{"not_predicted", "this distsgd simulate has no --slowdown (stragglers)"}};
   }
   std::vector<std::string> args = {"simulate", "--profile", profile, "--cluster", cluster};
-  const auto algorithm = simulate_flags_of(k.recipe, std::max<int64_t>(1, k.servers));
+  const auto algorithm = simulate_flags_of(k.recipe, std::max<int64_t>(1, k.servers), features.help);
   args.insert(args.end(), algorithm.begin(), algorithm.end());
   args.insert(args.end(), {"--workers", std::to_string(k.workers)});
   if (features.fidelity) args.insert(args.end(), {"--fidelity", fidelity});
   if (fidelity == "des") {
-    // The simulated run as long as the measured one, warmed up as it is measured.
-    if (features.iterations) args.insert(args.end(), {"--iterations", std::to_string(c.iterations)});
+    // The simulated run as long as the measured one, warmed up as it is measured (des: --iterations after --warmup).
+    if (features.iterations) args.insert(args.end(), {"--iterations", std::to_string(c.iterations - c.warmup)});
     if (features.warmup) args.insert(args.end(), {"--warmup", std::to_string(c.warmup)});
     if (features.seed) args.insert(args.end(), {"--seed", std::to_string(c.config.seed)});
   }
   if (!k.straggler.none()) args.insert(args.end(), {"--slowdown", k.straggler.text});
-  const std::string out = run_dir + "/prediction-" + fidelity + ".json";
+  const std::string out = run_dir + "/prediction-" + kind + ".json";
   args.insert(args.end(), {"--out", out});
-  const std::string log = run_dir + "/simulate-" + fidelity + ".log";
+  const std::string log = run_dir + "/simulate-" + kind + ".log";
   std::error_code ignored;
   fs::remove(log, ignored);
-  if (run_self(args, log) != 0) return {{"not_predicted", "simulate failed: " + error_line_of(log)}};
+  try {
+    if (run_self(args, log) != 0) return {{"not_predicted", "simulate failed: " + error_line_of(log)}};
+  } catch (const Error& e) {
+    return {{"not_predicted", std::string("simulate failed: ") + e.what()}};
+  }
   const auto json = read_json_file(out);
   const bool ok = json && json->contains("predictions") && (*json)["predictions"].is_array() &&
                   !(*json)["predictions"].empty() && (*json)["predictions"][0].contains("samples_per_second");
   if (!ok) return {{"not_predicted", out + ": predictions[0].samples_per_second: missing"}};
-  return {{"samples_per_second", (*json)["predictions"][0]["samples_per_second"].get<double>()},
-          {"command", command_text(args)},
-          {"file", out}};
+  nlohmann::json prediction = {{"samples_per_second", (*json)["predictions"][0]["samples_per_second"].get<double>()},
+                               {"command", command_text(args)},
+                               {"file", out}};
+  if (kind == kRunCompute) prediction["compute_scale"] = scale;
+  return prediction;
 }
 
 // Trains one configuration (or finds it done) and reads its measured figures into `row`.
@@ -346,9 +375,9 @@ nlohmann::json mape_by_algorithm(const ValidateCommand& c, const Plan& plan, con
       }
     }
     nlohmann::json entry = {{"family", recipe.family}, {"target", mape_target(recipe)}};
-    for (const auto& f : c.fidelities) entry[f] = mape_json(errors[""][f]);
+    for (const auto& f : prediction_kinds(c)) entry[f] = mape_json(errors[""][f]);
     for (const auto& n : c.networks) {
-      for (const auto& f : c.fidelities) entry["by_network"][n][f] = mape_json(errors[n][f]);
+      for (const auto& f : prediction_kinds(c)) entry["by_network"][n][f] = mape_json(errors[n][f]);
     }
     mape[recipe.algorithm] = entry;
   }
@@ -362,8 +391,8 @@ std::string tables(const ValidateCommand& c, const nlohmann::json& rows, const n
       << " on; error = (predicted - measured) / measured)\n";
   std::snprintf(line, sizeof line, "  %-8s %7s %-9s %-9s %10s", "algo", "workers", "network", "straggler", "measured");
   out << line;
-  for (const auto& f : c.fidelities) {
-    std::snprintf(line, sizeof line, " %11s %8s", f.c_str(), "error");
+  for (const auto& f : prediction_kinds(c)) {
+    std::snprintf(line, sizeof line, " %11s %8s", f == kRunCompute ? "ana*" : f.c_str(), "error");
     out << line;
   }
   out << "\n";
@@ -378,7 +407,7 @@ std::string tables(const ValidateCommand& c, const nlohmann::json& rows, const n
     }
     std::snprintf(line, sizeof line, "%10.0f", row["measured_samples_per_second"].get<double>());
     out << line;
-    for (const auto& f : c.fidelities) {
+    for (const auto& f : prediction_kinds(c)) {
       const auto& p = row["predictions"][f];
       if (p.contains("samples_per_second")) {
         std::snprintf(line, sizeof line, " %11.0f %8s", p["samples_per_second"].get<double>(),
@@ -390,32 +419,36 @@ std::string tables(const ValidateCommand& c, const nlohmann::json& rows, const n
     }
     out << "\n";
   }
-  out << "\nmean absolute percentage error per algorithm (rows); the issue's target: 10% synchronous, 15% others\n";
+  out << "\nmean absolute percentage error per algorithm (rows); the issue's target: 10% synchronous, 15% others\n"
+      << "(ana*: a diagnostic, the analytical model given each run's own forward and backward time)\n";
   std::snprintf(line, sizeof line, "  %-8s %-14s %6s", "algo", "family", "target");
   out << line;
-  for (const auto& f : c.fidelities) {
-    std::snprintf(line, sizeof line, " %16s", (f + " MAPE").c_str());
+  for (const auto& f : prediction_kinds(c)) {
+    std::snprintf(line, sizeof line, " %16s", ((f == kRunCompute ? "ana*" : f) + " MAPE").c_str());
     out << line;
   }
   for (const auto& n : c.networks) {
-    for (const auto& f : c.fidelities) {
-      std::snprintf(line, sizeof line, " %16s", (n.substr(0, 11) + (f == "des" ? " des" : " ana")).c_str());
+    for (const auto& f : prediction_kinds(c)) {
+      std::snprintf(line, sizeof line, " %16s",
+                    (n.substr(0, 11) + (f == "des"          ? " des"
+                                        : f == "analytical" ? " ana"
+                                                            : " ana*"))
+                        .c_str());
       out << line;
     }
   }
   out << "\n";
-  for (const auto& item : mape.items()) {
-    const std::string& algorithm = item.key();
-    const auto& m = item.value();
+  for (const auto& algorithm : c.algorithms) {  // in the order asked for
+    const auto& m = mape.at(algorithm);
     std::snprintf(line, sizeof line, "  %-8s %-14s %5.0f%%", algorithm.c_str(), m["family"].get<std::string>().c_str(),
                   100 * m["target"].get<double>());
     out << line;
-    for (const auto& f : c.fidelities) {
+    for (const auto& f : prediction_kinds(c)) {
       std::snprintf(line, sizeof line, " %16s", mape_text(m[f]).c_str());
       out << line;
     }
     for (const auto& n : c.networks) {
-      for (const auto& f : c.fidelities) {
+      for (const auto& f : prediction_kinds(c)) {
         std::snprintf(line, sizeof line, " %16s", mape_text(m["by_network"][n][f]).c_str());
         out << line;
       }
@@ -439,6 +472,71 @@ nlohmann::json settings_json(const ValidateCommand& c) {
           {"model_flags", given_flags(*c.command, kModelAndDataFlags)},
           {"train_flags", given_flags(*c.command, kTrainOnlyDataFlags)}};
 }
+
+// The emulated networks that cannot be made here, each skipped with one line (and listed in `skipped`).
+std::set<std::string> unavailable_networks(const ValidateCommand& c, nlohmann::json& skipped) {
+  std::set<std::string> unavailable;
+  for (const auto& n : c.networks) {
+    if (n == "loopback") continue;
+    const std::string missing = emulated_cluster_missing(c.out, n);
+    if (missing.empty()) continue;
+    log::info("validate: skipping --net " + n + ": " + missing);
+    skipped.push_back({{"network", n}, {"reason", missing}});
+    unavailable.insert(n);
+  }
+  return unavailable;
+}
+
+// One profile per compute-thread count the runs use, of the same model, data and batch size: DIR/profile-tT.json.
+std::map<int64_t, std::string> profile_per_thread_count(const ValidateCommand& c,
+                                                        const std::vector<Configuration>& configurations,
+                                                        const std::set<std::string>& unavailable) {
+  std::map<int64_t, std::string> profiles;
+  for (const auto& k : configurations) {
+    if (unavailable.count(k.network) > 0 || profiles.count(k.threads) > 0) continue;
+    const std::string base = c.out + "/profile-t" + std::to_string(k.threads);
+    std::vector<std::string> args = {"profile"};
+    const auto model = given_flags(*c.command, kModelAndDataFlags);
+    args.insert(args.end(), model.begin(), model.end());
+    args.insert(args.end(),
+                {"--batch-size", std::to_string(c.config.batch_size), "--threads", std::to_string(k.threads),
+                 "--repeats", std::to_string(c.profile_repeats), "--out", base + ".json"});
+    const ResumableStep step(base + ".step.json", c.out + "/logs/profile-t" + std::to_string(k.threads) + ".log");
+    const bool done = fs::exists(base + ".json");
+    if (!(done && step.same_command(args))) log::info("validate: profiling: " + command_text(args));
+    step.run(args, done, "profiling the model");
+    profiles[k.threads] = base + ".json";
+  }
+  return profiles;
+}
+
+// The simulator's cluster for each configuration's network: given with --cluster or a preset, and for loopback a fit
+// per worker count, made on first use. Without a fit the runs are still measured; their predictions say why not.
+class SimulatorClusters {
+ public:
+  SimulatorClusters(const ValidateCommand& c, const Plan& plan) : c_(c), plan_(plan) {}
+
+  // "" when there is none (`problem` says why).
+  std::string of(const Configuration& k, std::string& problem) {
+    if (plan_.cluster_of_network.count(k.network) > 0) return plan_.cluster_of_network.at(k.network);
+    if (loopback_.count(k.workers) == 0) {
+      try {
+        loopback_[k.workers] = loopback_cluster(c_.out, k.workers);
+      } catch (const Error& e) {
+        log::info(std::string("validate: no loopback cluster: ") + e.what());
+        loopback_[k.workers] = "";
+        problems_[k.workers] = e.what();
+      }
+    }
+    problem = problems_[k.workers];
+    return loopback_.at(k.workers);
+  }
+
+ private:
+  const ValidateCommand& c_;
+  const Plan& plan_;
+  std::map<int64_t, std::string> loopback_, problems_;  // by worker count
+};
 
 }  // namespace
 
@@ -491,56 +589,23 @@ int run_validate(ValidateCommand& c) {
   fs::create_directories(c.out);
   const auto configurations = grid(c, plan);
   const auto features = simulator_features();
-  const bool commbench_writes_clusters = help_lists_flag(self_help("commbench"), "--cluster-out");
   if (std::find(c.fidelities.begin(), c.fidelities.end(), "des") != c.fidelities.end() && !features.fidelity) {
     log::info("validate: this distsgd simulate has no --fidelity des yet: analytical predictions only");
   }
 
-  // Networks the emulated cluster cannot be made for are skipped, each with one line.
   nlohmann::json skipped = nlohmann::json::array();
-  std::set<std::string> unavailable;
-  for (const auto& n : c.networks) {
-    if (n == "loopback") continue;
-    const std::string missing = emulated_cluster_missing(c.out, n);
-    if (missing.empty()) continue;
-    log::info("validate: skipping --net " + n + ": " + missing);
-    skipped.push_back({{"network", n}, {"reason", missing}});
-    unavailable.insert(n);
-  }
+  const auto unavailable = unavailable_networks(c, skipped);
+  const auto profiles = profile_per_thread_count(c, configurations, unavailable);
 
-  // One profile per thread count the runs use (same model, data and batch size).
-  std::map<int64_t, std::string> profiles;
-  for (const auto& k : configurations) {
-    if (unavailable.count(k.network) > 0 || profiles.count(k.threads) > 0) continue;
-    const std::string path = c.out + "/profile-t" + std::to_string(k.threads) + ".json";
-    std::vector<std::string> args = {"profile"};
-    const auto model = given_flags(*c.command, kModelAndDataFlags);
-    args.insert(args.end(), model.begin(), model.end());
-    args.insert(args.end(), {"--batch-size", std::to_string(c.config.batch_size), "--threads",
-                             std::to_string(k.threads), "--repeats", std::to_string(c.profile_repeats), "--out", path});
-    log::info("validate: profiling (" + std::to_string(k.threads) + " thread(s)): " + command_text(args));
-    const ResumableStep step(c.out + "/profile-t" + std::to_string(k.threads) + ".step.json",
-                             c.out + "/logs/profile-t" + std::to_string(k.threads) + ".log");
-    step.run(args, fs::exists(path), "profiling the model");
-    profiles[k.threads] = path;
-  }
-
-  std::map<int64_t, std::string> loopback_clusters;  // by worker count
+  SimulatorClusters clusters(c, plan);
   nlohmann::json rows = nlohmann::json::array();
   int64_t failures = 0, index = 0;
   const int64_t total = static_cast<int64_t>(configurations.size());
   for (const auto& k : configurations) {
     ++index;
     if (unavailable.count(k.network) > 0) continue;
-    std::string cluster;
-    if (plan.cluster_of_network.count(k.network) > 0) {
-      cluster = plan.cluster_of_network.at(k.network);
-    } else {
-      if (loopback_clusters.count(k.workers) == 0) {
-        loopback_clusters[k.workers] = loopback_cluster(c.out, k.workers, commbench_writes_clusters);
-      }
-      cluster = loopback_clusters.at(k.workers);
-    }
+    std::string cluster_problem;
+    const std::string cluster = clusters.of(k, cluster_problem);
     const std::string run_dir = c.out + "/runs/" + k.name();
     nlohmann::json row = {{"configuration", k.name()},
                           {"algorithm", k.recipe.algorithm},
@@ -569,16 +634,17 @@ int run_validate(ValidateCommand& c) {
     std::string report = counter + ": " + row["status"].get<std::string>() + " (" +
                          std::to_string(static_cast<int>(std::lround(seconds_since(start)))) + " s), measured " +
                          std::to_string(std::lround(measured)) + " samples/s";
-    for (const auto& f : c.fidelities) {
-      auto p = predict(c, k, f, features, profiles.at(k.threads), cluster, run_dir);
+    for (const auto& kind : prediction_kinds(c)) {
+      auto p = cluster.empty() ? nlohmann::json{{"not_predicted", "no cluster: " + cluster_problem}}
+                               : predict(c, k, kind, features, profiles.at(k.threads), cluster, run_dir, row);
       if (p.contains("samples_per_second")) {
         p["error"] = (p["samples_per_second"].get<double>() - measured) / measured;
-        report += ", " + f + " " + std::to_string(std::lround(p["samples_per_second"].get<double>())) + " (" +
+        report += ", " + kind + " " + std::to_string(std::lround(p["samples_per_second"].get<double>())) + " (" +
                   percent(p["error"].get<double>()) + ")";
       } else {
-        report += ", " + f + ": not predicted";
+        report += ", " + kind + ": not predicted";
       }
-      row["predictions"][f] = p;
+      row["predictions"][kind] = p;
     }
     log::info(report);
     rows.push_back(row);

@@ -166,6 +166,14 @@ void Communicator::store_set(const std::string& key, const std::string& value) {
   groups_->store->set(key, std::vector<uint8_t>(value.begin(), value.end()));
 }
 
+bool Communicator::store_has(const std::string& key) {
+  try {
+    return groups_->store->check({key});
+  } catch (const std::exception& e) {
+    throw Error("looking up '" + key + "' in the rendezvous store failed: " + without_backtrace(e));
+  }
+}
+
 std::string Communicator::store_get(const std::string& key) {
   try {
     auto bytes = groups_->store->get(key);

@@ -61,6 +61,7 @@ class Communicator {
   // Small values through the rendezvous store (e.g. announcing results).
   void store_set(const std::string& key, const std::string& value);
   std::string store_get(const std::string& key);  // waits up to the timeout
+  bool store_has(const std::string& key);         // does not wait
 
   std::chrono::milliseconds timeout() const { return timeout_; }
 

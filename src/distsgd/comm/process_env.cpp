@@ -47,6 +47,7 @@ std::optional<ProcessEnv> process_env_from_environment() {
     require(env.world_size >= 1 && env.rank < env.world_size,
             std::string(source.rank) + "=" + *rank + " is not below " + source.size + "=" + *size);
     env.launcher = variable("DISTSGD_LAUNCHED") ? "distsgd" : source.launcher;
+    env.size_variable = source.size;
     // Our launcher (on one host) and torchrun's agent host the store themselves; otherwise rank 0 does.
     env.store_is_external =
         variable("DISTSGD_STORE_EXTERNAL") == "1" || variable("TORCHELASTIC_USE_AGENT_STORE") == "True";

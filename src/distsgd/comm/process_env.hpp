@@ -14,6 +14,7 @@ struct ProcessEnv {
   std::string master_addr = "127.0.0.1";
   int port = 29500;
   std::string launcher;            // "distsgd", "mpirun", "srun" or "env" (torchrun-style RANK/WORLD_SIZE)
+  std::string size_variable;       // where world_size came from, e.g. "OMPI_COMM_WORLD_SIZE"
   bool store_is_external = false;  // the store is hosted by the launcher, not by rank 0
 };
 

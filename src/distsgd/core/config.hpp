@@ -46,6 +46,9 @@ struct TrainConfig {
   double time_budget = 0;      // seconds of wall time
   double target_accuracy = 0;  // stop after the evaluation that reaches it
   int64_t max_steps = 0;       // iterations per worker
+  // A loss that is NaN, infinite or above this many times max(first step's loss, 1) stops the run as "diverged"
+  // (0: only NaN and infinite losses do).
+  double divergence_factor = 100;
 
   // Execution.
   uint64_t seed = 1;

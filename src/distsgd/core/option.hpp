@@ -187,6 +187,8 @@ class StoredOption {
   }
 
   T of(const TrainConfig& c) const { return read(c, spec_.key, default_); }
+  // The run set it (on the command line, or set()), even to its default value.
+  bool given(const TrainConfig& c) const { return c.algorithm_settings.count(spec_.key) > 0; }
   void set(TrainConfig& c, T value) const { c.algorithm_settings[spec_.key] = value; }
   const OptionSpec& spec() const { return spec_; }
 

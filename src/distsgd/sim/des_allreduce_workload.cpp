@@ -1,22 +1,14 @@
 // AR-SGD in the discrete-event simulator, as algo/allreduce/ runs it:
-//   --overlap none       after backward one allreduce of the whole gradient
-//   ("allreduce bucket 0"), then the
+//   --overlap none       after backward one allreduce of the whole gradient ("allreduce bucket 0"), then the
 //                        update (whole_gradient_allreduce.cpp)
-//   --overlap wfbp       each bucket's allreduce starts when backward has
-//   produced its gradients, in bucket order;
-//                        after backward every reduction is awaited, then the
-//                        update (bucketed_allreduce.cpp)
-//   --overlap multistep  each bucket's reduce-scatter (an alltoall of 1/P
-//   slices) starts during backward; after
-//                        backward, bucket by bucket, the wait, the local sum
-//                        and the update of this worker's 1/P slice; then the
-//                        allgathers, input-side bucket first, which the next
-//                        forward waits for bucket by bucket at its gates
-//                        (multistep_allreduce.cpp)
-//   --compress dgc       compress, an allgather of every worker's selection (8
-//   bytes an entry: int32 index and
-//                        float32 value), the update
-//                        (compression/sparse_allgather_sgd.cpp)
+//   --overlap wfbp       each bucket's allreduce starts when backward has produced its gradients, in bucket order;
+//                        after backward every reduction is awaited, then the update (bucketed_allreduce.cpp)
+//   --overlap multistep  each bucket's reduce-scatter (an alltoall of 1/P slices) starts during backward; after
+//                        backward, bucket by bucket, the wait, the local sum and the update of this worker's 1/P slice;
+//                        then the allgathers, input-side bucket first, which the next forward waits for bucket by
+//                        bucket at its gates (multistep_allreduce.cpp)
+//   --compress dgc       compress, an allgather of every worker's selection (8 bytes an entry: int32 index and
+//                        float32 value), the update (compression/sparse_allgather_sgd.cpp)
 // One worker runs plain SGD (no collective), as the real code does.
 #include <cmath>
 #include <string>
@@ -58,8 +50,7 @@ namespace {
 
 enum class Variant { kNone, kWfbp, kMultistep, kSparse };
 
-// A collective in flight for one worker: done, or the continuation waiting for
-// it.
+// A collective in flight for one worker: done, or the continuation waiting for it.
 struct Work {
   bool done = true;
   Next waiter;
@@ -109,8 +100,7 @@ class AllreduceWorkload final : public Workload {
       case Variant::kSparse:
         return c_.run(worker, "compress", c_.update_seconds(worker, m), [this, worker, update] {
           if (c_.workers == 1) return update();
-          // Every worker's selection is the same size (k per tensor
-          // is a function of the density alone).
+          // Every worker's selection is the same size (k per tensor is a function of the density alone).
           const double block = dgc_message_bytes(c_.profile, c_.settings.density);
           auto& work = reductions_[static_cast<size_t>(worker)][0];
           launch(worker, CollectiveKind::kAllgather, block * static_cast<double>(c_.workers),
@@ -127,8 +117,7 @@ class AllreduceWorkload final : public Workload {
     return c.settings.overlap == "multistep" ? Variant::kMultistep : Variant::kWfbp;
   }
 
-  // Starts a collective, traced from launch to completion on the communication
-  // lane (comm_trace.hpp).
+  // Starts a collective, traced from launch to completion on the communication lane (comm_trace.hpp).
   void launch(int64_t worker, CollectiveKind kind, double bytes, const char* name, size_t bucket, Work& work) {
     work.done = false;
     work.waiter = nullptr;
@@ -163,8 +152,7 @@ class AllreduceWorkload final : public Workload {
          [this, worker, b, next = std::move(next)] { wait_all(worker, b + 1, next); });
   }
 
-  // Multistep: bucket by bucket, wait for its reduce-scatter, sum the P slices
-  // received and update this worker's.
+  // Multistep: bucket by bucket, wait for its reduce-scatter, sum the P slices received and update this worker's.
   void update_slices(int64_t worker, size_t b, Next next) {
     if (b == buckets_.size()) {
       for (size_t g = buckets_.size(); g-- > 0;) {

@@ -1,8 +1,6 @@
-// What every part of one discrete-event simulation shares: the inputs, the
-// clock, the network and its ports, the collectives, each worker's compute (one
-// task at a time: its training thread) and each server's (its shard lock), each
-// worker's draws, the trace, and the figures the workloads count (bytes sent,
-// staleness).
+// What every part of one discrete-event simulation shares: the inputs, the clock, the network and its ports, the
+// collectives, each worker's compute (one task at a time: its training thread) and each server's (its shard lock), each
+// worker's draws, the trace, and the figures the workloads count (bytes sent, staleness).
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -48,30 +46,24 @@ class DesContext {
   // Counted by the workloads.
   std::vector<double> bytes_sent;        // per worker, from the start
   std::vector<int64_t> iteration;        // per worker: the iteration it is in (the worker loop sets it)
-  std::map<int64_t, int64_t> staleness;  // gradient staleness (server updates
-                                         // since the worker's parameters)
-  std::map<int64_t, int64_t> clock_gap;  // SSP: a pull's clock minus the slowest
-                                         // worker's, when released
+  std::map<int64_t, int64_t> staleness;  // gradient staleness (server updates since the worker's parameters)
+  std::map<int64_t, int64_t> clock_gap;  // SSP: a pull's clock minus the slowest worker's, when released
 
   double model_bytes() const { return model_bytes_; }
-  // The optimizer step over `bytes` on this worker (the profile's update cost,
-  // times its compute factor).
+  // The optimizer step over `bytes` on this worker (the profile's update cost, times its compute factor).
   double update_seconds(int64_t worker, double bytes) const;
   // The same work on a server (servers are homogeneous).
   double server_update_seconds(double bytes) const { return profile.update_seconds_per_byte * bytes; }
   bool measuring(int64_t worker) const { return iteration[static_cast<size_t>(worker)] >= settings.warmup; }
 
-  // A task on the worker's compute (in submission order), then `next`; `span`
-  // (may be null) names it on the trace.
+  // A task on the worker's compute (in submission order), then `next`; `span` (may be null) names it on the trace.
   void run(int64_t worker, const char* span, double seconds, Next next);
   void run_on_server(int64_t server, const char* span, double seconds, Next next);
-  // A span on the trace from `start` to now (waits, and operations the real
-  // code times as one phase).
+  // A span on the trace from `start` to now (waits, and operations the real code times as one phase).
   void span(int64_t rank, const std::string& name, double start, Timeline::Lane lane = Timeline::kCompute);
   int64_t server_rank(int64_t server) const { return workers + server; }
 
-  // Messages of `bytes` (one alpha each); the sender's bytes_sent counts them
-  // when it is a worker.
+  // Messages of `bytes` (one alpha each); the sender's bytes_sent counts them when it is a worker.
   void send_to_server(int64_t worker, int64_t server, double bytes, Next arrived);
   void send_to_worker(int64_t server, int64_t worker, double bytes, Next arrived);
   void send_between_workers(int64_t from, int64_t to, double bytes, Next arrived);

@@ -1,29 +1,18 @@
-// The decentralized algorithms in the discrete-event simulator, as
-// algo/decentralized/ runs them (each over the whole model, m bytes, on the
-// worker's own links; peers from des_topology, the real topologies):
-//   GoSGD, gossip push   after the local step, with probability p (gossip push:
-//   1) a push to a random peer; the
-//                        sender does not wait (up to 8 pushes in flight, then
-//                        for the oldest); what arrived is merged before the
-//                        next forward (push_gossip.cpp)
-//   SGP                  the same to the exponential graph's peer every
-//   iteration; iteration t then waits until
-//                        the messages of iterations <= t - overlap have
-//                        arrived, and merges them
-//   gossip pull          the pull of a random peer's model starts before
-//   forward (the peer's serving thread
-//                        replies); after backward the worker waits for it,
-//                        averages and steps (pull_gossip.cpp)
-//   AD-PSGD              odd ranks (active) run a communication thread: after
-//   each update it exchanges the model
-//                        with the next neighbour (send m, the passive side
-//                        averages under its model lock and replies m, the
-//                        active side averages under its own), and the next
-//                        update waits for the exchange started after the
-//                        previous one; even ranks (passive) only compute
-//                        (adpsgd.cpp)
-// A merge or an average is one pass over the model, charged at the profile's
-// update cost per byte.
+// The decentralized algorithms in the discrete-event simulator, as algo/decentralized/ runs them (each over the whole
+// model, m bytes, on the worker's own links; peers from des_topology, the real topologies):
+//   GoSGD, gossip push   after the local step, with probability p (gossip push: 1) a push to a random peer; the
+//                        sender does not wait (up to 8 pushes in flight, then for the oldest); what arrived is merged
+//                        before the next forward (push_gossip.cpp)
+//   SGP                  the same to the exponential graph's peer every iteration; iteration t then waits until
+//                        the messages of iterations <= t - overlap have arrived, and merges them
+//   gossip pull          the pull of a random peer's model starts before forward (the peer's serving thread
+//                        replies); after backward the worker waits for it, averages and steps (pull_gossip.cpp)
+//   AD-PSGD              odd ranks (active) run a communication thread: after each update it exchanges the model
+//                        with the next neighbour (send m, the passive side averages under its model lock and replies m,
+//                        the active side averages under its own), and the next update waits for the exchange started
+//                        after the previous one; even ranks (passive) only compute (adpsgd.cpp)
+// A merge or an average is one pass over the model, charged at the profile's update cost per byte.
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -42,19 +31,19 @@ class PushGossip final : public Workload {
         exponential_(c.settings.algorithm == "sgp"),
         probability_(c.settings.algorithm == "gosgd" ? c.settings.gossip_probability : 1.0),
         wait_lag_(exponential_ ? c.settings.sgp_overlap : -1),
-        inbox_(static_cast<size_t>(c.workers), 0),
+        inbox_(static_cast<size_t>(c.workers)),
         received_(static_cast<size_t>(c.workers), 0),
         in_flight_(static_cast<size_t>(c.workers), 0),
         waiter_(static_cast<size_t>(c.workers)) {}
 
-  void before_forward(int64_t worker, int64_t, Next next) override { merge(worker, std::move(next)); }
+  void before_forward(int64_t worker, int64_t step, Next next) override { merge(worker, step, std::move(next)); }
 
   void after_backward(int64_t worker, int64_t step, Next next) override {
     c_.run(worker, "update", c_.update_seconds(worker, c_.model_bytes()), [this, worker, step, next] {
       if (probability_ >= 1 || c_.variability[static_cast<size_t>(worker)].uniform() < probability_) {
         const int64_t peer = exponential_ ? exponential_peer(worker, c_.workers, step)
                                           : random_peer(c_.settings.seed, worker, c_.workers, step);
-        push(worker, peer, [this, worker, step, next] { after_push(worker, step, next); });
+        push(worker, peer, step, [this, worker, step, next] { after_push(worker, step, next); });
       } else {
         after_push(worker, step, next);
       }
@@ -64,12 +53,12 @@ class PushGossip final : public Workload {
  private:
   static constexpr int64_t kMostPushesInFlight = 8;  // EndpointOptions::max_pushes_in_flight
 
-  void push(int64_t worker, int64_t peer, Next next) {
+  void push(int64_t worker, int64_t peer, int64_t step, Next next) {
     const double start = c_.queue.now();
     ++in_flight_[static_cast<size_t>(worker)];
-    c_.send_between_workers(worker, peer, c_.model_bytes(), [this, worker, peer] {
+    c_.send_between_workers(worker, peer, c_.model_bytes(), [this, worker, peer, step] {
       --in_flight_[static_cast<size_t>(worker)];
-      ++inbox_[static_cast<size_t>(peer)];
+      inbox_[static_cast<size_t>(peer)].push_back(step);
       ++received_[static_cast<size_t>(peer)];
       wake(worker);
       wake(peer);
@@ -88,21 +77,26 @@ class PushGossip final : public Workload {
     const int64_t needed = step + 1 - wait_lag_;
     wait_until(
         worker, [this, worker, needed] { return received_[static_cast<size_t>(worker)] >= needed; },
-        [this, worker, start, next] {
+        [this, worker, step, start, next] {
           c_.span(worker, "wait for messages", start);
-          merge(worker, next);
+          merge(worker, step, next);
         });
   }
 
-  void merge(int64_t worker, Next next) {
-    const int64_t messages = inbox_[static_cast<size_t>(worker)];
-    if (messages == 0) return next();
-    inbox_[static_cast<size_t>(worker)] = 0;
-    c_.run(worker, "merge", c_.update_seconds(worker, static_cast<double>(messages) * c_.model_bytes()), next);
+  // Merges what arrived; records each message's age (this worker's iteration less the sender's, 0 when the sender
+  // was ahead), as PushGossip::merge_arrived does.
+  void merge(int64_t worker, int64_t step, Next next) {
+    auto& inbox = inbox_[static_cast<size_t>(worker)];
+    if (inbox.empty()) return next();
+    const auto messages = static_cast<double>(inbox.size());
+    if (c_.measuring(worker)) {
+      for (const int64_t sent : inbox) ++c_.staleness[std::max<int64_t>(0, step - sent)];
+    }
+    inbox.clear();
+    c_.run(worker, "merge", c_.update_seconds(worker, messages * c_.model_bytes()), next);
   }
 
-  // The training thread blocks until `ready` holds (checked whenever a message
-  // of this worker's moves).
+  // The training thread blocks until `ready` holds (checked whenever a message of this worker's moves).
   void wait_until(int64_t worker, std::function<bool()> ready, Next next) {
     if (ready()) return next();
     waiter_[static_cast<size_t>(worker)] = {std::move(ready), std::move(next)};
@@ -123,9 +117,9 @@ class PushGossip final : public Workload {
   bool exponential_;
   double probability_;
   int64_t wait_lag_;
-  std::vector<int64_t> inbox_;      // per worker: messages not merged yet
-  std::vector<int64_t> received_;   // per worker: messages received in all
-  std::vector<int64_t> in_flight_;  // per worker: its pushes not delivered yet
+  std::vector<std::vector<int64_t>> inbox_;  // per worker: the iterations of the messages not merged yet
+  std::vector<int64_t> received_;            // per worker: messages received in all
+  std::vector<int64_t> in_flight_;           // per worker: its pushes not delivered yet
   std::vector<Waiter> waiter_;
 };
 
@@ -138,8 +132,7 @@ class PullGossip final : public Workload {
   void before_forward(int64_t worker, int64_t step, Next next) override {
     const int64_t peer = random_peer(c_.settings.seed, worker, c_.workers, step);
     pending_[static_cast<size_t>(worker)] = 1;
-    // The request (a header), then the peer's serving thread replies with its
-    // model.
+    // The request (a header), then the peer's serving thread replies with its model.
     c_.send_between_workers(worker, peer, 0, [this, worker, peer] {
       c_.send_between_workers(peer, worker, c_.model_bytes(), [this, worker] {
         pending_[static_cast<size_t>(worker)] = 0;
@@ -179,8 +172,7 @@ class Adpsgd final : public Workload {
   void after_backward(int64_t worker, int64_t step, Next next) override {
     State& s = state_[static_cast<size_t>(worker)];
     if (!is_active(worker)) return update(worker, next);
-    // The exchange started after the previous update must be done before this
-    // update.
+    // The exchange started after the previous update must be done before this update.
     const double start = c_.queue.now();
     Next go_on = [this, worker, step, start, next] {
       c_.span(worker, "wait for exchange", start);
@@ -209,19 +201,15 @@ class Adpsgd final : public Workload {
         seconds, nullptr, [this, worker, seconds, next] { c_.run(worker, "update", seconds, next); });
   }
 
-  // The communication thread's exchange number `completed` with its neighbour
-  // for that step.
+  // The communication thread's exchange number `completed` with its neighbour for that step.
   void exchange(int64_t worker) {
     State& s = state_[static_cast<size_t>(worker)];
     s.exchanging = true;
     const int64_t peer = bipartite_peer(worker, c_.workers, s.completed);
-    if (peer < 0)
-      return finish_exchange(worker);  // no neighbour of the other parity (n = 2
-                                       // with an odd rank alone)
+    if (peer < 0) return finish_exchange(worker);  // no neighbour of the other parity (n = 2 with an odd rank alone)
     const double m = c_.model_bytes();
     c_.send_between_workers(worker, peer, m, [this, worker, peer, m] {
-      // The passive side: average under its lock (its receiving thread for this
-      // peer), reply with its model.
+      // The passive side: average under its lock (its receiving thread for this peer), reply with its model.
       lock_[static_cast<size_t>(peer)].submit(c_.update_seconds(peer, m), [this, worker, peer, m](double) {
         c_.send_between_workers(peer, worker, m, [this, worker, m] {
           lock_[static_cast<size_t>(worker)].submit(c_.update_seconds(worker, m),

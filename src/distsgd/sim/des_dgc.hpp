@@ -1,6 +1,5 @@
-// Deep Gradient Compression's message (algo/compression/dgc.hpp): k =
-// ceil(density * numel) entries of each tensor, at least one, each an int32
-// index and a float32 value (pack()).
+// Deep Gradient Compression's message (algo/compression/dgc.hpp): k = ceil(density * numel) entries of each tensor, at
+// least one, each an int32 index and a float32 value (pack()).
 #pragma once
 #include "distsgd/sim/model_profile.hpp"
 

@@ -1,39 +1,101 @@
-// The parameter-server substrate of the discrete-event simulator (algo/ps/):
-// the model cut into S shards (shard_layout.cpp: memory = equal contiguous
-// ranges, layer = whole tensors cut where the running size passes each k/S), a
-// worker's request to every shard at once (PsClient::send_to_all: one message
-// per shard, all in flight together), and the replies it waits for
-// (receive_from_all).
+// The parameter-server substrate of the discrete-event simulator, as algo/ps/ runs it:
+//   shards       the model cut into S shards (shard_layout.cpp): memory = S equal contiguous ranges; layer = whole
+//                tensors, largest first, each to the lightest shard
+//   pieces       with wait-free backprop (--overlap wfbp, the default) the gradient buckets of AR-SGD cut at shard
+//                boundaries (shard_pieces.cpp), each pushed when its bucket's gradients are ready; without, one piece
+//                per shard after backward
+//   uplink       a worker's gradient pushes (gradient_push.cpp): answered pushes (BSP, ASP) end in "push, wait for
+//                reply" until every piece's reply is back; unanswered ones (SSP, ALADDIN) go from a ring of 4 send
+//                buffers and the worker waits ("wait for a send buffer") only when the buffer it needs still has sends
+//                in flight
+//   requests     a message to every shard at once and the replies (PsClient: pulls, EASGD's exchange, DGC)
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "distsgd/sim/des_context.hpp"
+#include "distsgd/sim/des_workload.hpp"
 
 namespace distsgd::sim {
 
-// Bytes of each shard's slice of the model.
-std::vector<double> shard_bytes(const ModelProfile& profile, int64_t servers, const std::string& sharding);
+// Each shard's ranges of the flat vector (element offset, count), in flat order.
+struct ShardRanges {
+  std::vector<std::vector<std::pair<int64_t, int64_t>>> segments;
+  std::vector<int64_t> numel;
+};
+ShardRanges shard_ranges(const ModelProfile& profile, int64_t servers, const std::string& sharding);
 
-class ShardedClient {
+struct Piece {
+  int64_t shard = 0;
+  int64_t local_offset = 0, numel = 0;  // elements, in the shard's buffer
+  int64_t index = 0;                    // among the shard's pieces of one step
+  bool last = false;                    // the shard's last piece of a step: the worker's gradient is complete
+  double bytes = 0;
+};
+// The pieces of each bucket (in bucket order, then shard order); `buckets` null: one bucket of whole shards.
+std::vector<std::vector<Piece>> cut_at_shards(const ModelProfile& profile, const ShardRanges& shards,
+                                              const BucketLayout* buckets);
+
+class GradientUplink {
  public:
-  explicit ShardedClient(DesContext& context);
+  // Runs when a piece reaches its shard, with the worker's version and iteration when it pushed.
+  using AtServer = std::function<void(int64_t worker, const Piece& piece, int64_t version, int64_t step)>;
 
-  const std::vector<double>& shards() const { return shards_; }
-  int64_t count() const { return static_cast<int64_t>(shards_.size()); }
+  GradientUplink(DesContext& context, std::vector<std::vector<Piece>> pieces, bool replies, AtServer at_server);
 
-  // Sends bytes[s] to every shard s at once; `at_server(s)` runs when shard s
-  // has the message, `sent` (optional) when every message has arrived (a
-  // blocking send returns).
+  // Before backward: unanswered pushes take the next send buffer, waiting while its sends are in flight.
+  void start(int64_t worker, Next next);
+  // The pieces of bucket b (during backward, with wfbp).
+  void push_bucket(int64_t worker, size_t bucket);
+  // After backward: the pieces not pushed yet.
+  void push_rest(int64_t worker);
+  // Answered pushes, after push_rest: "push, wait for reply" until every reply is back.
+  void finish(int64_t worker, Next next);
+  // A shard answers a piece (bytes of it) to the worker, with the version the reply carries.
+  void reply(const Piece& piece, int64_t worker, int64_t version);
+
+  int64_t version(int64_t worker) const { return workers_[static_cast<size_t>(worker)].version; }
+  const std::vector<std::vector<Piece>>& pieces() const { return pieces_; }
+
+ private:
+  static constexpr int64_t kSendBuffers = 4;  // PushOptions::send_buffers
+  struct Slot {
+    int64_t in_flight = 0;
+    Next waiter;
+  };
+  struct Worker {
+    size_t next_bucket = 0;
+    size_t slot = 0;
+    std::vector<Slot> slots;
+    int64_t replies_left = 0;
+    Next finisher;
+    int64_t version = 0;
+  };
+  void push_piece(int64_t worker, const Piece& piece);
+  void maybe_finish(int64_t worker);
+
+  DesContext& c_;
+  std::vector<std::vector<Piece>> pieces_;
+  bool replies_;
+  AtServer at_server_;
+  std::vector<Worker> workers_;
+};
+
+// Requests to every shard at once and their replies (PsClient::send_to_all, receive_from_all).
+class ShardRequests {
+ public:
+  ShardRequests(DesContext& context, const ShardRanges& shards);
+
+  const std::vector<double>& shard_bytes() const { return bytes_; }
+  // Sends bytes[s] to every shard s at once; `at_server(s)` runs when shard s has it, `sent` (optional) when all have
+  // arrived.
   void send_to_all(int64_t worker, const std::vector<double>& bytes, std::function<void(int64_t)> at_server,
                    Next sent = nullptr);
-  // The worker now waits for one reply from every shard; `then` runs when the
-  // last has arrived.
+  // The worker now waits for one reply from every shard; `then` runs when the last has arrived.
   void expect_replies(int64_t worker, Next then);
-  // Shard s replies to the worker with its slice; `version` is what the reply
-  // carries (shard 0's becomes the worker's version, as PsWorker::receive
-  // does).
+  // Shard s answers with its slice (shard 0's version becomes the worker's, as PsWorker::receive does).
   void reply(int64_t shard, int64_t worker, int64_t version);
   int64_t version(int64_t worker) const { return version_[static_cast<size_t>(worker)]; }
 
@@ -43,9 +105,9 @@ class ShardedClient {
     Next then;
   };
   DesContext& c_;
-  std::vector<double> shards_;
-  std::vector<Pending> replies_;  // per worker
-  std::vector<int64_t> version_;  // per worker
+  std::vector<double> bytes_;
+  std::vector<Pending> replies_;
+  std::vector<int64_t> version_;
 };
 
 }  // namespace distsgd::sim

@@ -1,6 +1,5 @@
-// What one discrete-event simulation runs: the algorithm with its flags (named
-// as in `distsgd train`), the run's length and seed, the data loader's prefetch
-// depth, how collectives are simulated, heterogeneity, the trace.
+// What one discrete-event simulation runs: the algorithm with its flags (named as in `distsgd train`), the run's length
+// and seed, the data loader's prefetch depth, how collectives are simulated, heterogeneity, the trace.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -16,8 +15,8 @@ struct DesSettings {
   std::string overlap = "wfbp";  // none | wfbp | multistep
   double bucket_bytes = 25.0 * 1024 * 1024;
   double first_bucket_bytes = 1.0 * 1024 * 1024;
-  // Deep Gradient Compression of the gradient uplink (arsgd, bsp, asp, ssp):
-  // the fraction of each tensor sent (after the warm-up); 0: dense.
+  // Deep Gradient Compression of the gradient uplink (arsgd, bsp, asp, ssp): the fraction of each tensor sent (after
+  // the warm-up); 0: dense.
   double density = 0;
   // parameter-server algorithms
   int64_t servers = 1;
@@ -34,20 +33,17 @@ struct DesSettings {
   int64_t iterations = 100;  // measured, per worker
   int64_t warmup = 10;       // run first, not measured
   uint64_t seed = 1;
-  int64_t prefetch = 4;              // batches the loader prepares ahead (0: read on
-                                     // demand), as distsgd train
+  int64_t prefetch = 4;              // batches the loader prepares ahead (0: read on demand), as distsgd train
   std::string collectives = "auto";  // steps | flows | auto (steps up to 64 workers)
   Heterogeneity heterogeneity;
   std::string trace_path;  // a Chrome trace of the run is written here (none when empty)
 };
 
-// The algorithms the discrete-event simulator runs, by their `distsgd train
-// --algo` names.
+// The algorithms the discrete-event simulator runs, by their `distsgd train --algo` names.
 const char* const kDesAlgorithms[] = {"arsgd",   "bsp",   "asp",    "ssp", "easgd",
                                       "aladdin", "gosgd", "gossip", "sgp", "adpsgd"};
 
-// Throws Error (naming the flag) for a setting out of range or not applicable
-// to the algorithm.
+// Throws Error (naming the flag) for a setting out of range or not applicable to the algorithm.
 void check(const DesSettings& settings);
 
 }  // namespace distsgd::sim

@@ -19,8 +19,7 @@ double quantile(const std::vector<double>& sorted, double q) {
   return sorted[below] + (at - static_cast<double>(below)) * (sorted[above] - sorted[below]);
 }
 
-// Iterations a worker has completed by time t, counting the one under way in
-// proportion.
+// Iterations a worker has completed by time t, counting the one under way in proportion.
 double progress(const std::vector<double>& done_at, double t) {
   const auto k = static_cast<size_t>(std::upper_bound(done_at.begin(), done_at.end(), t) - done_at.begin());
   if (k == done_at.size()) return static_cast<double>(k);
@@ -166,8 +165,7 @@ DesResult DesRecorder::result(const std::string& algorithm) {
     r.window_end = window_end;
     r.utilisation = utilisation(open_, close_);
   } else {
-    // A straggler so far behind that the others finished before it left its
-    // warm-up: each worker's own rate.
+    // A straggler so far behind that the others finished before it left its warm-up: each worker's own rate.
     r.samples_per_second = batch * per_worker_rates;
     r.window_end = r.simulated_seconds;
     Snapshot start;
@@ -210,6 +208,7 @@ nlohmann::json to_json(const DesResult& r) {
           {"window_seconds", {r.window_start, r.window_end}},
           {"simulated_seconds", r.simulated_seconds},
           {"events", r.events},
+          {"wall_seconds", r.wall_seconds},
           {"per_worker", workers}};
 }
 

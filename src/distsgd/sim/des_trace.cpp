@@ -35,8 +35,7 @@ void SimulatedTrace::write(const std::string& path) const {
       out << (first ? "" : ",\n") << e.dump();
       first = false;
     };
-    // The rows as Timeline::events() names them (train/process.cpp's
-    // role_label).
+    // The rows as Timeline::events() names them (train/process.cpp's role_label).
     for (int64_t rank = 0; rank < workers_ + servers_; ++rank) {
       const std::string label =
           rank < workers_ ? "worker " + std::to_string(rank) : "server " + std::to_string(rank - workers_);

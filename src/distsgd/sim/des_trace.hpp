@@ -1,9 +1,7 @@
-// The simulated run as a Chrome trace (chrome://tracing, Perfetto), in the form
-// of a real run's `distsgd train --trace` (core/timeline.hpp): one process per
-// rank (pid = rank, "worker k" or "server s"), lane (tid) 0 compute and 1
-// communication, "X" events with the span names the real code uses, so a
-// simulated and a measured trace open side by side. Times are the simulated
-// microseconds from the start of the run.
+// The simulated run as a Chrome trace (chrome://tracing, Perfetto), in the form of a real run's `distsgd train --trace`
+// (core/timeline.hpp): one process per rank (pid = rank, "worker k" or "server s"), lane (tid) 0 compute and 1
+// communication, "X" events with the span names the real code uses, so a simulated and a measured trace open side by
+// side. Times are the simulated microseconds from the start of the run.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -23,8 +21,7 @@ class SimulatedTrace {
             Timeline::Lane lane = Timeline::kCompute);
   size_t size() const { return spans_.size(); }
 
-  // {"traceEvents": [...], "displayTimeUnit": "ms"}, written atomically;
-  // streamed, as a long run has millions.
+  // {"traceEvents": [...], "displayTimeUnit": "ms"}, written atomically; streamed, as a long run has millions.
   void write(const std::string& path) const;
 
  private:

@@ -50,8 +50,8 @@ void WorkerLoops::take_batch(int64_t worker) {
     context_.run(worker, "data", read_seconds_, go_on);
     return;
   }
-  // The loader thread reads batches one after another, each once a slot of its
-  // queue of `prefetch` is free (the batch `prefetch` before it was taken).
+  // The loader thread reads batches one after another, each once a slot of its queue of `prefetch` is free (the batch
+  // `prefetch` before it was taken).
   Loader& loader = states_[static_cast<size_t>(worker)].loader;
   const double slot_free = static_cast<int64_t>(loader.taken.size()) < prefetch ? 0.0 : loader.taken.front();
   loader.ready = std::max(loader.ready, slot_free) + read_seconds_;
@@ -75,8 +75,7 @@ void WorkerLoops::forward(int64_t worker) {
   context_.run(worker, nullptr, forward_seconds_ * s.factor, [this, worker] { forward_bucket(worker, 0); });
 }
 
-// Runs the forward of the buckets before `remaining` (input side first: the
-// highest index), each after its gate.
+// Runs the forward of the buckets before `remaining` (input side first: the highest index), each after its gate.
 void WorkerLoops::forward_bucket(int64_t worker, size_t remaining) {
   State& s = states_[static_cast<size_t>(worker)];
   if (remaining == 0) {
@@ -102,16 +101,14 @@ void WorkerLoops::backward(int64_t worker) {
   context_.run(worker, nullptr, backward_seconds_ * s.factor, [this, worker] { backward_bucket(worker, 0); });
 }
 
-// With watched buckets: runs bucket b's backward, reports it, goes on with b
-// + 1. Without: backward is done.
+// With watched buckets: runs bucket b's backward, reports it, goes on with b + 1. Without: backward is done.
 void WorkerLoops::backward_bucket(int64_t worker, size_t bucket) {
   State& s = states_[static_cast<size_t>(worker)];
   if (!buckets_ || bucket == buckets_->size()) {
     context_.span(worker, "backward", s.phase_start);
     const double slowdown = context_.variability[static_cast<size_t>(worker)].slowdown();
     if (slowdown > 1) {
-      // train/worker_loop.cpp: sleep (FACTOR - 1) times the time since forward
-      // started.
+      // train/worker_loop.cpp: sleep (FACTOR - 1) times the time since forward started.
       const double seconds = (slowdown - 1) * (context_.queue.now() - s.compute_start);
       context_.run(worker, "slowdown", seconds, [this, worker] { after_backward(worker); });
     } else {

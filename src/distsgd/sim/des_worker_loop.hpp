@@ -1,10 +1,8 @@
-// Each simulated worker's training loop, as train/worker_loop.cpp runs it: take
-// the next batch from the loader
-// ("data": the wait for it; the loader thread reads `prefetch` batches ahead),
-// the algorithm's before_forward, "forward", before_backward, "backward",
-// "slowdown" (--slowdown), after_backward. Forward and backward take the
-// profile's times (per bucket where the algorithm watches buckets), times the
-// worker's compute factor, jitter and straggler episodes for that iteration.
+// Each simulated worker's training loop, as train/worker_loop.cpp runs it: take the next batch from the loader
+// ("data": the wait for it; the loader thread reads `prefetch` batches ahead), the algorithm's before_forward,
+// "forward", before_backward, "backward", "slowdown" (--slowdown), after_backward. Forward and backward take the
+// profile's times (per bucket where the algorithm watches buckets), times the worker's compute factor, jitter and
+// straggler episodes for that iteration.
 #pragma once
 #include <cstdint>
 #include <deque>
@@ -18,13 +16,11 @@ namespace distsgd::sim {
 
 class WorkerLoops {
  public:
-  // `on_iteration(worker, step)` runs when a worker completes an iteration
-  // (after after_backward).
+  // `on_iteration(worker, step)` runs when a worker completes an iteration (after after_backward).
   WorkerLoops(DesContext& context, Workload& workload, std::function<void(int64_t, int64_t)> on_iteration);
   // Starts every worker's first iteration at time 0.
   void start();
-  // Compute time (forward, backward, slowdown and what the workload ran on the
-  // worker) of each worker so far.
+  // Compute time (forward, backward, slowdown and what the workload ran on the worker) of each worker so far.
   int64_t total_iterations() const { return context_.settings.warmup + context_.settings.iterations; }
 
  private:

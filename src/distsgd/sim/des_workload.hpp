@@ -1,10 +1,7 @@
-// One algorithm's behaviour in the discrete-event simulator, hooked into the
-// worker loop the way the real algorithm hooks into distsgd's training step
-// (algo/algorithm.hpp: before_forward, before_backward, after_backward, and
-// AR-SGD's gradient-ready hooks and forward gates). Each hook gets the
-// continuation to call when the real code would return. One workload file per
-// algorithm family: des_allreduce_workload, des_ps_workloads,
-// des_decentralized_workloads.
+// One algorithm's behaviour in the discrete-event simulator, hooked into the worker loop the way the real algorithm
+// hooks into distsgd's training step (algo/algorithm.hpp: before_forward, before_backward, after_backward, and AR-SGD's
+// gradient-ready hooks and forward gates). Each hook gets the continuation to call when the real code would return. One
+// workload file per algorithm family: des_allreduce_workload, des_ps_workloads, des_decentralized_workloads.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -15,11 +12,9 @@
 
 namespace distsgd::sim {
 
-// Gradient buckets as AR-SGD forms them (algo/allreduce/gradient_buckets.cpp,
-// make_buckets): tensors taken in backward order (last first); bucket 0 holds
-// at most `first_bytes` (at least one tensor), the others at most
-// `bucket_bytes`. Bucket b covers tensors [first[b], last[b]] in forward order;
-// bucket 0 holds the last tensors.
+// Gradient buckets as AR-SGD forms them (algo/allreduce/gradient_buckets.cpp, make_buckets): tensors taken in backward
+// order (last first); bucket 0 holds at most `first_bytes` (at least one tensor), the others at most `bucket_bytes`.
+// Bucket b covers tensors [first[b], last[b]] in forward order; bucket 0 holds the last tensors.
 struct BucketLayout {
   std::vector<size_t> first, last;
   std::vector<double> bytes;
@@ -31,22 +26,18 @@ class Workload {
  public:
   virtual ~Workload() = default;
 
-  // Buckets whose backward ends are reported to bucket_ready (wfbp, multistep);
-  // null: backward is one task.
+  // Buckets whose backward ends are reported to bucket_ready (wfbp, multistep); null: backward is one task.
   virtual const BucketLayout* watched_buckets() const { return nullptr; }
-  // Whether forward runs bucket by bucket through forward_gate (multistep's
-  // allgathers).
+  // Whether forward runs bucket by bucket through forward_gate (multistep's allgathers).
   virtual bool gates_forward() const { return false; }
 
   virtual void before_forward(int64_t worker, int64_t step, Next next) { next(); }
   virtual void forward_gate(int64_t worker, size_t bucket, Next next) { next(); }
   virtual void before_backward(int64_t worker, int64_t step, Next next) { next(); }
-  // During backward, in bucket order, when bucket b's gradients are all
-  // computed.
+  // During backward, in bucket order, when bucket b's gradients are all computed.
   virtual void bucket_ready(int64_t worker, int64_t step, size_t bucket) {}
   virtual void after_backward(int64_t worker, int64_t step, Next next) = 0;
-  // The worker has run its last iteration (SSP retires it, so it never holds
-  // the others' pulls).
+  // The worker has run its last iteration (SSP retires it, so it never holds the others' pulls).
   virtual void worker_finished(int64_t worker) {}
 };
 

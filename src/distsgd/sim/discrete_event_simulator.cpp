@@ -1,6 +1,7 @@
 #include "distsgd/sim/discrete_event_simulator.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <memory>
 #include <string>
 
@@ -35,17 +36,14 @@ void check(const DesSettings& s) {
   require(s.warmup >= 0, "--warmup must not be negative");
   require(s.prefetch >= 0, "--prefetch must not be negative");
   require(one_of(s.overlap, {"none", "wfbp", "multistep"}),
-          "--overlap: the discrete-event simulator runs the real overlaps "
-          "none, wfbp and multistep (got '" +
-              s.overlap + "')");
+          "--overlap: the discrete-event simulator runs the real overlaps none, wfbp and multistep (got '" + s.overlap +
+              "')");
   require(s.bucket_bytes > 0 && s.first_bucket_bytes > 0, "--bucket-mb and --first-bucket-mb must be positive");
   require(s.density >= 0 && s.density <= 1, "--density must be in [0, 1]");
   require(s.density == 0 || one_of(s.algorithm, {"arsgd", "bsp", "asp", "ssp"}),
-          "--density: Deep Gradient Compression applies to arsgd, bsp, asp and "
-          "ssp (as distsgd train --compress dgc)");
+          "--density: Deep Gradient Compression applies to arsgd, bsp, asp and ssp (as distsgd train --compress dgc)");
   require(s.density == 0 || s.algorithm != "arsgd" || s.overlap != "multistep",
-          "--density with arsgd exchanges the sparse gradient after backward: "
-          "--overlap multistep does not apply");
+          "--density with arsgd exchanges the sparse gradient after backward: --overlap multistep does not apply");
   require(s.servers >= 1, "--servers must be at least 1");
   require(one_of(s.sharding, {"memory", "layer"}), "--sharding must be memory or layer (got '" + s.sharding + "')");
   require(s.staleness >= 0, "--staleness must not be negative");
@@ -64,6 +62,7 @@ void check(const DesSettings& s) {
 
 DesResult simulate_discrete_events(const ModelProfile& profile, const ClusterDescription& cluster,
                                    const DesSettings& settings) {
+  const auto started = std::chrono::steady_clock::now();
   check(settings);
   require(!profile.tensors.empty(), "the profile has no tensors");
   require(profile.batch_size >= 1, "the profile has no batch size");
@@ -74,6 +73,7 @@ DesResult simulate_discrete_events(const ModelProfile& profile, const ClusterDes
   loops.start();
   context.queue.run();
   auto result = recorder.result(settings.algorithm);
+  result.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   if (context.trace.enabled()) context.trace.write(settings.trace_path);
   return result;
 }

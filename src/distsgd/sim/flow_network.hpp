@@ -6,8 +6,11 @@
 // links appear.
 // Speed: rates are recomputed once per instant (after the event queue's last event at that time), and only for the
 // connected components (ports linked by flows) where a flow started or ended; each component has one pending event,
-// its next completion, rather than one per flow (a server's link shared by a thousand flows would otherwise queue a
-// thousand events at every change).
+// its next completion, rather than one per flow. A component whose flows all cross one port that limits every one
+// of them (a server's link shared by many workers) becomes a group: its flows share that port equally, so the port
+// keeps a virtual clock of the bytes each flow has received and a heap of the flows' finishing marks on it; a flow
+// joining or leaving costs O(log n) instead of a recomputation over every flow (processor sharing). A flow that
+// would break the group (through another port, or a link that would limit it) dissolves it.
 #pragma once
 #include <array>
 #include <cstdint>
@@ -29,8 +32,8 @@ struct Path {
 
 class FlowNetwork {
  public:
-  // Installs itself as the queue's batch hook.
-  explicit FlowNetwork(EventQueue& queue);
+  // Installs itself as the queue's batch hook. `groups`: false recomputes every change (to check the groups).
+  explicit FlowNetwork(EventQueue& queue, bool groups = true);
 
   PortId add_port(double bytes_per_second);
   // Moves `bytes` over `path`: `latency` seconds of start-up, then the bytes at the path's max-min fair rate;
@@ -56,38 +59,61 @@ class FlowNetwork {
     uint32_t visit = 0;
     uint64_t computed = 0;  // the recomputation that set its rate
     bool fixed = false;
+    PortId group = -1;  // the port of its group, if any
+    double mark = 0;    // in a group: the port's virtual clock at which the flow has all its bytes
     std::function<void()> done;
+  };
+  struct Group {
+    double clock = 0;  // bytes every member has received since the group formed
+    double updated = 0;
+    double share = 0;          // bytes per second of each member
+    double most_per_byte = 0;  // max over the group's other ports of flows / capacity (only grows: conservative)
+    uint64_t event = 0;        // the pending completion event's number
+    bool joined = false;       // flows joined it at this instant: its next completion is scheduled at the instant's end
+    std::vector<std::pair<double, int32_t>> marks;  // min-heap of (mark, flow)
   };
   struct Port {
     double capacity = 0;
     std::vector<int32_t> flows;
-    double rate_sum = 0, carried = 0, updated = 0;
+    double finished_bytes = 0;  // of the flows that have ended
     bool dirty = false;
     uint32_t visit = 0;
     // Scratch for progressive filling.
     double left = 0;
     int32_t unfixed = 0;
     uint32_t version = 0;
+    bool grouped = false;  // this port leads a group
+    Group group;
   };
 
   void activate(int32_t flow);
+  bool join_group(int32_t flow);
+  void form_group(PortId port, double now);
+  void dissolve(PortId port);
+  void advance(Group& group, double now) const;
+  void schedule_group(PortId port);
+  void group_arrivals(PortId port, uint64_t event);
   void detach(int32_t flow);
   void mark_dirty(PortId port);
   void recompute(PortId seed);
-  void account(Port& port);
+  void run_arrived();
+  double remaining_now(const Flow& flow) const;
 
   EventQueue& queue_;
+  bool groups_;
   std::vector<Port> ports_;
   std::vector<Flow> flows_;
   std::vector<int32_t> free_flows_;
   std::vector<PortId> dirty_;
+  std::vector<PortId> joined_groups_;  // groups that flows joined at this instant
   uint32_t visit_ = 0;
   int64_t flows_in_flight_ = 0;
   int64_t recomputations_ = 0;
+  uint64_t group_events_ = 0;
   // Scratch, kept to avoid reallocating.
   std::vector<PortId> component_ports_, settling_;
   std::vector<int32_t> component_flows_;
-  std::vector<std::function<void()>> arrived_;  // callbacks of the flows that ended in this settle()
+  std::vector<std::function<void()>> arrived_;  // callbacks of the flows that ended, run once rates are consistent
   std::vector<std::pair<double, std::pair<uint32_t, PortId>>> offers_;
 };
 

@@ -83,8 +83,7 @@ double WorkerVariability::next_iteration_factor() {
   double factor = compute_factor_;
   if (h_.jitter_cv > 0) {
     if (h_.jitter_kind == JitterKind::kLognormal) {
-      // Mean 1, coefficient of variation cv: sigma^2 = ln(1 + cv^2), mu =
-      // -sigma^2 / 2.
+      // Mean 1, coefficient of variation cv: sigma^2 = ln(1 + cv^2), mu = -sigma^2 / 2.
       const double sigma = std::sqrt(std::log1p(h_.jitter_cv * h_.jitter_cv));
       factor *= std::lognormal_distribution<double>(-sigma * sigma / 2, sigma)(random_);
     } else {

@@ -117,7 +117,9 @@ std::vector<OptionSpec> declare_options() {
                 field_option("--momentum", &C::momentum, "SGD momentum", unit_interval),
                 field_option("--weight-decay", &C::weight_decay, "L2 weight decay", non_negative<double>()),
                 field_option("--lr-scaling", &C::lr_scaling, "none, or linear: lr * global batch / 256 (Goyal et al.)"),
-                field_option("--warmup-epochs", &C::warmup_epochs, "linear learning-rate warm-up over this many epochs",
+                field_option("--warmup-epochs", &C::warmup_epochs,
+                             "gradual warm-up over this many epochs, linear from lr/k to lr (Goyal et al.), k = global "
+                             "batch / 256 with --lr-scaling linear, else the number of workers",
                              non_negative<double>()),
                 list_option("--lr-decay-epochs", &C::lr_decay_epochs,
                             "epochs at which the learning rate is multiplied by --lr-decay-factor "
@@ -137,6 +139,10 @@ std::vector<OptionSpec> declare_options() {
                              within<double>(0, 1)),
                 field_option("--max-steps", &C::max_steps, "stop after this many iterations (0: no limit)",
                              non_negative<int64_t>()),
+                field_option("--divergence-factor", &C::divergence_factor,
+                             "stop as diverged when a worker's loss is NaN, infinite, or above this many times "
+                             "max(its first loss, 1) (0: NaN and infinite only)",
+                             non_negative<double>()),
             });
   add_group(all, "Execution",
             {

@@ -46,6 +46,13 @@ namespace {
 
 std::string server_statistics_key(int64_t server) { return "server-statistics/" + std::to_string(server); }
 
+// "mpirun started 4 processes (OMPI_COMM_WORLD_SIZE=4)".
+std::string launcher_started(const comm::ProcessEnv& env) {
+  const std::string n = std::to_string(env.world_size);
+  return (env.launcher == "env" ? "the launcher" : env.launcher) + " started " + n +
+         (env.world_size == 1 ? " process (" : " processes (") + env.size_variable + "=" + n + ")";
+}
+
 }  // namespace
 
 Process::Process() = default;
@@ -53,6 +60,22 @@ Process::~Process() = default;
 
 std::string role_label(const TrainConfig& c, int64_t rank) {
   return rank < c.workers ? "worker " + std::to_string(rank) : "server " + std::to_string(rank - c.workers);
+}
+
+void take_world_size_from_launcher(TrainConfig& c, const comm::ProcessEnv& env, bool workers_given) {
+  if (!workers_given) {
+    require(env.world_size > c.servers,
+            launcher_started(env) + ", which leaves no worker beside --servers " + std::to_string(c.servers));
+    c.workers = env.world_size - c.servers;
+  }
+  check_world_size(c, env);
+}
+
+void check_world_size(const TrainConfig& c, const comm::ProcessEnv& env) {
+  require(env.world_size == c.processes(), launcher_started(env) + " but --workers " + std::to_string(c.workers) +
+                                               " --servers " + std::to_string(c.servers) + " make " +
+                                               std::to_string(c.processes()) +
+                                               " (without --workers, the launcher's count less --servers is taken)");
 }
 
 void start_process(Process& p, TrainConfig config) {
@@ -64,14 +87,13 @@ void start_process(Process& p, TrainConfig config) {
   }
   p.config = config;
   const auto env = comm::process_env_from_environment();
+  // Under a launcher every process must take part: a process that trained alone would race the others on the run
+  // directory.
+  if (env) check_world_size(config, *env);
   const bool distributed = config.processes() > 1;
   if (distributed) {
     require(env.has_value(), "a run of " + std::to_string(config.processes()) +
                                  " processes must be started by a launcher (distsgd train, mpirun, srun, torchrun)");
-    require(env->world_size == config.processes(), "the launcher started " + std::to_string(env->world_size) +
-                                                       " processes but --workers " + std::to_string(config.workers) +
-                                                       " --servers " + std::to_string(config.servers) + " needs " +
-                                                       std::to_string(config.processes()));
     p.rank = env->rank;
     log::set_prefix(env->launcher == "distsgd" ? "" : "[" + role_label(config, p.rank) + "] ");
   }

@@ -16,7 +16,8 @@ class Timeline;
 }
 namespace distsgd::comm {
 class Communicator;
-}
+struct ProcessEnv;
+}  // namespace distsgd::comm
 namespace distsgd::models {
 class Model;
 }
@@ -47,6 +48,11 @@ struct Process {
 // Start-up: validates the configuration, joins the launcher's world, loads the data, builds the model (the same
 // initial weights in every process) and its flat buffers, and connects to the other processes.
 void start_process(Process& p, TrainConfig config);
+
+// Under a launcher (mpirun, srun, torchrun, distsgd's own): without --workers (workers_given false) the workers are
+// the processes it started less --servers; either way the counts must agree. Throws Error naming both numbers.
+void take_world_size_from_launcher(TrainConfig& config, const comm::ProcessEnv& env, bool workers_given);
+void check_world_size(const TrainConfig& config, const comm::ProcessEnv& env);
 
 // "worker 2", "server 0".
 std::string role_label(const TrainConfig& config, int64_t rank);

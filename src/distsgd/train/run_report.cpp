@@ -37,6 +37,9 @@ nlohmann::json report_run(WorkerState& s) {
   const auto stats = s.algorithm->stats();
   // Every worker's own figures (stragglers show here), and their mean.
   const auto rows = gather_from_workers(s.p, own_row(s, stats));
+  // The gather is a collective: every worker has stopped training, so every divergence is on record.
+  const auto divergence = s.divergence.first_of_all();
+  if (divergence) s.stop_reason = "diverged";
   nlohmann::json per_worker = nlohmann::json::array();
   nlohmann::json mean_per_iteration = nlohmann::json::object();
   for (const auto& phase : kPhases) mean_per_iteration[phase] = 0.0;
@@ -98,9 +101,14 @@ nlohmann::json report_run(WorkerState& s) {
   // The algorithm's own figures; servers published theirs when their last worker was done (after finish()).
   if (s.leader()) s.algorithm->add_to_summary(summary, collect_server_statistics(s.p));
   if (s.p.comm) summary["parameter_variance"] = s.parameter_variance;
+  if (divergence) {
+    summary["divergence"] = divergence_json(*divergence);
+    summary["divergence"]["message"] = divergence_message(s.c.algorithm, *divergence);
+  }
   if (s.info.decentralized) {
     summary["test_accuracy_worker0"] = s.worker0_eval.accuracy;
     summary["test_loss_worker0"] = s.worker0_eval.loss;
+    summary["average_parameter_sum"] = s.average_parameter_sum;
   }
   publish_trace(s.p);
   if (s.leader()) s.files->write_summary(summary);

@@ -40,39 +40,52 @@ Evaluation evaluate_current_parameters(WorkerState& s) {
   return all;
 }
 
-// Mean over workers of ||x_i - mean(x)||^2 for the given parameters of each worker; `mean` receives mean(x).
-double variance_across_workers(WorkerState& s, const at::Tensor& own, at::Tensor& mean) {
+// sum_i w_i x_i / sum_i w_i over the workers, each giving its own model x_i and weight w_i.
+at::Tensor weighted_mean_across_workers(WorkerState& s, const at::Tensor& own, double weight) {
   at::NoGradGuard no_grad;
-  mean = own.clone();
+  at::Tensor mean = own * weight;
   s.p.comm->allreduce_sum(mean).wait();
-  mean.div_(static_cast<double>(s.c.workers));
+  return mean.div_(sum_over_workers(s.p, {weight})[0]);
+}
+
+// Mean over workers of ||x_i - mean||^2.
+double variance_across_workers(WorkerState& s, const at::Tensor& own, const at::Tensor& mean) {
+  at::NoGradGuard no_grad;
   const double squared_distance = (own - mean).pow(2).sum(at::kDouble).item<double>();
   return sum_over_workers(s.p, {squared_distance})[0] / static_cast<double>(s.c.workers);
 }
 
+double variance_around_plain_mean(WorkerState& s, const at::Tensor& own) {
+  at::NoGradGuard no_grad;
+  at::Tensor mean = own.clone();
+  s.p.comm->allreduce_sum(mean).wait();
+  return variance_across_workers(s, own, mean.div_(static_cast<double>(s.c.workers)));
+}
+
 // The workers hold one model (or the servers do): evaluate it.
 Evaluation evaluate_shared_model(WorkerState& s) {
-  at::Tensor mean;
   // Measured on the workers' own parameters: for parameter-server algorithms before before_evaluation() puts
   // in x~, for the others after it has completed what was in flight (multistep's allgathers).
   const bool swaps_in_server_model = s.info.needs_servers;
-  if (s.p.comm && swaps_in_server_model) s.parameter_variance = variance_across_workers(s, s.p.flat->params(), mean);
+  if (s.p.comm && swaps_in_server_model) s.parameter_variance = variance_around_plain_mean(s, s.p.flat->params());
   s.algorithm->before_evaluation();
-  if (s.p.comm && !swaps_in_server_model) s.parameter_variance = variance_across_workers(s, s.p.flat->params(), mean);
+  if (s.p.comm && !swaps_in_server_model) s.parameter_variance = variance_around_plain_mean(s, s.p.flat->params());
   Evaluation e = evaluate_current_parameters(s);
   s.algorithm->after_evaluation();
   return e;
 }
 
-// Decentralized: the workers' models differ. Evaluate their average, then worker 0's own model, and put every
-// worker's own model back. Only this evaluation stops the workers (their gossip threads keep serving).
+// Decentralized: the workers' models differ. Evaluate their average (weighted by the push-sum weights, which is
+// the model push-sum converges to), then worker 0's own model, and put every worker's own model back. Only this
+// evaluation stops the workers (their gossip threads keep serving).
 Evaluation evaluate_average_and_worker0(WorkerState& s) {
   s.algorithm->before_evaluation();
   at::NoGradGuard no_grad;
   auto& params = s.p.flat->params();
   const auto own = params.detach().clone();
-  at::Tensor mean;
+  const at::Tensor mean = weighted_mean_across_workers(s, own, s.algorithm->model_weight());
   s.parameter_variance = variance_across_workers(s, own, mean);
+  s.average_parameter_sum = mean.sum(at::kDouble).item<double>();
   params.detach().copy_(mean);
   Evaluation average = evaluate_current_parameters(s);
   params.detach().copy_(own);

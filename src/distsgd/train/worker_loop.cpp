@@ -15,6 +15,8 @@
 
 #include <torch/torch.h>
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <thread>
 
@@ -26,6 +28,8 @@ optim::LrSchedule make_schedule(const TrainConfig& c) {
   schedule.base_lr = c.lr;
   schedule.scale = c.lr_scaling == LrScaling::kLinear ? static_cast<double>(c.global_batch()) / 256.0 : 1.0;
   schedule.warmup_epochs = c.warmup_epochs;
+  schedule.warmup_start_fraction =
+      optim::warmup_start_fraction(c.lr_scaling == LrScaling::kLinear, c.global_batch(), c.workers);
   schedule.decay_epochs = c.lr_decay_epochs;
   schedule.decay_factor = c.lr_decay_factor;
   return schedule;
@@ -39,7 +43,9 @@ class WorkerLoop {
  private:
   void prepare();
   bool train_one_epoch(data::ShardedLoader& loader, int64_t epoch);  // false: training stops
-  bool out_of_time();
+  const char* stop_requested();  // the reason to stop before the next step (time budget, divergence), or null
+  bool agreed_divergence_at_epoch_end();
+  int64_t steps_between_agreements(double mean_seconds_per_step) const;
   bool stop_because(const std::string& reason) {
     s_.stop_reason = reason;
     return false;
@@ -49,12 +55,15 @@ class WorkerLoop {
   }
   const TrainConfig& c() const { return s_.c; }
   void checkpoint_after_evaluation() {
+    // A diverged model would replace the last good checkpoint.
+    if (s_.divergence.here()) return;
     if (c().checkpoint_each_epoch || c().checkpoint_every_steps > 0) save_checkpoint_now(s_);
   }
 
   WorkerState s_;
   const TrainHooks& hooks_;
   Progress progress_;
+  int64_t next_agreement_step_ = 0;  // workers that meet in collectives agree on stopping at this step
 };
 
 void WorkerLoop::prepare() {
@@ -90,17 +99,48 @@ void WorkerLoop::prepare() {
   }
 }
 
-// Workers that meet in collectives must stop at the same step, so the time budget is agreed on; independent
-// workers stop on their own (an agreement would synchronize them every step).
-bool WorkerLoop::out_of_time() {
-  if (c().time_budget <= 0) return false;
-  const double mine = s_.wall_now() >= c().time_budget ? 1.0 : 0.0;
-  if (s_.evaluate_only_at_end) return mine > 0;
-  // The agreement is a collective that costs 15-20% of a lenet5 step on 4 processes sharing 2 cores: check every
-  // few steps (the same steps on every worker), overshooting the budget by at most that many iterations.
-  constexpr int64_t kStepsBetweenAgreements = 8;
-  if (s_.position.global_step % kStepsBetweenAgreements != 0) return false;
-  return sum_over_workers(s_.p, {mine})[0] > 0;
+// Workers that meet in collectives must stop at the same step, so the time budget and a divergence are agreed on;
+// independent workers stop on their own (an agreement would synchronize them), and learn of a divergence elsewhere
+// through the store.
+const char* WorkerLoop::stop_requested() {
+  const bool out_of_time = c().time_budget > 0 && s_.wall_now() >= c().time_budget;
+  if (!s_.p.comm || s_.info.independent_workers) {
+    if (s_.divergence.here_or_polled()) return "diverged";
+    // Independent workers without a time budget have no other reason to stop here.
+    return out_of_time && (!s_.p.comm || s_.evaluate_only_at_end) ? "time_budget" : nullptr;
+  }
+  if (s_.position.global_step < next_agreement_step_) return nullptr;
+  const double steps = static_cast<double>(s_.position.global_step - s_.steps_before);
+  const double seconds_per_step = steps > 0 ? s_.train_time.total() / steps : 0.0;
+  // Worker 0's pace sets the interval: a sum of one value and zeros is that value exactly, on every worker, so
+  // every worker computes the same next step.
+  const auto sums = sum_over_workers(
+      s_.p, {out_of_time ? 1.0 : 0.0, s_.divergence.here() ? 1.0 : 0.0, s_.leader() ? seconds_per_step : 0.0});
+  next_agreement_step_ = s_.position.global_step + steps_between_agreements(sums[2]);
+  if (sums[1] > 0) return "diverged";
+  return sums[0] > 0 ? "time_budget" : nullptr;
+}
+
+// The agreement is a collective that costs 15-20% of a lenet5 step on 4 processes sharing 2 cores, and it holds
+// the decentralized algorithms' faster workers until the slowest reaches the same step: it comes about once a
+// second of worker 0's steps (a divergence stops the run that soon), and under a time budget at least every 8 steps
+// (the budget is overshot by at most that many iterations).
+int64_t WorkerLoop::steps_between_agreements(double mean_seconds_per_step) const {
+  constexpr double kSecondsBetweenAgreements = 1.0;
+  constexpr int64_t kMaxSteps = 256, kMaxStepsUnderTimeBudget = 8;
+  const int64_t most = c().time_budget > 0 ? kMaxStepsUnderTimeBudget : kMaxSteps;
+  if (mean_seconds_per_step <= 0) return 1;  // nothing measured yet
+  const double steps = std::floor(kSecondsBetweenAgreements / mean_seconds_per_step);
+  return std::clamp<int64_t>(static_cast<int64_t>(std::min(steps, static_cast<double>(most))), 1, most);
+}
+
+// Every worker passes here once per epoch end or stop (except independent workers under a time budget, which stop
+// at different epochs and meet only at the end): a worker that stopped on a divergence mid-epoch waits here for
+// the others, who stop as soon as they learn of it or reach the epoch's end.
+bool WorkerLoop::agreed_divergence_at_epoch_end() {
+  if (!s_.p.comm) return s_.divergence.here();
+  if (s_.evaluate_only_at_end) return false;
+  return sum_over_workers(s_.p, {s_.divergence.here_or_polled() ? 1.0 : 0.0})[0] > 0;
 }
 
 bool WorkerLoop::train_one_epoch(data::ShardedLoader& loader, int64_t epoch) {
@@ -113,12 +153,12 @@ bool WorkerLoop::train_one_epoch(data::ShardedLoader& loader, int64_t epoch) {
   s_.epoch_loss_count = 0;
   while (true) {
     if (position.global_step >= s_.step_limit) return stop_because(limit_reason());
-    // Waiting for the other workers to agree on the time-budget stop is training time (a straggler's cost).
+    // Waiting for the other workers to agree on the stop is training time (a straggler's cost).
     s_.train_time.start();
-    if (out_of_time()) {
+    if (const char* reason = stop_requested()) {
       s_.train_time.stop();
       position.train_seconds = s_.train_seconds_before + s_.train_time.total();
-      return stop_because("time_budget");
+      return stop_because(reason);
     }
     std::optional<data::Batch> batch;
     {
@@ -141,7 +181,7 @@ bool WorkerLoop::train_one_epoch(data::ShardedLoader& loader, int64_t epoch) {
       loss = torch::nn::functional::cross_entropy(p.model->forward(batch->images), batch->labels);
     }
     {
-      s_.algorithm->before_backward(step);
+      s_.algorithm->before_backward(step, lr);
       TimedPhase phase(timeline, "backward", s_.backward);
       p.flat->zero_grads();
       loss.backward();
@@ -156,8 +196,7 @@ bool WorkerLoop::train_one_epoch(data::ShardedLoader& loader, int64_t epoch) {
     position.train_seconds = s_.train_seconds_before + s_.train_time.total();
 
     const double loss_value = loss.item<double>();
-    require(std::isfinite(loss_value), "training diverged: loss is " + std::to_string(loss_value) + " at step " +
-                                           std::to_string(step) + " (try a smaller --lr)");
+    s_.divergence.observe(step, loss_value);
     s_.epoch_loss_sum += loss_value;
     ++s_.epoch_loss_count;
     if (hooks_.on_step) hooks_.on_step({step, epoch, loss_value, lr});
@@ -165,7 +204,8 @@ bool WorkerLoop::train_one_epoch(data::ShardedLoader& loader, int64_t epoch) {
     position.step_in_epoch = batch->step + 1;
     position.samples += batch->labels.size(0) * c().workers;
 
-    if (c().checkpoint_every_steps > 0 && position.global_step % c().checkpoint_every_steps == 0) {
+    if (c().checkpoint_every_steps > 0 && position.global_step % c().checkpoint_every_steps == 0 &&
+        !s_.divergence.here()) {
       save_checkpoint_now(s_);
     }
     progress_.maybe_print(s_, epoch, batch->step + 1, loss_value, lr);
@@ -184,9 +224,17 @@ nlohmann::json WorkerLoop::run() {
   data::ShardedLoader loader(p.dataset, p.dataset.train, loader_options);
 
   bool go_on = s_.position.global_step < s_.step_limit || stop_because(limit_reason());
+  bool agreement_owed = false;  // this worker stopped inside an epoch and has not met the others' epoch-end agreement
   for (int64_t epoch = s_.position.epoch; go_on && epoch < c().epochs; ++epoch) {
     go_on = train_one_epoch(loader, epoch);
-    if (!go_on) break;
+    if (!go_on) {
+      agreement_owed = true;
+      break;
+    }
+    if (agreed_divergence_at_epoch_end()) {
+      stop_because("diverged");
+      break;
+    }
     s_.position.epoch = epoch + 1;
     s_.position.step_in_epoch = 0;
     if (s_.evaluate_only_at_end) continue;
@@ -196,6 +244,9 @@ nlohmann::json WorkerLoop::run() {
       go_on = stop_because("target_accuracy");
   }
   s_.algorithm->end_training();
+  // After end_training(), which lets the others go on without this worker (an SSP worker retires its clock, so no
+  // pull waits for it) until they reach the agreement too.
+  if (agreement_owed && agreed_divergence_at_epoch_end()) stop_because("diverged");
   // Every worker evaluates here or none does (a collective): independent workers stop at different steps.
   if (s_.evaluate_only_at_end || s_.last_eval_step != s_.position.global_step) {
     evaluate_and_record(s_);

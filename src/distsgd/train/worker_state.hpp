@@ -6,6 +6,7 @@
 #include "distsgd/core/timer.hpp"
 #include "distsgd/optim/lr_schedule.hpp"
 #include "distsgd/train/checkpoint.hpp"
+#include "distsgd/train/divergence.hpp"
 #include "distsgd/train/evaluate.hpp"
 #include "distsgd/train/process.hpp"
 #include "distsgd/train/run_files.hpp"
@@ -17,7 +18,7 @@ namespace distsgd::train {
 
 struct WorkerState {
   WorkerState(Process& process, const algo::AlgorithmInfo& algorithm_info)
-      : p(process), c(process.config), info(algorithm_info) {}
+      : p(process), c(process.config), info(algorithm_info), divergence(process, process.config.divergence_factor) {}
 
   Process& p;
   const TrainConfig& c;
@@ -38,12 +39,14 @@ struct WorkerState {
   int64_t epoch_loss_count = 0;
 
   Evaluation last_eval;
-  Evaluation worker0_eval;        // decentralized: worker 0's own model
-  double parameter_variance = 0;  // distributed runs: mean over workers of ||x_i - mean(x)||^2
+  Evaluation worker0_eval;           // decentralized: worker 0's own model
+  double parameter_variance = 0;     // distributed runs: mean over workers of ||x_i - mean(x)||^2
+  double average_parameter_sum = 0;  // decentralized: sum of the entries of the evaluated average model
   int64_t last_eval_step = -1;
   double time_to_target = -1;
   bool evaluate_only_at_end = false;  // independent workers under a time budget
   std::string stop_reason = "epochs";
+  DivergenceWatch divergence;
 
   double wall_now() const { return wall_seconds_before + seconds_since(wall_start); }
   bool leader() const { return p.leader(); }

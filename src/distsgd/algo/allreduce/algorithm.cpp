@@ -17,9 +17,12 @@ AlgorithmInfo allreduce_sgd_algorithm() {
   for (const auto* o : compression::compression_options()) info.options.push_back(o);
   info.validate = [](const TrainConfig& c) {
     compression::check_compression(c);
-    require(!compression::dgc_enabled(c) || allreduce::kOverlap.of(c) != Overlap::kMultistep,
-            "--compress dgc with arsgd exchanges the sparse gradient after backward: --overlap multistep does not "
-            "apply");
+    // The sparse exchange is one allgather after backward: that is --overlap none, and any other overlap given
+    // would be ignored.
+    const bool overlap_ignored = allreduce::kOverlap.given(c) && allreduce::kOverlap.of(c) != Overlap::kNone;
+    require(!compression::dgc_enabled(c) || !overlap_ignored,
+            "--compress dgc with arsgd exchanges the sparse gradient in one allgather after backward: --overlap " +
+                name_of(allreduce::kOverlap.of(c)) + " does not apply (leave --overlap out, or give none)");
   };
   info.make_worker = [](const WorkerSetup& s) -> std::unique_ptr<WorkerAlgorithm> {
     if (compression::dgc_enabled(s.config)) {

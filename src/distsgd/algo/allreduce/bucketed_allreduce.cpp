@@ -17,7 +17,7 @@ class BucketedAllreduce final : public AllreduceWorker {
         tracker_(model_, buckets_from_flags(), [this](size_t b) { launch(b); }),
         reductions_(tracker_.buckets().size()) {}
 
-  void before_backward(int64_t) override { tracker_.arm(); }
+  void before_backward(int64_t, double) override { tracker_.arm(); }
 
   void after_backward(int64_t, double lr) override {
     tracker_.flush();

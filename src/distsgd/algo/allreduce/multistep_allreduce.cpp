@@ -58,7 +58,7 @@ class MultistepAllreduce final : public AllreduceWorker {
     if (!gated_) wait_gathers();
   }
 
-  void before_backward(int64_t) override {
+  void before_backward(int64_t, double) override {
     wait_gathers();  // anything forward did not need (parameters without a gate call, none in the registry)
     tracker_.arm();
   }

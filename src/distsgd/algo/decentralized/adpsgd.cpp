@@ -42,7 +42,8 @@ class Adpsgd final : public GossipWorker {
 
   ~Adpsgd() override { stop_communication(); }
 
-  void before_forward(int64_t) override {
+  void before_forward(int64_t step) override {
+    endpoint_.set_step(step);
     std::lock_guard<std::mutex> lock(model_->mutex);
     flat_.params().detach().copy_(model_->x);
   }

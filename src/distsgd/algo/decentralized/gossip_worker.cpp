@@ -4,6 +4,9 @@
 #include "distsgd/optim/flat_parameters.hpp"
 
 #include <ATen/core/Tensor.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
 
 namespace distsgd::algo::decentralized {
 
@@ -38,7 +41,24 @@ AlgorithmStats GossipWorker::stats() const {
   s.update_seconds = update_.total();
   s.bytes_sent = endpoint().bytes_sent();
   s.per_worker_values = figures();
+  const MessageAges ages = endpoint().ages();
+  s.per_worker_values.insert(s.per_worker_values.end(), {{"merged_models", static_cast<double>(ages.count)},
+                                                         {"staleness_mean", ages.mean()},
+                                                         {"staleness_max", static_cast<double>(ages.max)}});
   return s;
+}
+
+void GossipWorker::add_to_summary(nlohmann::json& summary, const std::vector<nlohmann::json>&) {
+  // Over every merge of every worker, as a parameter-server run's staleness is over every applied gradient.
+  double merged = 0, age_sum = 0, age_max = 0;
+  for (const auto& worker : summary["per_worker"]) {
+    const double count = worker["merged_models"].get<double>();
+    merged += count;
+    age_sum += count * worker["staleness_mean"].get<double>();
+    age_max = std::max(age_max, worker["staleness_max"].get<double>());
+  }
+  summary["staleness_mean"] = merged > 0 ? age_sum / merged : 0.0;
+  summary["staleness_max"] = static_cast<int64_t>(age_max);
 }
 
 }  // namespace distsgd::algo::decentralized

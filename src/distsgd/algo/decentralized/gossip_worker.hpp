@@ -18,6 +18,8 @@ namespace distsgd::algo::decentralized {
 class GossipWorker : public WorkerAlgorithm {
  public:
   AlgorithmStats stats() const override;
+  // staleness_mean and staleness_max over every merge of every worker (from per_worker's figures).
+  void add_to_summary(nlohmann::json& summary, const std::vector<nlohmann::json>& server_statistics) override;
   at::Tensor optimizer_state() override { return optimizer_.momentum_buffer(); }
 
  protected:

@@ -9,6 +9,8 @@
 #include <ATen/ops/empty.h>
 #include <ATen/ops/tensor.h>
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <mutex>
 #include <thread>
@@ -36,7 +38,16 @@ struct GossipEndpoint::Shared {
   std::string first_error;
   int64_t served = 0;
   std::vector<std::thread> threads;
+  std::atomic<int64_t> step{0};  // the worker's iteration (set_step)
+  MessageAges ages;              // under mutex
 };
+
+void MessageAges::add(int64_t age) {
+  age = std::max<int64_t>(0, age);
+  ++count;
+  sum += static_cast<double>(age);
+  max = std::max(max, age);
+}
 
 PendingReply::PendingReply() = default;
 PendingReply::PendingReply(PendingReply&&) noexcept = default;
@@ -86,12 +97,19 @@ GossipEndpoint::GossipEndpoint(comm::Communicator& comm, EndpointOptions options
             require(static_cast<bool>(handlers->on_pull),
                     "gossip: rank " + std::to_string(peer) + " pulled from a worker that serves no pulls");
             reply = handlers->on_pull(peer);
+            std::lock_guard<std::mutex> lock(shared->mutex);
+            shared->ages.add(step - shared->step.load());  // the puller merges this model
           } else if (kind == MessageKind::kExchange) {
             require(static_cast<bool>(handlers->on_exchange),
                     "gossip: rank " + std::to_string(peer) + " asked an exchange of a worker that serves none");
             auto values = at::empty({numel});
             comm.receive(values, peer, kPayloadTag).wait();
             reply = handlers->on_exchange(peer, values);
+            // Both merge: this worker the peer's model, the peer this one's.
+            const int64_t mine = shared->step.load();
+            std::lock_guard<std::mutex> lock(shared->mutex);
+            shared->ages.add(mine - step);
+            shared->ages.add(step - mine);
           } else {
             throw Error("gossip: unknown message kind " + std::to_string(h[0]) + " from rank " + std::to_string(peer));
           }
@@ -123,6 +141,18 @@ GossipEndpoint::~GossipEndpoint() {
 void GossipEndpoint::check() const {
   std::lock_guard<std::mutex> lock(shared_->mutex);
   if (!shared_->first_error.empty()) throw Error("gossip: " + shared_->first_error);
+}
+
+void GossipEndpoint::set_step(int64_t step) { shared_->step.store(step); }
+
+void GossipEndpoint::record_age(int64_t age) {
+  std::lock_guard<std::mutex> lock(shared_->mutex);
+  shared_->ages.add(age);
+}
+
+MessageAges GossipEndpoint::ages() const {
+  std::lock_guard<std::mutex> lock(shared_->mutex);
+  return shared_->ages;
 }
 
 int64_t GossipEndpoint::requests_served() const {

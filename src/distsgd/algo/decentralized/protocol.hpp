@@ -55,6 +55,16 @@ struct EndpointOptions {
   size_t max_pushes_in_flight = 8;  // beyond that, push() waits for the oldest to be delivered
 };
 
+// How old the models merged by workers were: for each merge, the merging worker's iteration less the iteration the
+// other model came from, 0 when that one was ahead (the decentralized counterpart of a parameter server's staleness).
+struct MessageAges {
+  int64_t count = 0;
+  double sum = 0;
+  int64_t max = 0;
+  void add(int64_t age);
+  double mean() const { return count > 0 ? sum / static_cast<double>(count) : 0.0; }
+};
+
 // A request in flight (pull or exchange): wait() returns once the reply is in the tensor given at its start.
 class PendingReply {
  public:
@@ -93,6 +103,14 @@ class GossipEndpoint {
   void finish();
   // Throws the first error of a receiving thread (a peer died or timed out), if any.
   void check() const;
+
+  // This worker's current iteration, for the ages of the models it serves (pull, exchange).
+  void set_step(int64_t step);
+  // A merge the worker did itself (of a push), and its age in iterations.
+  void record_age(int64_t age);
+  // Ages of the pushes merged here (record_age), of this worker's models merged by pullers (the puller's iteration
+  // less this worker's), and of both sides of each exchange served here.
+  MessageAges ages() const;
 
   int64_t bytes_sent() const { return bytes_sent_->load(); }
   int64_t messages_sent() const { return messages_sent_.load(); }

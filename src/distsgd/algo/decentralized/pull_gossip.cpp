@@ -37,6 +37,7 @@ class PullGossip final : public GossipWorker {
         endpoint_(*s.comm, endpoint_options(s, Topology::kRandom), handlers(served_)) {}
 
   void before_forward(int64_t step) override {
+    endpoint_.set_step(step);
     waiting_.start();
     pending_ = endpoint_.pull(random_peer(seed_, rank_, workers_, step), step, pulled_);
     waiting_.stop();

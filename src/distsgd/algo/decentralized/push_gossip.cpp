@@ -32,7 +32,10 @@ class PushGossip final : public GossipWorker {
         inbox_(std::make_shared<Inbox>()),
         endpoint_(*s.comm, endpoint_options(s, options.topology), handlers(inbox_)) {}
 
-  void before_forward(int64_t) override { merge_arrived(); }
+  void before_forward(int64_t step) override {
+    step_ = step;
+    merge_arrived();
+  }
 
   void after_backward(int64_t step, double lr) override {
     {
@@ -53,10 +56,16 @@ class PushGossip final : public GossipWorker {
     }
   }
 
+  // Before the final evaluation: every message lands first, so the evaluated average sum_i w_i z_i / sum_i w_i is
+  // over all the mass (the weights sum to 1 again).
+  void end_training() override { finish(); }
+
   void finish() override {
     finish_endpoint(endpoint_);
     merge_arrived();  // nothing is in flight any more: the weights sum to 1 again
   }
+
+  double model_weight() const override { return weight_; }
 
  private:
   const GossipEndpoint& endpoint() const override { return endpoint_; }
@@ -81,12 +90,16 @@ class PushGossip final : public GossipWorker {
     auto messages = inbox_->take_all();
     if (messages.empty()) return;
     TimedPhase phase(timeline_, "merge", update_);
-    for (const auto& m : messages) weighted_merge(flat_.params(), weight_, m.values, m.weight);
+    for (const auto& m : messages) {
+      weighted_merge(flat_.params(), weight_, m.values, m.weight);
+      endpoint_.record_age(step_ - m.step);
+    }
   }
 
   comm::Communicator& comm_;
   PushGossipOptions options_;
-  double weight_;  // the push-sum weight w_i; the optimizer's momentum is over z
+  double weight_;     // the push-sum weight w_i; the optimizer's momentum is over z
+  int64_t step_ = 0;  // the iteration under way (the age of a merged message is step_ less the sender's)
   std::mt19937_64 coin_;
   std::shared_ptr<Inbox> inbox_;  // held by the receiving threads too
   GossipEndpoint endpoint_;       // last: its threads start once everything above exists

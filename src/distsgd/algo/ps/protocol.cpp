@@ -3,6 +3,7 @@
 #include "distsgd/comm/communicator.hpp"
 
 #include <ATen/core/Tensor.h>
+#include <ATen/ops/cat.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/tensor.h>
 
@@ -12,7 +13,8 @@ namespace distsgd::algo::ps {
 
 at::Tensor encode(const Request& r) {
   return at::tensor({static_cast<double>(r.kind), static_cast<double>(r.step), r.lr, static_cast<double>(r.clock),
-                     static_cast<double>(r.version), static_cast<double>(r.entries)},
+                     static_cast<double>(r.version), static_cast<double>(r.entries), static_cast<double>(r.offset),
+                     static_cast<double>(r.numel), static_cast<double>(r.contributions)},
                     at::kDouble);
 }
 
@@ -25,11 +27,16 @@ Request decode_request(const at::Tensor& header) {
   r.clock = static_cast<int64_t>(h[3]);
   r.version = static_cast<int64_t>(h[4]);
   r.entries = static_cast<int64_t>(h[5]);
+  r.offset = static_cast<int64_t>(h[6]);
+  r.numel = static_cast<int64_t>(h[7]);
+  r.contributions = static_cast<int64_t>(h[8]);
   return r;
 }
 
 at::Tensor encode(const Reply& r) {
-  return at::tensor({static_cast<double>(r.kind), static_cast<double>(r.version), r.alpha}, at::kDouble);
+  return at::tensor(
+      {static_cast<double>(r.kind), static_cast<double>(r.version), r.alpha, static_cast<double>(r.slowest)},
+      at::kDouble);
 }
 
 Reply decode_reply(const at::Tensor& header) {
@@ -38,6 +45,7 @@ Reply decode_reply(const at::Tensor& header) {
   r.kind = static_cast<ReplyKind>(static_cast<int64_t>(h[0]));
   r.version = static_cast<int64_t>(h[1]);
   r.alpha = h[2];
+  r.slowest = static_cast<int64_t>(h[3]);
   return r;
 }
 
@@ -47,52 +55,79 @@ PsClient::PsClient(comm::Communicator& comm, std::vector<ShardRange> shards)
 int64_t PsClient::server_rank(size_t shard) const { return comm_.workers() + static_cast<int64_t>(shard); }
 
 void PsClient::send_to_all(const Request& request, const at::Tensor& payload) {
-  for (auto& w : send_to_all_async(request, payload)) w.wait();
-}
-
-std::vector<comm::Work> PsClient::send_to_all_async(const Request& request, const at::Tensor& payload) {
   std::vector<comm::Work> sends;
   for (size_t s = 0; s < shards_.size(); ++s) {
     sends.push_back(comm_.send(encode(request), server_rank(s), kHeaderTag));
     if (payload.defined()) {
-      sends.push_back(comm_.send(payload.narrow(0, shards_[s].offset, shards_[s].numel), server_rank(s), kPayloadTag));
+      // A shard of several segments goes as a packed copy, which the send keeps alive.
+      sends.push_back(comm_.send(gather_shard(payload, shards_[s]), server_rank(s), kPayloadTag));
       bytes_sent_ += 4 * shards_[s].numel;
     }
-  }
-  return sends;
-}
-
-void PsClient::send_sparse_to_all(Request request, const compression::SparseGradient& gradient) {
-  // Indices are ascending and shards are contiguous ranges in order: each shard's entries are one run.
-  const int64_t* indices = gradient.indices.data_ptr<int64_t>();
-  const int64_t count = gradient.size();
-  std::vector<at::Tensor> messages;  // alive until sent
-  std::vector<comm::Work> sends;
-  for (size_t s = 0; s < shards_.size(); ++s) {
-    const int64_t begin = std::lower_bound(indices, indices + count, shards_[s].offset) - indices;
-    const int64_t end = std::lower_bound(indices, indices + count, shards_[s].offset + shards_[s].numel) - indices;
-    request.entries = end - begin;
-    sends.push_back(comm_.send(encode(request), server_rank(s), kHeaderTag));
-    if (request.entries == 0) continue;
-    messages.push_back(compression::pack(
-        {gradient.indices.narrow(0, begin, end - begin), gradient.values.narrow(0, begin, end - begin)}));
-    sends.push_back(comm_.send(messages.back(), server_rank(s), kPayloadTag));
-    bytes_sent_ += 4 * messages.back().numel();
   }
   for (auto& w : sends) w.wait();
 }
 
+void PsClient::send_piece(Request request, const Piece& piece, const at::Tensor& values,
+                          std::vector<comm::Work>& sends) {
+  request.offset = piece.local_offset;
+  request.numel = piece.numel;
+  sends.push_back(comm_.send(encode(request), server_rank(piece.shard), kHeaderTag));
+  sends.push_back(comm_.send(values, server_rank(piece.shard), kPayloadTag));
+  bytes_sent_ += 4 * piece.numel;
+}
+
+void PsClient::receive_reply(size_t shard, at::Tensor header, at::Tensor values, std::vector<comm::Work>& receives) {
+  receives.push_back(comm_.receive(std::move(header), server_rank(shard), kReplyHeaderTag));
+  receives.push_back(comm_.receive(std::move(values), server_rank(shard), kReplyTag));
+}
+
+void PsClient::send_sparse_to_all(Request request, const compression::SparseGradient& gradient) {
+  for (auto& w : send_sparse_to_all_async(request, gradient)) w.wait();
+}
+
+std::vector<comm::Work> PsClient::send_sparse_to_all_async(Request request,
+                                                           const compression::SparseGradient& gradient) {
+  // Indices are ascending and a shard's segments are in flat order: each segment's entries are one run, which
+  // becomes positions in the shard's buffer.
+  const int64_t* indices = gradient.indices.data_ptr<int64_t>();
+  const int64_t count = gradient.size();
+  std::vector<comm::Work> sends;
+  for (size_t s = 0; s < shards_.size(); ++s) {
+    std::vector<at::Tensor> local_indices, values;
+    for (const auto& segment : shards_[s].segments) {
+      const int64_t begin = std::lower_bound(indices, indices + count, segment.offset) - indices;
+      const int64_t end = std::lower_bound(indices, indices + count, segment.offset + segment.numel) - indices;
+      if (end == begin) continue;
+      local_indices.push_back(gradient.indices.narrow(0, begin, end - begin).sub(segment.offset - segment.local));
+      values.push_back(gradient.values.narrow(0, begin, end - begin));
+    }
+    request.entries = 0;
+    for (const auto& v : values) request.entries += v.numel();
+    sends.push_back(comm_.send(encode(request), server_rank(s), kHeaderTag));
+    if (request.entries == 0) continue;
+    auto message = compression::pack({at::cat(local_indices), at::cat(values)});
+    bytes_sent_ += 4 * message.numel();
+    sends.push_back(comm_.send(message, server_rank(s), kPayloadTag));
+  }
+  return sends;
+}
+
 std::vector<Reply> PsClient::receive_from_all(at::Tensor& flat) {
-  std::vector<at::Tensor> headers;
+  std::vector<at::Tensor> headers, staging;
   std::vector<comm::Work> receives;
   for (size_t s = 0; s < shards_.size(); ++s) {
     headers.push_back(at::empty({kReplyHeaderSize}, at::kDouble));
-    receives.push_back(comm_.receive(headers.back(), server_rank(s), kReplyHeaderTag));
-    receives.push_back(comm_.receive(flat.narrow(0, shards_[s].offset, shards_[s].numel), server_rank(s), kReplyTag));
+    // A contiguous shard lands in place; the others in a buffer scattered afterwards.
+    staging.push_back(shards_[s].contiguous() ? flat.narrow(0, shards_[s].segments[0].offset, shards_[s].numel)
+                                              : at::empty({shards_[s].numel}));
+    receive_reply(s, headers.back(), staging.back(), receives);
   }
   for (auto& w : receives) w.wait();
   std::vector<Reply> replies;
-  for (const auto& h : headers) replies.push_back(decode_reply(h));
+  for (size_t s = 0; s < shards_.size(); ++s) {
+    if (!shards_[s].contiguous()) scatter_shard(staging[s], shards_[s], flat);
+    replies.push_back(decode_reply(headers[s]));
+  }
   return replies;
 }
 

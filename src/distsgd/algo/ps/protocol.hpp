@@ -1,11 +1,14 @@
 // The request/reply protocol between workers and parameter-server shards. Every request is a small header
-// (float64: kind, step, lr, clock, version, entries) followed, for kinds that carry one, by a payload: the shard's
-// slice, or for a compressed gradient (--compress dgc) `entries` selected entries in DGC's packed format.
-// Replies are a header (kind, version, alpha) and a shard-sized payload. Server-initiated pushes (ALADDIN) use
-// their own tags so they never mix with replies. c10d matches point-to-point messages by (source, tag).
+// (float64: kind, step, lr, clock, version, entries, offset, numel, contributions) followed, for kinds that carry
+// one, by a payload: the shard's slice or a piece of it (wait-free backprop: elements [offset, offset + numel) of the
+// shard's buffer), or for a compressed gradient (--compress dgc) `entries` selected entries in DGC's packed format,
+// indexed in the shard's buffer. Replies are a header (kind, version, alpha, slowest) and the values of the piece
+// the request carried (the whole shard for a pull). Server-initiated pushes (ALADDIN) use their own tags so they
+// never mix with replies. c10d matches point-to-point messages by (source, tag), in the order they were posted.
 #pragma once
 #include "distsgd/algo/compression/dgc.hpp"
 #include "distsgd/algo/ps/shard_layout.hpp"
+#include "distsgd/algo/ps/shard_pieces.hpp"
 
 #include <ATen/core/Tensor.h>
 
@@ -35,26 +38,37 @@ enum Tag : int64_t {
   kReplyTag = 104,
   kPushHeaderTag = 105,
   kPushTag = 106,
+  kHostGradientTag = 107,    // BSP local aggregation: a worker's gradient to its host's leader
+  kHostParametersTag = 108,  // ... and the new parameters back
 };
 
 struct Request {
   RequestKind kind = RequestKind::kDone;
   int64_t step = 0;
   double lr = 0;
-  int64_t clock = 0;     // iterations the worker has completed (SSP); < 0: not gated
-  int64_t version = 0;   // server version the worker's parameters derive from (staleness)
-  int64_t entries = -1;  // payload: < 0 dense shard slice; >= 0 that many sparse entries (DGC)
+  int64_t clock = 0;          // iterations the worker has completed (SSP); < 0: not gated
+  int64_t version = 0;        // server version the worker's parameters derive from (staleness)
+  int64_t entries = -1;       // payload: < 0 dense shard slice; >= 0 that many sparse entries (DGC)
+  int64_t offset = 0;         // a dense payload's place in the shard's buffer ...
+  int64_t numel = -1;         // ... and its length (< 0: the whole shard)
+  int64_t contributions = 1;  // gradients summed in the payload (BSP local aggregation)
 };
-constexpr int64_t kRequestHeaderSize = 6;
+constexpr int64_t kRequestHeaderSize = 9;
+
+// The elements of the shard a dense request carries: [request.offset, request.offset + this).
+inline int64_t payload_numel(const Request& request, int64_t shard_numel) {
+  return request.numel < 0 ? shard_numel : request.numel;
+}
 
 enum class ReplyKind : int64_t { kParameters = 1, kGoodbye = 2 };
 
 struct Reply {
   ReplyKind kind = ReplyKind::kParameters;
-  int64_t version = 0;  // updates the shard had applied when it replied
-  double alpha = 0;     // mixing weight (ALADDIN)
+  int64_t version = 0;   // updates the shard had applied when it replied
+  double alpha = 0;      // mixing weight (ALADDIN)
+  int64_t slowest = -1;  // SSP: the slowest active worker's clock at this shard (< 0: not known)
 };
-constexpr int64_t kReplyHeaderSize = 3;
+constexpr int64_t kReplyHeaderSize = 4;
 
 at::Tensor encode(const Request& request);
 Request decode_request(const at::Tensor& header);
@@ -72,10 +86,15 @@ class PsClient {
   // Sends the request header and the slice of `payload` (a flat vector; undefined: none) to every shard;
   // returns when sent.
   void send_to_all(const Request& request, const at::Tensor& payload);
-  // The same without waiting: the returned sends must be waited before `payload` changes.
-  std::vector<comm::Work> send_to_all_async(const Request& request, const at::Tensor& payload);
-  // A compressed gradient: each shard gets the entries in its range; returns when sent.
+  // One piece: the header (with the piece's place in its shard) and `values` (piece-sized, contiguous), without
+  // waiting; the sends are appended to `sends` and must be waited before `values` changes.
+  void send_piece(Request request, const Piece& piece, const at::Tensor& values, std::vector<comm::Work>& sends);
+  // Posts the receive of one reply from a shard: its header and `values` (the size the request carried).
+  void receive_reply(size_t shard, at::Tensor header, at::Tensor values, std::vector<comm::Work>& receives);
+  // A compressed gradient: each shard gets the entries it holds; returns when sent ...
   void send_sparse_to_all(Request request, const compression::SparseGradient& gradient);
+  // ... or without waiting (the messages live in the returned sends).
+  std::vector<comm::Work> send_sparse_to_all_async(Request request, const compression::SparseGradient& gradient);
   // Receives every shard's reply into the slices of `flat` (in place); returns the replies' headers.
   std::vector<Reply> receive_from_all(at::Tensor& flat);
   // A pull of x~ into flat, not gated by clocks (evaluation).

@@ -1,5 +1,6 @@
 #include "distsgd/algo/ps/ps_options.hpp"
 
+#include "distsgd/algo/allreduce/allreduce_options.hpp"
 #include "distsgd/algo/compression/compression_options.hpp"
 
 #include <algorithm>
@@ -19,8 +20,18 @@ const EnumNames<MomentumAt>& enum_names(MomentumAt) {
   return names;
 }
 
-const StoredOption<Sharding> kSharding{"--sharding", Sharding::kMemory,
-                                       "parameter server: memory (equal contiguous ranges) or layer (whole tensors)"};
+const EnumNames<LocalAggregation>& enum_names(LocalAggregation) {
+  static const EnumNames<LocalAggregation> names{{LocalAggregation::kNone, "none"}, {LocalAggregation::kHost, "host"}};
+  return names;
+}
+
+const StoredOption<Sharding> kSharding{
+    "--sharding", Sharding::kMemory,
+    "parameter server: memory (equal contiguous ranges) or layer (whole tensors, balanced by bytes)"};
+
+const StoredOption<LocalAggregation> kLocalAggregation{
+    "--local-aggregation", LocalAggregation::kNone,
+    "BSP: host (workers sharing a host sum their gradients and one pushes the sum) or none"};
 
 const StoredOption<MomentumAt> kMomentumAt{
     "--momentum-at", MomentumAt::kAuto,
@@ -39,6 +50,22 @@ void check_momentum_placement(const TrainConfig& c, const std::string& algorithm
   }
   require(!compression::dgc_enabled(c) || at != MomentumAt::kServer,
           "--compress dgc keeps momentum on the worker (momentum correction): --momentum-at server contradicts it");
+}
+
+bool wait_free_backprop(const TrainConfig& c) {
+  return allreduce::kOverlap.of(c) == allreduce::Overlap::kWfbp && !compression::dgc_enabled(c) &&
+         kLocalAggregation.of(c) == LocalAggregation::kNone;
+}
+
+void check_overlap(const TrainConfig& c, const std::string& algorithm) {
+  const auto overlap = allreduce::kOverlap.of(c);
+  require(overlap != allreduce::Overlap::kMultistep,
+          "--overlap multistep is AR-SGD's (reduce-scatter and allgather): " + algorithm + " takes none or wfbp");
+  if (!allreduce::kOverlap.given(c) || overlap != allreduce::Overlap::kWfbp) return;
+  require(!compression::dgc_enabled(c), "--compress dgc selects entries of the whole gradient after backward: " +
+                                            algorithm + " cannot push during backward (drop --overlap wfbp)");
+  require(kLocalAggregation.of(c) == LocalAggregation::kNone,
+          "--local-aggregation host sums the host's whole gradients after backward: drop --overlap wfbp");
 }
 
 }  // namespace distsgd::algo::ps

@@ -1,5 +1,7 @@
 // The flags every parameter-server algorithm takes: how the flat vector is cut into shards (--sharding) and where
-// momentum and weight decay live (--momentum-at, for the algorithms where the papers leave it open).
+// momentum and weight decay live (--momentum-at, for the algorithms where the papers leave it open); and the
+// optimizations of the gradient uplink: wait-free backprop (--overlap, shared with AR-SGD) for BSP, ASP and SSP,
+// and BSP's local aggregation.
 #pragma once
 #include "distsgd/core/option.hpp"
 
@@ -7,7 +9,7 @@
 
 namespace distsgd::algo::ps {
 
-// memory: equal contiguous ranges of the flat vector; layer: whole tensors (ps/shard_layout.hpp).
+// memory: equal contiguous ranges of the flat vector; layer: whole tensors balanced by bytes (ps/shard_layout.hpp).
 enum class Sharding { kMemory, kLayer };
 const EnumNames<Sharding>& enum_names(Sharding);
 
@@ -15,8 +17,22 @@ const EnumNames<Sharding>& enum_names(Sharding);
 enum class MomentumAt { kWorker, kServer, kBoth, kAuto };
 const EnumNames<MomentumAt>& enum_names(MomentumAt);
 
+// none: every worker pushes its own gradient; host: workers that share a host sum their gradients (in rank order)
+// and the lowest-ranked of them pushes the sum and hands the reply to the others (spec: "Shared parameter-server
+// substrate", BSP only). Hosts: ps/host_groups.hpp.
+enum class LocalAggregation { kNone, kHost };
+const EnumNames<LocalAggregation>& enum_names(LocalAggregation);
+
 extern const StoredOption<Sharding> kSharding;
 extern const StoredOption<MomentumAt> kMomentumAt;
+extern const StoredOption<LocalAggregation> kLocalAggregation;
+
+// Whether the gradient goes out during backward (--overlap wfbp, the default as for AR-SGD). Pushes that need the
+// whole gradient first go after backward whatever the default: DGC's selection and local aggregation's sum.
+bool wait_free_backprop(const TrainConfig& config);
+// Refuses --overlap multistep (AR-SGD's alone) and an explicit --overlap wfbp that DGC or local aggregation
+// would ignore.
+void check_overlap(const TrainConfig& config, const std::string& algorithm);
 
 // Refuses a --momentum-at place the algorithm has no use for (and, under --compress dgc, momentum at the server).
 void check_momentum_placement(const TrainConfig& config, const std::string& algorithm,

@@ -1,6 +1,8 @@
 #include "distsgd/algo/ps/ps_worker.hpp"
 
+#include "distsgd/algo/allreduce/allreduce_options.hpp"
 #include "distsgd/algo/compression/compression_options.hpp"
+#include "distsgd/algo/ps/ps_options.hpp"
 #include "distsgd/comm/communicator.hpp"
 #include "distsgd/core/timed_phase.hpp"
 #include "distsgd/core/timeline.hpp"
@@ -21,27 +23,56 @@ PsWorker::PsWorker(const WorkerSetup& setup)
   }
 }
 
-void PsWorker::push_and_receive(const Request& request, const at::Tensor& payload, at::Tensor& into) {
+PsWorker::~PsWorker() = default;
+
+void PsWorker::enable_push(PushOptions options, GradientPush::Values values) {
+  std::vector<Bucket> buckets;
+  if (options.wfbp) {
+    constexpr double kMegabyte = 1024.0 * 1024.0;
+    buckets =
+        make_buckets(setup_.flat.slots(), static_cast<int64_t>(allreduce::kFirstBucketMb.of(setup_.config) * kMegabyte),
+                     static_cast<int64_t>(allreduce::kBucketMb.of(setup_.config) * kMegabyte));
+  }
+  push_ = std::make_unique<GradientPush>(client_, setup_.model, setup_.flat.params(), std::move(buckets), options,
+                                         std::move(values), setup_.timeline, waiting_);
+}
+
+void PsWorker::before_backward(int64_t step, double lr) {
+  if (push_) push_->start(gradient_request(step, lr));
+}
+
+std::vector<Reply> PsWorker::push_and_receive(const Request& request, const at::Tensor& payload, at::Tensor& into) {
   TimedPhase phase(setup_.timeline, "push, wait for reply", waiting_);
   client_.send_to_all(request, payload);
-  receive(into);
+  return receive(into);
 }
 
-void PsWorker::push_and_receive(const Request& request, const compression::SparseGradient& gradient, at::Tensor& into) {
+std::vector<Reply> PsWorker::push_and_receive(const Request& request, const compression::SparseGradient& gradient,
+                                              at::Tensor& into) {
   TimedPhase phase(setup_.timeline, "push, wait for reply", waiting_);
   client_.send_sparse_to_all(request, gradient);
-  receive(into);
+  return receive(into);
 }
 
-void PsWorker::receive(at::Tensor& into) {
+std::vector<Reply> PsWorker::receive(at::Tensor& into) {
   at::NoGradGuard no_grad;
-  const auto replies = client_.receive_from_all(into);
+  auto replies = client_.receive_from_all(into);
   version_ = replies.at(0).version;
+  return replies;
 }
 
-void PsWorker::push(const Request& request, const compression::SparseGradient& gradient) {
+void PsWorker::push(const Request& request, const compression::SparseGradient& gradient, bool wait_until_sent) {
   TimedPhase phase(setup_.timeline, "push", waiting_);
-  client_.send_sparse_to_all(request, gradient);
+  if (wait_until_sent) {
+    client_.send_sparse_to_all(request, gradient);
+    return;
+  }
+  // The packed messages live in their sends: only the number in flight is bounded.
+  while (static_cast<int64_t>(sparse_in_flight_.size()) >= PushOptions{}.send_buffers) {
+    for (auto& w : sparse_in_flight_.front()) w.wait();
+    sparse_in_flight_.pop_front();
+  }
+  sparse_in_flight_.push_back(client_.send_sparse_to_all_async(request, gradient));
 }
 
 compression::SparseGradient PsWorker::compress_gradient(int64_t step) {
@@ -66,7 +97,17 @@ void PsWorker::after_evaluation() {
   setup_.flat.params().copy_(own_parameters_);
 }
 
-void PsWorker::finish() { client_.send_to_all({RequestKind::kDone, 0, 0, 0, 0}, at::Tensor()); }
+void PsWorker::finish() {
+  {
+    TimedPhase phase(setup_.timeline, "drain pushes", waiting_);
+    if (push_) push_->drain();
+    for (auto& sends : sparse_in_flight_) {
+      for (auto& w : sends) w.wait();
+    }
+    sparse_in_flight_.clear();
+  }
+  client_.send_to_all({RequestKind::kDone, 0, 0, 0, 0}, at::Tensor());
+}
 
 AlgorithmStats PsWorker::stats() const {
   AlgorithmStats s;
@@ -78,6 +119,10 @@ AlgorithmStats PsWorker::stats() const {
 
 void PsWorker::add_to_summary(nlohmann::json& summary, const std::vector<nlohmann::json>& shards) {
   summary["sharding"] = name_of(kSharding.of(setup_.config));
+  if (push_) {
+    summary["overlap"] = push_->wait_free_backprop() ? "wfbp" : "none";
+    summary["pushes_per_step"] = push_->pieces_per_step();
+  }
   double staleness_sum = 0;
   int64_t staleness_max = 0;
   for (const auto& shard : shards) {

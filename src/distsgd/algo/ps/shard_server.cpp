@@ -8,6 +8,7 @@
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/empty.h>
 
+#include <chrono>
 #include <condition_variable>
 #include <cstdlib>
 #include <exception>
@@ -21,19 +22,54 @@ WorkerChannel::WorkerChannel(ShardServer& server, int64_t worker)
       payload_(at::empty({server.range().numel})),
       reply_buffer_(at::empty({server.range().numel})) {}
 
+namespace {
+
+double payload_delay_from_environment() {
+  const char* text = std::getenv("DISTSGD_SERVER_DELAY_MS");
+  if (!text || !*text) return 0;
+  char* end = nullptr;
+  const double ms = std::strtod(text, &end);
+  require(end && *end == 0 && ms >= 0,
+          std::string("DISTSGD_SERVER_DELAY_MS='") + text + "' is not a non-negative number of milliseconds");
+  return ms / 1000;
+}
+
+}  // namespace
+
 at::Tensor& WorkerChannel::receive_payload() {
+  server_.delay_payload();
   server_.comm().receive(payload_, worker_, kPayloadTag).wait();
   return payload_;
 }
 
-at::Tensor& WorkerChannel::receive_gradient(const Request& request) {
-  if (request.entries < 0) return receive_payload();
-  payload_.zero_();
-  if (request.entries == 0) return payload_;
-  auto packed = at::empty({2 * request.entries});
-  server_.comm().receive(packed, worker_, kPayloadTag).wait();
-  compression::add_sparse(payload_, compression::unpack(packed), server_.range().offset);
-  return payload_;
+at::Tensor WorkerChannel::receive_gradient(const Request& request) {
+  const int64_t shard_numel = server_.range().numel;
+  at::Tensor piece;
+  if (request.entries < 0) {
+    const int64_t numel = payload_numel(request, shard_numel);
+    require(request.offset >= 0 && numel >= 0 && request.offset + numel <= shard_numel,
+            "a gradient piece [" + std::to_string(request.offset) + ", +" + std::to_string(numel) +
+                ") lies outside shard " + std::to_string(server_.shard()) + " of " + std::to_string(shard_numel) +
+                " elements");
+    piece = payload_.narrow(0, request.offset, numel);
+    server_.delay_payload();
+    server_.comm().receive(piece, worker_, kPayloadTag).wait();
+  } else {
+    payload_.zero_();
+    piece = payload_;
+    if (request.entries > 0) {
+      auto packed = at::empty({2 * request.entries});
+      server_.delay_payload();
+      server_.comm().receive(packed, worker_, kPayloadTag).wait();
+      compression::add_sparse(payload_, compression::unpack(packed));  // indexed in the shard's buffer
+    }
+  }
+  gradient_received_ += piece.numel();
+  require(gradient_received_ <= shard_numel,
+          "a worker's gradient pieces overlap in shard " + std::to_string(server_.shard()));
+  gradient_complete_ = gradient_received_ == shard_numel;
+  if (gradient_complete_) gradient_received_ = 0;
+  return piece;
 }
 
 void WorkerChannel::reply(const at::Tensor& values, const Reply& header) {
@@ -61,7 +97,15 @@ void WorkerChannel::push(const at::Tensor& values, const Reply& header) {
 }
 
 ShardServer::ShardServer(comm::Communicator& comm, int64_t shard, ShardRange range, const at::Tensor& initial)
-    : comm_(comm), shard_(shard), range_(range), parameters_(initial.narrow(0, range.offset, range.numel).clone()) {}
+    : comm_(comm),
+      shard_(shard),
+      range_(std::move(range)),
+      parameters_(gather_shard(initial, range_).clone()),
+      payload_delay_seconds_(payload_delay_from_environment()) {}
+
+void ShardServer::delay_payload() const {
+  if (payload_delay_seconds_ > 0) std::this_thread::sleep_for(std::chrono::duration<double>(payload_delay_seconds_));
+}
 
 ShardServer::ShardServer(const ServerSetup& s)
     : ShardServer(s.comm, s.server_index,

@@ -3,6 +3,8 @@
 // pluggable, the serving loop is shared). Evaluation pulls (kPull with clock < 0) are answered here for every
 // algorithm. serve() returns when every worker has sent kDone; an error in any handler (a worker died, a
 // timeout) ends the process with a message (other handlers may be blocked on workers that will never answer).
+// For tests and experiments, DISTSGD_SERVER_DELAY_MS=T makes every shard sleep T ms before taking each request's
+// payload (a busy or slow server: the worker's send cannot complete before the shard posts its receive).
 #pragma once
 #include "distsgd/algo/algorithm.hpp"
 #include "distsgd/algo/ps/protocol.hpp"
@@ -24,9 +26,13 @@ class WorkerChannel {
   int64_t worker() const { return worker_; }
   // Receives the request's payload (shard-sized) into a per-worker buffer and returns it.
   at::Tensor& receive_payload();
-  // Receives a gradient, dense or compressed (request.entries), as a dense shard-sized slice in the same buffer.
-  at::Tensor& receive_gradient(const Request& request);
-  // Sends header and values (shard-sized) as the reply to the current request; waits until sent.
+  // Receives a gradient into the same buffer and returns the part it covers: a dense piece (request.offset,
+  // request.numel; wait-free backprop sends a shard's gradient in several) or a compressed gradient
+  // (request.entries) as the whole shard, dense.
+  at::Tensor receive_gradient(const Request& request);
+  // Whether the gradient just received completed this worker's gradient of the shard (its last piece).
+  bool gradient_complete() const { return gradient_complete_; }
+  // Sends header and values (the request's piece, or the shard) as the reply; waits until sent.
   void reply(const at::Tensor& values, const Reply& header);
   // Copies x~ under the shard's lock and replies with it and the current version.
   void reply_with_parameters();
@@ -40,6 +46,8 @@ class WorkerChannel {
   int64_t worker_;
   at::Tensor payload_;
   at::Tensor reply_buffer_;
+  int64_t gradient_received_ = 0;  // elements of the current gradient received so far
+  bool gradient_complete_ = false;
 };
 
 class ShardServer {
@@ -84,6 +92,10 @@ class ShardServer {
   double staleness_sum_ = 0;
   int64_t staleness_count_ = 0, staleness_max_ = 0;
   nlohmann::json extra_ = nlohmann::json::object();
+  double payload_delay_seconds_ = 0;  // DISTSGD_SERVER_DELAY_MS
+  void delay_payload() const;
+
+  friend class WorkerChannel;
 };
 
 }  // namespace distsgd::algo::ps
