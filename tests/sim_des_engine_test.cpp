@@ -3,6 +3,7 @@
 // their cost formulas.
 #include <gtest/gtest.h>
 
+#include <random>
 #include <vector>
 
 #include "distsgd/core/error.hpp"
@@ -111,6 +112,46 @@ TEST(DesFlowNetwork, IncastAtOneServer) {
   for (double t : a.at) EXPECT_NEAR(t, 8 * 4e6 / 1e9, 1e-12);
   EXPECT_LE(a.network.rate_recomputations(),
             3);  // the starts, and the ends, each coalesced into one
+}
+
+// Arrival times of random transfers into one server's link (some from slow links, which the server's share does not
+// always undercut, some to a second server through the same senders), and what each port carried.
+std::pair<std::vector<double>, std::vector<double>> random_incast(bool groups) {
+  EventQueue queue;
+  FlowNetwork network(queue, groups);
+  const PortId server = network.add_port(1e9), other_server = network.add_port(5e8);
+  std::vector<PortId> senders;
+  for (int w = 0; w < 40; ++w) senders.push_back(network.add_port(w % 10 == 0 ? 2e7 : 1e9));
+  std::mt19937 random(3);
+  std::uniform_real_distribution<double> start(0, 0.05), size(1e5, 4e6);
+  std::vector<double> at(120, -1);
+  for (size_t i = 0; i < at.size(); ++i) {
+    Path path;
+    path.add(senders[i % senders.size()]);
+    path.add(i % 17 == 0 ? other_server : server);
+    network.transfer(path, size(random), start(random), [&, i] { at[i] = queue.now(); });
+  }
+  std::vector<double> carried;
+  queue.at(0.03, [&] {
+    for (size_t p = 0; p < network.port_count(); ++p) carried.push_back(network.carried_bytes(static_cast<PortId>(p)));
+  });
+  queue.run();
+  return {at, carried};
+}
+
+// A link shared by many flows that it limits becomes a group (processor sharing by a virtual clock): the same
+// arrivals, and the same bytes carried, as recomputing the max-min rates at every change.
+TEST(DesFlowNetwork, GroupsGiveWhatRecomputingEveryChangeGives) {
+  const auto [grouped, grouped_carried] = random_incast(true);
+  const auto [recomputed, recomputed_carried] = random_incast(false);
+  ASSERT_EQ(grouped.size(), recomputed.size());
+  for (size_t i = 0; i < grouped.size(); ++i) {
+    EXPECT_GT(grouped[i], 0) << i;
+    EXPECT_NEAR(grouped[i], recomputed[i], 1e-9 * recomputed[i]) << i;
+  }
+  for (size_t p = 0; p < grouped_carried.size(); ++p) {
+    EXPECT_NEAR(grouped_carried[p], recomputed_carried[p], 1e-6 * std::max(1.0, recomputed_carried[p])) << p;
+  }
 }
 
 double run_collective(CollectiveKind kind, int64_t workers, double bytes, CollectiveModel model,

@@ -139,7 +139,13 @@ nlohmann::json run_discrete_events(const SimulateCommand& c, const sim::ModelPro
                                    const sim::ClusterDescription& cluster) {
   require(c.trace.empty() || c.workers.size() == 1, "--trace: give one --workers count (a trace is of one run)");
   std::vector<sim::DesSettings> runs;  // every count's settings checked before the first runs
-  for (const int64_t workers : c.workers) runs.push_back(des_settings(c, workers));
+  // A decentralized algorithm needs a peer: in a sweep, one worker is left out (as distsgd train refuses it).
+  const bool decentralized =
+      c.algorithm == "gosgd" || c.algorithm == "gossip" || c.algorithm == "sgp" || c.algorithm == "adpsgd";
+  for (const int64_t workers : c.workers) {
+    if (decentralized && workers == 1 && c.workers.size() > 1) continue;
+    runs.push_back(des_settings(c, workers));
+  }
   std::cout << c.algorithm << (c.algorithm == "arsgd" ? " (overlap " + c.overlap + ")" : "") << ", " << profile.model
             << " batch " << profile.batch_size << " per worker, on " << cluster.name << " (" << cluster.source
             << "); discrete-event, " << c.iterations << " iterations after " << c.warmup << " of warm-up, seed "
@@ -154,10 +160,10 @@ nlohmann::json run_discrete_events(const SimulateCommand& c, const sim::ModelPro
                   r.samples_per_second, 100 * r.scaling_efficiency, r.exposed_communication_seconds * 1e3,
                   r.bytes_per_worker / 1e6);
     std::cout << line << "           utilisation: " << utilisation_line(r) << "\n";
-    const bool decentralized = r.servers == 0;
+    const bool peer_to_peer = r.servers == 0;
     if (!r.staleness.empty()) {
-      std::cout << (decentralized ? "           age of merged models (iterations: merges): "
-                                  : "           staleness (server updates: gradients): ")
+      std::cout << (peer_to_peer ? "           age of merged models (iterations: merges): "
+                                 : "           staleness (server updates: gradients): ")
                 << histogram_line(r.staleness) << "\n";
     }
     if (!r.clock_gap.empty()) {

@@ -281,23 +281,22 @@ void FlowNetwork::settle() {
   }
   joined_groups_.clear();
   while (!dirty_.empty()) {
-    ++visit_;
+    ++round_;
     settling_.swap(dirty_);
     dirty_.clear();
     for (const PortId p : settling_) ports_[static_cast<size_t>(p)].dirty = false;
     for (const PortId p : settling_) {
       const Port& port = ports_[static_cast<size_t>(p)];
-      if (port.visit == visit_ || port.flows.empty() || port.grouped) continue;
+      if (port.round == round_ || port.flows.empty() || port.grouped) continue;
       recompute(p);
     }
     run_arrived();
   }
 }
 
-void FlowNetwork::recompute(PortId seed) {
-  const uint64_t computation = static_cast<uint64_t>(++recomputations_);
-  const double now = queue_.now();
-  // The connected component of `seed`: ports joined by flows.
+// The connected component of `seed` (ports joined by flows) into component_ports_ and component_flows_.
+void FlowNetwork::find_component(PortId seed) {
+  ++visit_;
   component_ports_.clear();
   component_flows_.clear();
   ports_[static_cast<size_t>(seed)].visit = visit_;
@@ -318,8 +317,14 @@ void FlowNetwork::recompute(PortId seed) {
       }
     }
   }
+}
+
+void FlowNetwork::recompute(PortId seed) {
+  const uint64_t computation = static_cast<uint64_t>(++recomputations_);
+  const double now = queue_.now();
+  find_component(seed);
   // Bring every flow up to now at its old rate; the arrived ones leave.
-  size_t kept = 0;
+  split_.clear();
   for (const int32_t id : component_flows_) {
     Flow& f = flows_[static_cast<size_t>(id)];
     f.remaining -= f.rate * (now - f.updated);
@@ -327,12 +332,22 @@ void FlowNetwork::recompute(PortId seed) {
     f.fixed = false;
     // Arrived, or so nearly that the rest would not move the clock (a flow never ends in a later instant for it).
     if (f.remaining <= kArrivedFraction * f.bytes || (f.rate > 0 && now + f.remaining / f.rate <= now)) {
+      for (int i = 0; i < f.path.count; ++i) split_.push_back(f.path.ports[static_cast<size_t>(i)]);
       detach(id);
-    } else {
-      component_flows_[kept++] = id;
     }
   }
-  component_flows_.resize(kept);
+  if (!split_.empty()) {
+    // The flows that left may have cut the component in parts: this recomputation takes the seed's part, the
+    // others are recomputed from their own ports (each part needs its own completion event).
+    find_component(seed);
+    for (const PortId p : split_) {
+      if (ports_[static_cast<size_t>(p)].visit != visit_ && !ports_[static_cast<size_t>(p)].flows.empty()) {
+        mark_dirty(p);
+      }
+    }
+    if (component_flows_.empty()) return;
+  }
+  for (const PortId p : component_ports_) ports_[static_cast<size_t>(p)].round = round_;
   offers_.clear();
   for (const PortId p : component_ports_) {
     Port& port = ports_[static_cast<size_t>(p)];

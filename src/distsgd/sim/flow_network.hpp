@@ -77,7 +77,8 @@ class FlowNetwork {
     std::vector<int32_t> flows;
     double finished_bytes = 0;  // of the flows that have ended
     bool dirty = false;
-    uint32_t visit = 0;
+    uint32_t visit = 0;  // the last search that reached it
+    uint32_t round = 0;  // the last settle() round that recomputed it
     // Scratch for progressive filling.
     double left = 0;
     int32_t unfixed = 0;
@@ -96,6 +97,7 @@ class FlowNetwork {
   void detach(int32_t flow);
   void mark_dirty(PortId port);
   void recompute(PortId seed);
+  void find_component(PortId seed);
   void run_arrived();
   double remaining_now(const Flow& flow) const;
 
@@ -106,12 +108,12 @@ class FlowNetwork {
   std::vector<int32_t> free_flows_;
   std::vector<PortId> dirty_;
   std::vector<PortId> joined_groups_;  // groups that flows joined at this instant
-  uint32_t visit_ = 0;
+  uint32_t visit_ = 0, round_ = 0;
   int64_t flows_in_flight_ = 0;
   int64_t recomputations_ = 0;
   uint64_t group_events_ = 0;
   // Scratch, kept to avoid reallocating.
-  std::vector<PortId> component_ports_, settling_;
+  std::vector<PortId> component_ports_, settling_, split_;
   std::vector<int32_t> component_flows_;
   std::vector<std::function<void()>> arrived_;  // callbacks of the flows that ended, run once rates are consistent
   std::vector<std::pair<double, std::pair<uint32_t, PortId>>> offers_;
