@@ -117,9 +117,14 @@ void find_convergence(const AdviseCommand& c, const sim::ModelProfile& profile, 
                              std::to_string(profile.batch_size), "--epochs", std::to_string(c.convergence_epochs),
                              "--no-checkpoint", "--progress-seconds", "1000000", "--out", k.run_dir, "--overwrite"});
     const ResumableStep step(k.run_dir + ".step.json", k.run_dir + ".log");
-    log::info("advise: " + k.recipe.algorithm + ": convergence run in " + k.run_dir);
-    if (step.run(args, finished_summary(k.run_dir).has_value(), "the convergence run of " + k.recipe.algorithm)) {
-      log::info("advise: " + k.recipe.algorithm + ": done");
+    const bool done = finished_summary(k.run_dir).has_value();
+    if (!(done && step.same_command(args))) log::info("advise: convergence run: " + command_text(args));
+    try {
+      step.run(args, done, "the convergence run of " + k.recipe.algorithm);
+    } catch (const Error& e) {  // a run that diverged or failed: the others still rank
+      log::info(std::string("advise: ") + e.what());
+      k.note = e.what();
+      return;
     }
   }
   const auto summary = finished_summary(k.run_dir);
@@ -137,7 +142,7 @@ void find_convergence(const AdviseCommand& c, const sim::ModelProfile& profile, 
   k.convergence = samples_to_target(evaluation_records(k.run_dir), c.target_accuracy);
 }
 
-std::string grouped(double value) {
+std::string whole_number(double value) {
   char text[32];
   std::snprintf(text, sizeof text, "%.0f", value);
   return text;
@@ -279,7 +284,7 @@ int run_advise(AdviseCommand& c) {
         row["samples_to_target"] = *k.convergence->samples;
         row["samples_to_target_is_upper_bound"] = k.convergence->upper_bound;
         row["time_to_target_seconds"] = k.time_to_target();
-        samples = (k.convergence->upper_bound ? "<= " : "") + grouped(*k.convergence->samples);
+        samples = (k.convergence->upper_bound ? "<= " : "") + whole_number(*k.convergence->samples);
         time = duration(k.time_to_target());
         if (k.convergence->upper_bound) k.note = "reached at the first evaluation";
       } else {
