@@ -1,7 +1,7 @@
 // The three pieces of the decentralized algorithms on their own: topology (pure functions of rank, n, t) and
 // mixing (in-place tensor rules with their conservation laws).
 #include "distsgd/algo/decentralized/mixing.hpp"
-#include "distsgd/algo/decentralized/topology.hpp"
+#include "distsgd/core/peer_topology.hpp"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
@@ -11,6 +11,7 @@
 #include <set>
 
 using namespace distsgd::algo::decentralized;
+using namespace distsgd::topology;
 
 TEST(Topology, RingSendsToTheNextRank) {
   EXPECT_EQ(peer_at(Topology::kRing, 0, 4, 7), 1);

@@ -1,5 +1,5 @@
 // The decentralized algorithms in the discrete-event simulator, as algo/decentralized/ runs them (each over the whole
-// model, m bytes, on the worker's own links; peers from des_topology, the real topologies):
+// model, m bytes, on the worker's own links; peers from core/peer_topology, the real topologies):
 //   GoSGD, gossip push   after the local step, with probability p (gossip push: 1) a push to a random peer; the
 //                        sender does not wait (up to 8 pushes in flight, then for the oldest); what arrived is merged
 //                        before the next forward (push_gossip.cpp)
@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "distsgd/core/error.hpp"
-#include "distsgd/sim/des_topology.hpp"
+#include "distsgd/core/peer_topology.hpp"
 #include "distsgd/sim/des_workload.hpp"
 
 namespace distsgd::sim {
@@ -41,8 +41,9 @@ class PushGossip final : public Workload {
   void after_backward(int64_t worker, int64_t step, Next next) override {
     c_.run(worker, "update", c_.update_seconds(worker, c_.model_bytes()), [this, worker, step, next] {
       if (probability_ >= 1 || c_.variability[static_cast<size_t>(worker)].uniform() < probability_) {
-        const int64_t peer = exponential_ ? exponential_peer(worker, c_.workers, step)
-                                          : random_peer(c_.settings.seed, worker, c_.workers, step);
+        const int64_t peer = exponential_
+                                 ? topology::peer_at(topology::Topology::kExponential, worker, c_.workers, step)
+                                 : topology::random_peer(c_.settings.seed, worker, c_.workers, step);
         push(worker, peer, step, [this, worker, step, next] { after_push(worker, step, next); });
       } else {
         after_push(worker, step, next);
@@ -130,7 +131,7 @@ class PullGossip final : public Workload {
       : c_(c), pending_(static_cast<size_t>(c.workers), 0), waiter_(static_cast<size_t>(c.workers)) {}
 
   void before_forward(int64_t worker, int64_t step, Next next) override {
-    const int64_t peer = random_peer(c_.settings.seed, worker, c_.workers, step);
+    const int64_t peer = topology::random_peer(c_.settings.seed, worker, c_.workers, step);
     pending_[static_cast<size_t>(worker)] = 1;
     // The request (a header), then the peer's serving thread replies with its model.
     c_.send_between_workers(worker, peer, 0, [this, worker, peer] {
@@ -171,7 +172,7 @@ class Adpsgd final : public Workload {
 
   void after_backward(int64_t worker, int64_t step, Next next) override {
     State& s = state_[static_cast<size_t>(worker)];
-    if (!is_active(worker)) return update(worker, next);
+    if (!topology::is_active(worker)) return update(worker, next);
     // The exchange started after the previous update must be done before this update.
     const double start = c_.queue.now();
     Next go_on = [this, worker, step, start, next] {
@@ -205,7 +206,7 @@ class Adpsgd final : public Workload {
   void exchange(int64_t worker) {
     State& s = state_[static_cast<size_t>(worker)];
     s.exchanging = true;
-    const int64_t peer = bipartite_peer(worker, c_.workers, s.completed);
+    const int64_t peer = topology::peer_at(topology::Topology::kBipartiteExponential, worker, c_.workers, s.completed);
     if (peer < 0) return finish_exchange(worker);  // no neighbour of the other parity (n = 2 with an odd rank alone)
     const double m = c_.model_bytes();
     c_.send_between_workers(worker, peer, m, [this, worker, peer, m] {

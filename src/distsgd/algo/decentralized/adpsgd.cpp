@@ -3,9 +3,9 @@
 #include "distsgd/algo/decentralized/gossip_worker.hpp"
 #include "distsgd/algo/decentralized/mixing.hpp"
 #include "distsgd/algo/decentralized/protocol.hpp"
-#include "distsgd/algo/decentralized/topology.hpp"
 #include "distsgd/comm/communicator.hpp"
 #include "distsgd/core/error.hpp"
+#include "distsgd/core/peer_topology.hpp"
 #include "distsgd/core/timed_phase.hpp"
 #include "distsgd/core/timeline.hpp"
 #include "distsgd/core/timer.hpp"
@@ -33,10 +33,10 @@ class Adpsgd final : public GossipWorker {
  public:
   explicit Adpsgd(const WorkerSetup& s)
       : GossipWorker(s),
-        active_(is_active(rank_)),
+        active_(topology::is_active(rank_)),
         timeout_(s.comm->timeout()),
         model_(make_model(s)),
-        endpoint_(*s.comm, endpoint_options(s, Topology::kBipartiteExponential), handlers(model_)) {
+        endpoint_(*s.comm, endpoint_options(s, topology::Topology::kBipartiteExponential), handlers(model_)) {
     if (active_) communication_thread_ = std::thread([this] { communicate(); });
   }
 
@@ -125,7 +125,7 @@ class Adpsgd final : public GossipWorker {
           if (completed_ >= requested_) return;  // stopping, nothing left to do
           step = completed_;
         }
-        const int64_t peer = peer_at(Topology::kBipartiteExponential, rank_, workers_, step);
+        const int64_t peer = topology::peer_at(topology::Topology::kBipartiteExponential, rank_, workers_, step);
         at::Tensor sent;
         {
           std::lock_guard<std::mutex> lock(model_->mutex);

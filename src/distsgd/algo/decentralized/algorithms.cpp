@@ -4,12 +4,13 @@
 #include "distsgd/algo/decentralized/protocol.hpp"
 #include "distsgd/algo/decentralized/pull_gossip.hpp"
 #include "distsgd/algo/decentralized/push_gossip.hpp"
+#include "distsgd/core/peer_topology.hpp"
 
 namespace distsgd::algo {
 
 using decentralized::kTestDelayMs;
 using decentralized::PushGossipOptions;
-using decentralized::Topology;
+using topology::Topology;
 
 namespace {
 

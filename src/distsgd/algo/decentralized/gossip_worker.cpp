@@ -19,7 +19,7 @@ GossipWorker::GossipWorker(const WorkerSetup& s)
       optimizer_(s.flat.numel(), s.config.momentum, s.config.weight_decay),
       initial_sum_(s.flat.params().sum(at::kDouble).item<double>()) {}
 
-EndpointOptions GossipWorker::endpoint_options(const WorkerSetup& s, Topology topology) {
+EndpointOptions GossipWorker::endpoint_options(const WorkerSetup& s, topology::Topology topology) {
   EndpointOptions e;
   e.numel = s.flat.numel();
   e.contacts = out_neighbors(topology, s.comm->rank(), s.comm->workers());

@@ -5,7 +5,7 @@
 #pragma once
 #include "distsgd/algo/algorithm.hpp"
 #include "distsgd/algo/decentralized/protocol.hpp"
-#include "distsgd/algo/decentralized/topology.hpp"
+#include "distsgd/core/peer_topology.hpp"
 #include "distsgd/core/timer.hpp"
 #include "distsgd/optim/sgd.hpp"
 
@@ -26,7 +26,7 @@ class GossipWorker : public WorkerAlgorithm {
   explicit GossipWorker(const WorkerSetup& setup);
 
   // The endpoint of this worker on `topology`: whom it contacts, who contacts it.
-  static EndpointOptions endpoint_options(const WorkerSetup& setup, Topology topology);
+  static EndpointOptions endpoint_options(const WorkerSetup& setup, topology::Topology topology);
   virtual const GossipEndpoint& endpoint() const = 0;
   // This worker's own figures for summary.json's per_worker (the same names on every worker).
   virtual std::vector<std::pair<std::string, double>> figures() const = 0;

@@ -1,9 +1,9 @@
 #include "distsgd/algo/decentralized/protocol.hpp"
 
-#include "distsgd/algo/decentralized/topology.hpp"
 #include "distsgd/comm/communicator.hpp"
 #include "distsgd/core/error.hpp"
 #include "distsgd/core/log.hpp"
+#include "distsgd/core/peer_topology.hpp"
 
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/empty.h>
@@ -113,7 +113,7 @@ GossipEndpoint::GossipEndpoint(comm::Communicator& comm, EndpointOptions options
           } else {
             throw Error("gossip: unknown message kind " + std::to_string(h[0]) + " from rank " + std::to_string(peer));
           }
-          sleep_up_to(delay_ms, mix_hash(seed + 7, static_cast<uint64_t>(peer), ++draws));
+          sleep_up_to(delay_ms, topology::mix_hash(seed + 7, static_cast<uint64_t>(peer), ++draws));
           comm.send(reply, peer, kReplyTag).wait();
           bytes->fetch_add(reply.numel() * 4);
           std::lock_guard<std::mutex> lock(shared->mutex);
@@ -160,7 +160,9 @@ int64_t GossipEndpoint::requests_served() const {
   return shared_->served;
 }
 
-void GossipEndpoint::delay() { sleep_up_to(options_.test_delay_ms, mix_hash(options_.seed, 0, ++delay_draws_)); }
+void GossipEndpoint::delay() {
+  sleep_up_to(options_.test_delay_ms, topology::mix_hash(options_.seed, 0, ++delay_draws_));
+}
 
 void GossipEndpoint::send_header(int64_t peer, MessageKind kind, int64_t step, double weight,
                                  std::vector<comm::Work>& works) {

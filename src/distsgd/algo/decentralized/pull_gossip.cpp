@@ -3,9 +3,9 @@
 #include "distsgd/algo/decentralized/gossip_worker.hpp"
 #include "distsgd/algo/decentralized/mixing.hpp"
 #include "distsgd/algo/decentralized/protocol.hpp"
-#include "distsgd/algo/decentralized/topology.hpp"
 #include "distsgd/comm/communicator.hpp"
 #include "distsgd/core/error.hpp"
+#include "distsgd/core/peer_topology.hpp"
 #include "distsgd/core/timed_phase.hpp"
 #include "distsgd/core/timeline.hpp"
 #include "distsgd/core/timer.hpp"
@@ -34,12 +34,12 @@ class PullGossip final : public GossipWorker {
       : GossipWorker(s),
         pulled_(at::empty({s.flat.numel()})),
         served_(make_served(s)),
-        endpoint_(*s.comm, endpoint_options(s, Topology::kRandom), handlers(served_)) {}
+        endpoint_(*s.comm, endpoint_options(s, topology::Topology::kRandom), handlers(served_)) {}
 
   void before_forward(int64_t step) override {
     endpoint_.set_step(step);
     waiting_.start();
-    pending_ = endpoint_.pull(random_peer(seed_, rank_, workers_, step), step, pulled_);
+    pending_ = endpoint_.pull(topology::random_peer(seed_, rank_, workers_, step), step, pulled_);
     waiting_.stop();
   }
 

@@ -9,12 +9,12 @@
 // Momentum: a local momentum-SGD optimizer per worker, over z; momentum buffers are never sent.
 #pragma once
 #include "distsgd/algo/algorithm.hpp"
-#include "distsgd/algo/decentralized/topology.hpp"
+#include "distsgd/core/peer_topology.hpp"
 
 namespace distsgd::algo::decentralized {
 
 struct PushGossipOptions {
-  Topology topology = Topology::kRandom;
+  topology::Topology topology = topology::Topology::kRandom;
   double send_probability = 1;
   int64_t wait_lag = -1;  // -1: merge whatever arrived; L >= 0: iteration t waits for t + 1 - L messages
 };

@@ -1,11 +1,13 @@
-// Topology: who talks to whom at iteration t. Pure functions of (rank, n, t[, seed]), so every worker computes
-// the same graph without communicating, and each piece is testable alone (spec: SGP/BlueFog's three pieces).
+// Topology of the decentralized algorithms: who talks to whom at iteration t. Pure functions of (rank, n, t[, seed]),
+// so every worker computes the same graph without communicating, and each piece is testable alone (spec:
+// SGP/BlueFog's three pieces). In core so that the decentralized algorithms (algo/decentralized) and their
+// discrete-event simulation (sim/) pick the very same peers.
 #pragma once
 #include <cstdint>
 #include <string>
 #include <vector>
 
-namespace distsgd::algo::decentralized {
+namespace distsgd::topology {
 
 enum class Topology {
   kRing,                  // i -> i+1
@@ -35,4 +37,4 @@ int64_t peer_at(Topology topology, int64_t rank, int64_t n, int64_t t, uint64_t 
 std::vector<int64_t> out_neighbors(Topology topology, int64_t rank, int64_t n);
 std::vector<int64_t> in_neighbors(Topology topology, int64_t rank, int64_t n);
 
-}  // namespace distsgd::algo::decentralized
+}  // namespace distsgd::topology

@@ -1,10 +1,10 @@
-#include "distsgd/algo/decentralized/topology.hpp"
+#include "distsgd/core/peer_topology.hpp"
 
 #include "distsgd/core/error.hpp"
 
 #include <algorithm>
 
-namespace distsgd::algo::decentralized {
+namespace distsgd::topology {
 namespace {
 
 int64_t modulo(int64_t a, int64_t n) { return ((a % n) + n) % n; }
@@ -102,4 +102,4 @@ std::vector<int64_t> in_neighbors(Topology topology, int64_t rank, int64_t n) {
   return senders;
 }
 
-}  // namespace distsgd::algo::decentralized
+}  // namespace distsgd::topology
