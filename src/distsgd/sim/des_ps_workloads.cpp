@@ -45,6 +45,12 @@ class PsWorkload : public Workload {
   virtual void at_server(int64_t worker, const Piece& piece, int64_t version, int64_t step) {}
 
   bool compressing() const { return c_.settings.density > 0; }
+  // BSP, ASP, SSP: a dense gradient's pieces go out through the uplink as backward produces them; a compressed one
+  // goes out whole after backward (after_backward).
+  void start_dense_pushes(int64_t worker, Next next) {
+    if (compressing()) return next();
+    uplink_.start(worker, std::move(next));
+  }
   // PsWorker::compress_gradient ("compress": a pass over the gradient, charged as an update), then `next`.
   void compress(int64_t worker, Next next) {
     c_.run(worker, "compress", c_.update_seconds(worker, c_.model_bytes()), std::move(next));
@@ -87,10 +93,7 @@ class Bsp final : public PsWorkload {
     for (auto& r : rounds_) r.arrived.assign(r.pieces.size(), 0);
   }
 
-  void before_backward(int64_t worker, int64_t, Next next) override {
-    if (compressing()) return next();
-    uplink_.start(worker, std::move(next));
-  }
+  void before_backward(int64_t worker, int64_t, Next next) override { start_dense_pushes(worker, std::move(next)); }
 
   void after_backward(int64_t worker, int64_t, Next next) override {
     if (!compressing()) {
@@ -148,10 +151,7 @@ class Asp final : public PsWorkload {
  public:
   explicit Asp(DesContext& c) : PsWorkload(c, /*replies=*/true, /*wfbp_allowed=*/true) {}
 
-  void before_backward(int64_t worker, int64_t, Next next) override {
-    if (compressing()) return next();
-    uplink_.start(worker, std::move(next));
-  }
+  void before_backward(int64_t worker, int64_t, Next next) override { start_dense_pushes(worker, std::move(next)); }
 
   void after_backward(int64_t worker, int64_t, Next next) override {
     if (!compressing()) {
@@ -200,10 +200,7 @@ class Ssp final : public PsWorkload {
         shard_clocks_(static_cast<size_t>(c.servers), Clocks(c.workers, c.settings.warmup + c.settings.iterations)),
         held_(static_cast<size_t>(c.servers)) {}
 
-  void before_backward(int64_t worker, int64_t, Next next) override {
-    if (compressing()) return next();
-    uplink_.start(worker, std::move(next));
-  }
+  void before_backward(int64_t worker, int64_t, Next next) override { start_dense_pushes(worker, std::move(next)); }
 
   void after_backward(int64_t worker, int64_t step, Next next) override {
     Next update = [this, worker, next] {
