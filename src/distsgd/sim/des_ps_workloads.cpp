@@ -51,6 +51,11 @@ class PsWorkload : public Workload {
     if (compressing()) return next();
     uplink_.start(worker, std::move(next));
   }
+  // BSP, ASP: after backward, the pieces not pushed yet, then every reply.
+  void push_rest_and_wait(int64_t worker, Next next) {
+    uplink_.push_rest(worker);
+    uplink_.finish(worker, std::move(next));
+  }
   // PsWorker::compress_gradient ("compress": a pass over the gradient, charged as an update), then `next`.
   void compress(int64_t worker, Next next) {
     c_.run(worker, "compress", c_.update_seconds(worker, c_.model_bytes()), std::move(next));
@@ -96,10 +101,7 @@ class Bsp final : public PsWorkload {
   void before_backward(int64_t worker, int64_t, Next next) override { start_dense_pushes(worker, std::move(next)); }
 
   void after_backward(int64_t worker, int64_t, Next next) override {
-    if (!compressing()) {
-      uplink_.push_rest(worker);
-      return uplink_.finish(worker, std::move(next));
-    }
+    if (!compressing()) return push_rest_and_wait(worker, std::move(next));
     compress(worker, [this, worker, next] {
       push_and_receive(
           worker, sparse_, [this](int64_t s) { sparse_arrived(s); }, next);
@@ -154,10 +156,7 @@ class Asp final : public PsWorkload {
   void before_backward(int64_t worker, int64_t, Next next) override { start_dense_pushes(worker, std::move(next)); }
 
   void after_backward(int64_t worker, int64_t, Next next) override {
-    if (!compressing()) {
-      uplink_.push_rest(worker);
-      return uplink_.finish(worker, std::move(next));
-    }
+    if (!compressing()) return push_rest_and_wait(worker, std::move(next));
     compress(worker, [this, worker, next] {
       const int64_t version = requests_.version(worker);
       push_and_receive(
