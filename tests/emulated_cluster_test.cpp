@@ -158,6 +158,37 @@ TEST(EmulatedCluster, LossyLinksStillTrainCorrectly) {
   EXPECT_GT(lossy["network"]["links"][0]["delay_line_dropped"].get<double>(), 0) << lossy["network"].dump(1);
 }
 
+// A partition: worker 1's link goes down (every packet to or from its host dropped). Shorter than --timeout, TCP
+// retransmits through it and the run finishes; longer, the run ends within the timeout with one line that names
+// the failed rank and the link that was down.
+TEST(EmulatedCluster, LinkDownShorterThanTheTimeoutIsSurvivedLongerEndsTheRun) {
+  REQUIRE_NAMESPACES();
+  TempDir dir;
+  const std::string base =
+      "train --algo arsgd --workers 2 --model lenet5 --dataset synthetic --synthetic-train-size 1920 "
+      "--synthetic-test-size 64 --epochs 1000 --threads 1 --no-checkpoint --progress-seconds 1000 --net 1gbit "
+      "--overwrite --out " +
+      (dir / "run");
+  auto survived = run_distsgd(base + " --time-budget 15 --timeout 30 --link worker1=down=8s+2s");
+  ASSERT_EQ(survived.exit_code, 0) << survived.output;
+  const auto summary = nlohmann::json::parse(read_file(dir / "run/summary.json"));
+  const auto& link = summary["network"]["links"][1];
+  EXPECT_EQ(link["down_for_seconds"], 2.0) << link.dump(1);
+  EXPECT_GT(link["delay_line_dropped"].get<double>(), 0) << "the outage dropped nothing\n" << link.dump(1);
+
+  const auto start = std::chrono::steady_clock::now();
+  auto cut = run_distsgd(base + " --time-budget 120 --timeout 5 --link worker1=down=5s+600s");
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_EQ(cut.exit_code, 1) << cut.output;
+  EXPECT_LT(seconds, 60) << "the run did not end within the timeout after the link went down\n" << cut.output;
+  const auto last = cut.output.rfind("distsgd: error: ");
+  ASSERT_NE(last, std::string::npos) << cut.output;
+  const std::string line = cut.output.substr(last);
+  EXPECT_NE(line.find("the emulated link of host 10.88.0.2 (rank 1) went down 5 s after the start, for 600 s"),
+            std::string::npos)
+      << cut.output;
+}
+
 // The network namespaces (as "net:[inode]") that processes are in or hold descriptors of.
 std::set<std::string> namespaces_in_use() {
   std::set<std::string> in_use;
@@ -250,6 +281,8 @@ TEST(EmulatedCluster, BadNetworkFlagsAreOneClearError) {
       {"--net 1gbit --hosts 3", "--hosts 3 is more hosts than the run's 2 processes"},
       {"--hosts 2", "give --net too"},
       {"--net 1gbit --placement scatter", "--placement: unknown 'scatter'"},
+      {"--net 1gbit,down=5s", "down='5s' is not START+LENGTH"},
+      {"--net 1gbit,down=5s+0s", "lasts no time"},
   };
   for (const auto& [flags, message] : cases) {
     auto r = run_distsgd("train --workers 2 --dataset synthetic " + flags + " --out " + (dir / "run"));

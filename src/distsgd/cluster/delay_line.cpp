@@ -120,6 +120,14 @@ struct DelayLine::Host {
     if (handle != nullptr) nfq_close(handle);
   }
 
+  // Within this host's link outage (Impairment::down_after_seconds, down_for_seconds)?
+  bool is_down() const {
+    if (impairment.down_for_seconds <= 0) return false;
+    const double since_start = std::chrono::duration<double>(Clock::now() - line->started_at_).count();
+    return since_start >= impairment.down_after_seconds &&
+           since_start < impairment.down_after_seconds + impairment.down_for_seconds;
+  }
+
   // The host of the delay line that sent a packet, from the IPv4 header at the start of the copy; null if none.
   Host* sender_of(nfq_data* data) const {
     unsigned char* packet = nullptr;
@@ -142,6 +150,11 @@ struct DelayLine::Host {
     if (sender != nullptr) {
       sender->packets.fetch_add(1, std::memory_order_relaxed);
       sender->bytes.fetch_add(packet_length(message, data), std::memory_order_relaxed);
+    }
+    if (sender != nullptr && sender != &receiver && (sender->is_down() || receiver.is_down())) {
+      sender->dropped.fetch_add(1, std::memory_order_relaxed);
+      nfq_set_verdict(queue, id, NF_DROP, 0, nullptr);
+      return 0;
     }
     if (sender == nullptr || sender == &receiver || !sender->impairment.any()) {
       receiver.ready.push_back(id);
@@ -282,6 +295,7 @@ void DelayLine::add_host(const NetworkNamespace& ns, const std::string& interfac
 void DelayLine::start() {
   require(!started_ && !stopped_, "a delay line starts once");
   started_ = true;
+  started_at_ = Clock::now();
   thread_ = std::thread([this] { serve(); });
 }
 

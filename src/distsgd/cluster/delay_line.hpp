@@ -15,6 +15,7 @@
 // overflows, packets pass undelayed rather than being dropped.
 #pragma once
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -31,7 +32,11 @@ struct Impairment {           // of one host's outgoing traffic on its link
   double jitter_seconds = 0;  // uniform in [-jitter, +jitter] around the delay; packets stay in order (a packet is
                               // never released before the one ahead of it from the same sender, nor before it came)
   double loss = 0;            // fraction 0..1 of packets dropped, each independently
-  bool any() const { return delay_seconds > 0 || jitter_seconds > 0 || loss > 0; }
+  // The link is down (every packet to or from the host dropped) from down_after_seconds after the delay line
+  // started, for down_for_seconds (0: never down): a partition that TCP outlives if it is shorter than its timeouts.
+  double down_after_seconds = 0;
+  double down_for_seconds = 0;
+  bool any() const { return delay_seconds > 0 || jitter_seconds > 0 || loss > 0 || down_for_seconds > 0; }
 };
 
 class DelayLine {
@@ -82,6 +87,7 @@ class DelayLine {
   std::atomic<bool> stopping_{false};
   std::atomic<int64_t> final_cpu_ns_{0};  // the serving thread's CPU time, stored as it ends
   bool started_ = false;
+  std::chrono::steady_clock::time_point started_at_;  // the links' outages are timed from here
   bool stopped_ = false;
 };
 

@@ -1,12 +1,19 @@
 #include "distsgd/cluster/emulated_cluster.hpp"
 
 #include <algorithm>
+#include <cstdio>
 
 #include "distsgd/cluster/delay_line.hpp"
 #include "distsgd/core/error.hpp"
 
 namespace distsgd::cluster {
 namespace {
+
+std::string format_seconds(double seconds) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g s", seconds);
+  return text;
+}
 
 const char* kBridge = "br0";
 
@@ -65,6 +72,7 @@ EmulatedCluster::EmulatedCluster(ClusterPlan plan, uint64_t seed)
       delay_line_->add_host(hosts_[h], interface(), plan_.hosts[h].link.impairment);
     }
     delay_line_->start();
+    links_up_at_ = std::chrono::steady_clock::now();
   }
 }
 
@@ -105,6 +113,8 @@ nlohmann::json EmulatedCluster::report(double seconds) const {
                             {"delay_seconds", host.link.impairment.delay_seconds},
                             {"jitter_seconds", host.link.impairment.jitter_seconds},
                             {"loss", host.link.impairment.loss},
+                            {"down_after_seconds", host.link.impairment.down_after_seconds},
+                            {"down_for_seconds", host.link.impairment.down_for_seconds},
                             {"bytes_sent", all[h].bytes_sent},
                             {"bytes_received", all[h].bytes_received},
                             {"utilisation_sent", utilisation(all[h].bytes_sent)},
@@ -129,6 +139,22 @@ nlohmann::json EmulatedCluster::report(double seconds) const {
   report["links"] = hosts;
   report["ranks"] = ranks;
   return report;
+}
+
+std::string EmulatedCluster::outages_so_far() const {
+  if (!delay_line_) return "";
+  const double now = std::chrono::duration<double>(std::chrono::steady_clock::now() - links_up_at_).count();
+  std::string text;
+  for (const auto& host : plan_.hosts) {
+    const Impairment& link = host.link.impairment;
+    if (link.down_for_seconds <= 0 || link.down_after_seconds > now) continue;
+    std::string ranks;
+    for (const int64_t rank : host.ranks) ranks += (ranks.empty() ? "" : ", ") + std::to_string(rank);
+    text += std::string(text.empty() ? "" : "; ") + "the emulated link of host " + host.address +
+            (host.ranks.size() == 1 ? " (rank " : " (ranks ") + ranks + ") went down " +
+            format_seconds(link.down_after_seconds) + " after the start, for " + format_seconds(link.down_for_seconds);
+  }
+  return text;
 }
 
 }  // namespace distsgd::cluster

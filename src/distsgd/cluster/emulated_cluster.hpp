@@ -8,6 +8,7 @@
 //             on arrival at the receiving host's eth0 (see delay_line.hpp for why there)
 //   downlink: tbf on hN (switch -> host)
 #pragma once
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -38,6 +39,10 @@ class EmulatedCluster {
   // Per host: ranks, link, bytes each way, utilisation of each direction over `seconds`; per rank: its host's.
   nlohmann::json report(double seconds) const;
 
+  // The links that have been down (down=START+LENGTH) before now, each with its host's ranks, e.g. "the emulated
+  // link of host 10.88.0.2 (rank 1) went down 5 s after the start, for 60 s"; empty when none was.
+  std::string outages_so_far() const;
+
   // tbf parameters for a rate (bytes/s): bucket and queue limit in bytes.
   static int64_t bucket_bytes(double bytes_per_second);
   static int64_t queue_limit_bytes(double bytes_per_second);
@@ -47,6 +52,7 @@ class EmulatedCluster {
   NetworkNamespace switch_;
   std::vector<NetworkNamespace> hosts_;
   std::unique_ptr<DelayLine> delay_line_;
+  std::chrono::steady_clock::time_point links_up_at_;  // the delay line's start, from which outages are timed
 };
 
 }  // namespace distsgd::cluster

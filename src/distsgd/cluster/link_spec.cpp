@@ -46,7 +46,7 @@ double parse_rate(const std::string& flag, const std::string& text) {
   return rate;
 }
 
-double parse_time(const std::string& flag, const std::string& key, const std::string& text) {
+double parse_time(const std::string& flag, const std::string& key, const std::string& text, double most_seconds = 10) {
   static const std::map<std::string, double> seconds_per_unit = {{"us", 1e-6}, {"ms", 1e-3}, {"s", 1}};
   double number;
   std::string unit;
@@ -54,8 +54,20 @@ double parse_time(const std::string& flag, const std::string& key, const std::st
   require(it != seconds_per_unit.end(),
           flag + ": " + key + "='" + text + "' is not a time (a non-negative number with us, ms or s)");
   const double seconds = number * it->second;
-  require(seconds <= 10, flag + ": " + key + "='" + text + "' is more than 10 s");
+  require(seconds <= most_seconds,
+          flag + ": " + key + "='" + text + "' is more than " + std::to_string(static_cast<int>(most_seconds)) + " s");
   return seconds;
+}
+
+// "5s+3s": the link goes down 5 s after the network came up, for 3 s.
+void parse_outage(const std::string& flag, const std::string& text, Impairment& impairment) {
+  const auto plus = text.find('+');
+  require(plus != std::string::npos,
+          flag + ": down='" + text + "' is not START+LENGTH (e.g. down=5s+3s: down 5 s after the start, for 3 s)");
+  constexpr double kLongest = 24 * 3600;
+  impairment.down_after_seconds = parse_time(flag, "down", text.substr(0, plus), kLongest);
+  impairment.down_for_seconds = parse_time(flag, "down", text.substr(plus + 1), kLongest);
+  require(impairment.down_for_seconds > 0, flag + ": down='" + text + "' lasts no time");
 }
 
 double parse_loss(const std::string& flag, const std::string& text) {
@@ -81,7 +93,7 @@ LinkSpec parse_link(const std::string& flag, const std::string& text, const Link
     const auto equals = part.find('=');
     if (equals == std::string::npos) {
       require(first, flag + ": '" + part + "' in '" + text + "': only the first part may be a rate; the others are " +
-                         "delay=, jitter= or loss=");
+                         "delay=, jitter=, loss= or down=");
       link.rate_bits_per_second = part == "unshaped" ? 0 : parse_rate(flag, part);
     } else {
       const std::string key = part.substr(0, equals), value = part.substr(equals + 1);
@@ -91,8 +103,10 @@ LinkSpec parse_link(const std::string& flag, const std::string& text, const Link
         link.impairment.jitter_seconds = parse_time(flag, key, value);
       } else if (key == "loss") {
         link.impairment.loss = parse_loss(flag, value);
+      } else if (key == "down") {
+        parse_outage(flag, value, link.impairment);
       } else {
-        throw Error(flag + ": unknown setting '" + key + "' in '" + text + "' (known: delay, jitter, loss)");
+        throw Error(flag + ": unknown setting '" + key + "' in '" + text + "' (known: delay, jitter, loss, down)");
       }
     }
     first = false;

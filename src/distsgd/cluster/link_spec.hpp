@@ -1,6 +1,7 @@
 // One emulated link, as written on the command line: "1gbit", "100mbit,delay=0.2ms,jitter=50us,loss=0.5%",
 // "unshaped,delay=5ms". Units follow tc(8): bit, kbit, mbit, gbit, tbit are bits per second (decimal), bps, kbps,
-// mbps, gbps, tbps are BYTES per second; times take us, ms or s; loss is a percentage (the % sign optional).
+// mbps, gbps, tbps are BYTES per second; times take us, ms or s; loss is a percentage (the % sign optional);
+// down=START+LENGTH (e.g. down=5s+3s) takes the link down LENGTH after START, timed from when the network came up.
 #pragma once
 #include <string>
 

@@ -265,8 +265,10 @@ class Supervisor {
       // Composed only now: a last line still in flight when the child was reaped has arrived by this point.
       const Child& child = children_[first_failure_->rank];
       const std::string last_line = without_error_prefix(child.stderr_lines.last_line());
+      const std::string context = spec_.failure_context ? spec_.failure_context() : "";
       write_fully(STDERR_FILENO, "distsgd: error: " + child.label + " (rank " + std::to_string(child.rank) + ") " +
-                                     first_failure_->how + (last_line.empty() ? "" : ": " + last_line) + "\n");
+                                     first_failure_->how + (last_line.empty() ? "" : ": " + last_line) +
+                                     (context.empty() ? "" : " (" + context + ")") + "\n");
       return 1;
     }
     if (interrupt_signal_ != 0) {

@@ -1,6 +1,7 @@
 // Runs the processes of one job on this host and supervises them: output forwarding, failure propagation, Ctrl-C.
 // Plain POSIX (no c10d): `distsgd train --workers W --servers S` re-runs its own executable as W+S children.
 #pragma once
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -14,6 +15,9 @@ struct LaunchSpec {
   // Optional, one per child: the network namespace (fd) it runs in, -1 for the launcher's own (emulated cluster).
   std::vector<int> network_namespace_fds;
   double grace_seconds = 3;  // after a failure or Ctrl-C: SIGTERM, then SIGKILL after this long
+  // Optional: what the launcher knows of the failure's cause (e.g. an emulated link that was down), appended in
+  // parentheses to the failure line; empty text adds nothing.
+  std::function<std::string()> failure_context;
 };
 
 // Starts one child per label with RANK=<i>, WORLD_SIZE=<n>, LOCAL_RANK=<i>, LOCAL_WORLD_SIZE=<n>,

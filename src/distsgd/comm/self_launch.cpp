@@ -23,6 +23,7 @@ int launch_self(int argc, char** argv, std::vector<std::string> labels,
   std::unique_ptr<StoreHost> store;  // outlives the children: they rendezvous through it
   if (hosts) {
     spec.network_namespace_fds = hosts->network_namespace_fd_of_rank;
+    spec.failure_context = hosts->failure_context;
     spec.env = {{"MASTER_ADDR", hosts->master_addr},
                 {"MASTER_PORT", std::to_string(kEmulatedStorePort)},
                 {"GLOO_SOCKET_IFNAME", hosts->interface}};

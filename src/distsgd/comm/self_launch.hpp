@@ -2,6 +2,7 @@
 // with the same arguments, as one child per rank on this host, and host their rendezvous store. The children find
 // their rank through process_env_from_environment() and take the distributed path.
 #pragma once
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -12,8 +13,9 @@ namespace distsgd::comm {
 // hosts the store at its host's address, and Gloo binds to each host's interface.
 struct EmulatedHosts {
   std::vector<int> network_namespace_fd_of_rank;
-  std::string master_addr;  // rank 0's host address
-  std::string interface;    // GLOO_SOCKET_IFNAME of every host
+  std::string master_addr;                       // rank 0's host address
+  std::string interface;                         // GLOO_SOCKET_IFNAME of every host
+  std::function<std::string()> failure_context;  // see LaunchSpec::failure_context
 };
 
 // Starts one copy of this program (argv[1..] unchanged) per label, in rank order, with MASTER_ADDR/MASTER_PORT of a

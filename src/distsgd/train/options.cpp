@@ -171,8 +171,9 @@ std::vector<OptionSpec> declare_options() {
   add_group(all, "Emulated cluster (every host a network namespace; needs root or user namespaces)",
             {
                 field_option("--net", &C::net,
-                             "every host's link: RATE[,delay=T][,jitter=T][,loss=P%], RATE in bit, kbit, mbit, gbit "
-                             "(or bps, kbps, mbps, gbps: bytes/s, as tc) or unshaped; e.g. 1gbit,delay=0.2ms"),
+                             "every host's link: RATE[,delay=T][,jitter=T][,loss=P%][,down=START+LENGTH], RATE in bit, "
+                             "kbit, mbit, gbit (or bps, kbps, mbps, gbps: bytes/s, as tc) or unshaped; e.g. "
+                             "1gbit,delay=0.2ms; down=5s+3s: the link is down 3 s from 5 s after the network came up"),
                 field_option("--hosts", &C::hosts, "emulated hosts; ranks on one host share its link (0: one per rank)",
                              non_negative<int64_t>()),
                 field_option("--placement", &C::placement,
