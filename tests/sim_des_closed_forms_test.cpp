@@ -4,6 +4,7 @@
 // P) to BSP; and what only it can show: a straggler, SSP's staleness bound, determinism.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <sstream>
@@ -83,6 +84,34 @@ ModelProfile communication_only(double bytes) {
   p.batch_size = 1;
   p.tensors = {{"w", static_cast<int64_t>(bytes / 4), 0, 0}};
   return p;
+}
+
+// ClusterDescription::shared_cores: ranks that compute at once share the cores fairly. AR-SGD's workers compute in
+// lockstep, so on a network that costs nothing 4 workers on 2 cores take twice as long per iteration, on 1 core four
+// times, on 4 or more cores as long as alone; a --slowdown sleeps and leaves the cores to the others.
+TEST(DesClosedForms, RanksSharingCoresComputeAtTheirShare) {
+  auto p = three_layers();
+  p.data_seconds = p.h2d_seconds = 0;
+  auto free_network = link(1e18);
+  const auto s = settings("arsgd", 4);
+  const double alone = simulate_discrete_events(p, free_network, s).iteration_seconds;
+  EXPECT_NEAR(alone, 7.75, 1e-6);  // forward 1.5 + backward 6 + update 0.25
+  for (const int64_t cores : {8, 4, 2, 1}) {
+    free_network.shared_cores = cores;
+    const double shared = simulate_discrete_events(p, free_network, s).iteration_seconds;
+    EXPECT_NEAR(shared, alone * std::max(1.0, 4.0 / static_cast<double>(cores)), 1e-6) << cores << " cores";
+  }
+  // Two GoSGD workers that never gossip (independent) on one core: each takes twice as long as alone. With worker 1
+  // sleeping as long again as it computes (--slowdown 1:2), worker 0 has the core to itself while worker 1 sleeps,
+  // so it runs faster than with both computing; a sleep that took the core would leave it at twice.
+  free_network.shared_cores = 1;
+  auto pair = settings("gosgd", 2);
+  pair.gossip_probability = 0;
+  const double both_compute = simulate_discrete_events(p, free_network, pair).per_worker[0].mean_seconds;
+  EXPECT_NEAR(both_compute, 2 * alone, 1e-6);
+  pair.heterogeneity.slowdowns = {{1, 2.0}};
+  const double one_sleeps = simulate_discrete_events(p, free_network, pair).per_worker[0].mean_seconds;
+  EXPECT_LT(one_sleeps, 0.8 * both_compute);
 }
 
 TEST(DesClosedForms, ParameterServerIncastAtOneServer) {

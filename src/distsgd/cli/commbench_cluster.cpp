@@ -1,6 +1,9 @@
 #include "distsgd/cli/commbench_cluster.hpp"
 
 #include <algorithm>
+#include <thread>
+
+#include <algorithm>
 
 #include "distsgd/core/enum_names.hpp"
 #include "distsgd/core/error.hpp"
@@ -50,6 +53,8 @@ sim::ClusterDescription cluster_from_commbench(const CommbenchFits& fits, const 
   c.source =
       "distsgd commbench fits (each size's fastest repeat), " + std::to_string(p) + " processes, " + layout.description;
   c.workers_per_node = layout.workers_per_node;
+  // The processes measured here share this host's cores (the emulated hosts too: they are namespaces of it).
+  c.shared_cores = static_cast<int64_t>(std::max(1u, std::thread::hardware_concurrency()));
   c.allreduce_fit = {p, std::max(0.0, fits.allreduce.alpha), fits.allreduce.beta};
 
   double alpha = 0, rate = 0;

@@ -186,6 +186,19 @@ nlohmann::json run_discrete_events(const SimulateCommand& c, const sim::ModelPro
   return rows;
 }
 
+// The analytical models have no processor contention: with `cores` shared by every rank, the workers' compute is
+// stretched as if all of them computed at once (an upper bound: waits for the network leave cores free).
+sim::ModelProfile on_shared_cores(sim::ModelProfile profile, int64_t cores, int64_t workers) {
+  if (cores <= 0 || workers <= cores) return profile;
+  const double stretch = static_cast<double>(workers) / static_cast<double>(cores);
+  for (auto& t : profile.tensors) {
+    t.forward_seconds *= stretch;
+    t.backward_seconds *= stretch;
+  }
+  profile.update_seconds_per_byte *= stretch;
+  return profile;
+}
+
 }  // namespace
 
 CLI::App* add_simulate_command(CLI::App& app, SimulateCommand& c) {
@@ -235,6 +248,12 @@ CLI::App* add_simulate_command(CLI::App& app, SimulateCommand& c) {
   cmd->add_option("--collectives", c.collectives,
                   des + "steps (every step of a ring), flows (one flow per ring edge) or auto (steps up to 64 workers)")
       ->capture_default_str();
+  cmd->add_option("--shared-cores", c.shared_cores,
+                  "every rank (workers, servers) shares this many cores, as on the one host where distsgd validate "
+                  "and the emulated cluster run (0: a processor per rank, as on a real cluster; default: the "
+                  "cluster's shared_cores, which commbench --cluster-out sets to this host's). des: fair sharing; "
+                  "analytical: compute times x max(1, workers / cores)")
+      ->check(CLI::Range(int64_t{-1}, int64_t{1} << 20));
   cmd->add_option("--sharding", c.sharding, des + "parameter-server sharding: memory or layer, as distsgd train")
       ->capture_default_str();
   cmd->add_option("--compress", c.compress, des + "none, or dgc (arsgd, bsp, asp, ssp: the sparse gradient uplink)")
@@ -294,7 +313,8 @@ int run_simulate(const SimulateCommand& c) {
           "--trace, --compress and heterogeneity (--slowdown, --compute-multiplier, --link-multiplier, --jitter-cv, "
           "--straggler-prob) need --fidelity des");
   const auto profile = sim::load_model_profile(c.profile);
-  const auto cluster = sim::load_cluster(c.cluster);
+  auto cluster = sim::load_cluster(c.cluster);
+  if (c.shared_cores >= 0) cluster.shared_cores = c.shared_cores;
   if (c.fidelity == "des") {
     const auto rows = run_discrete_events(c, profile, cluster);
     if (!c.out.empty()) {
@@ -341,7 +361,7 @@ int run_simulate(const SimulateCommand& c) {
             << "); analytical\n"
             << "  workers  iteration_ms  samples/s  efficiency  exposed_comm_ms\n";
   for (const int64_t workers : c.workers) {
-    const auto p = predictor->second(c, profile, cluster, workers);
+    const auto p = predictor->second(c, on_shared_cores(profile, cluster.shared_cores, workers), cluster, workers);
     char line[128];
     std::snprintf(line, sizeof line, "  %7lld  %12.3f  %9.0f  %9.1f%%  %15.3f\n", static_cast<long long>(workers),
                   p.iteration_seconds * 1e3, p.samples_per_second, 100 * p.scaling_efficiency,

@@ -35,6 +35,7 @@ struct SimulateCommand {
   int64_t seed = 1;
   int64_t prefetch = 4;
   std::string collectives = "auto";
+  int64_t shared_cores = -1;  // -1: the cluster's; 0: a processor per rank; N: every rank shares N cores
   std::string sharding = "memory";
   std::string compress = "none";  // none | dgc
   double density = 0.001;         // dgc

@@ -94,7 +94,7 @@ struct Configuration {
 // What `distsgd simulate` offers in this build (the discrete-event fidelity and its flags arrive separately).
 struct SimulatorFeatures {
   std::string help;  // simulate --help: which of a recipe's flags it takes
-  bool fidelity = false, slowdown = false, iterations = false, warmup = false, seed = false;
+  bool fidelity = false, slowdown = false, iterations = false, warmup = false, seed = false, shared_cores = false;
 };
 
 SimulatorFeatures simulator_features() {
@@ -104,7 +104,8 @@ SimulatorFeatures simulator_features() {
           help_lists_flag(help, "--slowdown"),
           help_lists_flag(help, "--iterations"),
           help_lists_flag(help, "--warmup"),
-          help_lists_flag(help, "--seed")};
+          help_lists_flag(help, "--seed"),
+          help_lists_flag(help, "--shared-cores")};
 }
 
 // The cluster of this host's loopback for `workers` processes, fitted by `distsgd commbench --cluster-out` (send/recv
@@ -278,6 +279,10 @@ nlohmann::json predict(const ValidateCommand& c, const Configuration& k, const s
     if (features.seed) args.insert(args.end(), {"--seed", std::to_string(c.config.seed)});
   }
   if (!k.straggler.none()) args.insert(args.end(), {"--slowdown", k.straggler.text});
+  // Every measured run here, loopback or emulated, shares this host's cores: so does the simulated one.
+  if (features.shared_cores) {
+    args.insert(args.end(), {"--shared-cores", std::to_string(std::max(1u, std::thread::hardware_concurrency()))});
+  }
   const std::string out = run_dir + "/prediction-" + kind + ".json";
   args.insert(args.end(), {"--out", out});
   const std::string log = run_dir + "/simulate-" + kind + ".log";

@@ -193,7 +193,7 @@ ClusterDescription cluster_from_json(const nlohmann::json& json, const std::stri
   const JsonFields top(json, source);
   top.reject_unknown({"name", "source", "worker_bytes_per_second", "server_bytes_per_second", "alpha_seconds",
                       "gamma_seconds_per_byte", "workers_per_node", "intra_node_bytes_per_second",
-                      "intra_node_alpha_seconds", "allreduce_fit"});
+                      "intra_node_alpha_seconds", "shared_cores", "allreduce_fit"});
   ClusterDescription c;
   c.name = top.text("name", false, source);
   c.source = top.text("source", false, source);
@@ -204,6 +204,7 @@ ClusterDescription cluster_from_json(const nlohmann::json& json, const std::stri
   c.workers_per_node = top.integer_at_least("workers_per_node", 1, false, 1);
   c.intra_node_bytes_per_second = top.non_negative_number("intra_node_bytes_per_second", false);
   c.intra_node_alpha_seconds = top.non_negative_number("intra_node_alpha_seconds", false);
+  c.shared_cores = top.integer_at_least("shared_cores", 0, false, 0);
   if (top.has("allreduce_fit")) {
     const JsonFields fit = top.object("allreduce_fit");
     fit.reject_unknown({"processes", "alpha_seconds", "seconds_per_byte"});
@@ -232,7 +233,8 @@ nlohmann::json to_json(const ClusterDescription& c) {
                          {"gamma_seconds_per_byte", c.gamma_seconds_per_byte},
                          {"workers_per_node", c.workers_per_node},
                          {"intra_node_bytes_per_second", c.intra_node_bytes_per_second},
-                         {"intra_node_alpha_seconds", c.intra_node_alpha_seconds}};
+                         {"intra_node_alpha_seconds", c.intra_node_alpha_seconds},
+                         {"shared_cores", c.shared_cores}};
   if (c.allreduce_fit.processes > 0) {
     json["allreduce_fit"] = {{"processes", c.allreduce_fit.processes},
                              {"alpha_seconds", c.allreduce_fit.alpha_seconds},

@@ -37,6 +37,10 @@ struct ClusterDescription {
   int64_t workers_per_node = 1;            // ranks sharing one node's link
   double intra_node_bytes_per_second = 0;  // between workers of one node; 0: as the node's link
   double intra_node_alpha_seconds = 0;     // used with intra_node_bytes_per_second
+  // Every rank of the run (workers and servers) shares this many cores, as on the one host where distsgd validate
+  // and the emulated cluster run: compute slows down when more ranks compute than there are cores (the DES shares
+  // them fairly). 0: each rank has a processor of its own, as on a real cluster.
+  int64_t shared_cores = 0;
   AllreduceFit allreduce_fit;
 
   int64_t node_of(int64_t worker) const { return worker / workers_per_node; }

@@ -51,6 +51,21 @@ DesContext::DesContext(const ModelProfile& p, const ClusterDescription& c, const
   for (int64_t w = 0; w < workers; ++w) compute.emplace_back(queue);
   server_cpu.reserve(static_cast<size_t>(servers));
   for (int64_t k = 0; k < servers; ++k) server_cpu.emplace_back(queue);
+  if (c.shared_cores > 0) share_cores(c.shared_cores);
+}
+
+void DesContext::share_cores(int64_t cores) {
+  const PortId all_cores = network.add_port(static_cast<double>(cores));
+  auto on_shared_cores = [this, all_cores](FifoResource& thread) {
+    Path path;
+    path.add(network.add_port(1.0));  // a thread runs on one core at a time
+    path.add(all_cores);
+    thread.run_tasks_with([this, path](double seconds, std::function<void()> finished) {
+      network.transfer(path, seconds, 0.0, std::move(finished));
+    });
+  };
+  for (auto& thread : compute) on_shared_cores(thread);
+  for (auto& thread : server_cpu) on_shared_cores(thread);
 }
 
 double DesContext::update_seconds(int64_t worker, double bytes) const {
@@ -71,6 +86,14 @@ void DesContext::run_on_server(int64_t server, const char* span_name, double sec
                                                      trace.span(server_rank(server), span_name, start, queue.now());
                                                    next();
                                                  });
+}
+
+void DesContext::sleep(int64_t worker, const char* span_name, double seconds, Next next) {
+  compute[static_cast<size_t>(worker)].submit_sleep(seconds,
+                                                    [this, worker, span_name, next = std::move(next)](double start) {
+                                                      if (span_name) trace.span(worker, span_name, start, queue.now());
+                                                      next();
+                                                    });
 }
 
 void DesContext::span(int64_t rank, const std::string& name, double start, Timeline::Lane lane) {

@@ -59,6 +59,8 @@ class DesContext {
   // A task on the worker's compute (in submission order), then `next`; `span` (may be null) names it on the trace.
   void run(int64_t worker, const char* span, double seconds, Next next);
   void run_on_server(int64_t server, const char* span, double seconds, Next next);
+  // Like run(), but the worker sleeps (--slowdown): it holds its training thread, not a core.
+  void sleep(int64_t worker, const char* span, double seconds, Next next);
   // A span on the trace from `start` to now (waits, and operations the real code times as one phase).
   void span(int64_t rank, const std::string& name, double start, Timeline::Lane lane = Timeline::kCompute);
   int64_t server_rank(int64_t server) const { return workers + server; }
@@ -69,6 +71,10 @@ class DesContext {
   void send_between_workers(int64_t from, int64_t to, double bytes, Next arrived);
 
  private:
+  // ClusterDescription::shared_cores: each rank's compute is a flow of core-seconds through a port of one core (its
+  // thread) and the cores' port, so n ranks computing at once on C < n cores each get C/n of a core.
+  void share_cores(int64_t cores);
+
   double model_bytes_;
 };
 

@@ -110,7 +110,7 @@ void WorkerLoops::backward_bucket(int64_t worker, size_t bucket) {
     if (slowdown > 1) {
       // train/worker_loop.cpp: sleep (FACTOR - 1) times the time since forward started.
       const double seconds = (slowdown - 1) * (context_.queue.now() - s.compute_start);
-      context_.run(worker, "slowdown", seconds, [this, worker] { after_backward(worker); });
+      context_.sleep(worker, "slowdown", seconds, [this, worker] { after_backward(worker); });
     } else {
       after_backward(worker);
     }

@@ -6,7 +6,17 @@ namespace distsgd::sim {
 
 void FifoResource::submit(double seconds, Done done, std::function<void()> started) {
   require(seconds >= 0, "simulator: a task cannot take negative time");
-  Task task{seconds, std::move(done), std::move(started)};
+  Task task{seconds, false, std::move(done), std::move(started)};
+  if (busy_) {
+    waiting_.push_back(std::move(task));
+  } else {
+    start(std::move(task));
+  }
+}
+
+void FifoResource::submit_sleep(double seconds, Done done) {
+  require(seconds >= 0, "simulator: a task cannot take negative time");
+  Task task{seconds, true, std::move(done), nullptr};
   if (busy_) {
     waiting_.push_back(std::move(task));
   } else {
@@ -18,7 +28,11 @@ void FifoResource::start(Task task) {
   current_ = std::move(task);
   busy_ = true;
   started_ = queue_->now();
-  queue_->after(current_.seconds, [this] { finish(); });  // small enough for std::function's own buffer
+  if (runner_ && !current_.sleeps && current_.seconds > 0) {
+    runner_(current_.seconds, [this] { finish(); });
+  } else {
+    queue_->after(current_.seconds, [this] { finish(); });  // small enough for std::function's own buffer
+  }
   if (current_.started) {
     auto started = std::move(current_.started);
     current_.started = nullptr;
