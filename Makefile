@@ -3,7 +3,7 @@ BUILD ?= build
 BUILD_TYPE ?= Release
 DEMO_OUT ?= runs/demo
 
-.PHONY: setup configure build demo test bench format format-check sanitize sanitize-address clean
+.PHONY: setup configure build demo test bench format format-check sanitize sanitize-address fuzz soak clean
 
 setup:
 	@scripts/setup.sh
@@ -54,5 +54,17 @@ sanitize-address: setup
 	cd build-asan && ASAN_OPTIONS="detect_leaks=0" UBSAN_OPTIONS="print_stacktrace=1 halt_on_error=1" \
 	  ctest --output-on-failure --timeout 1800 -R '$(SANITIZED_TESTS)'
 
+# The parsers and message decoders under libFuzzer with AddressSanitizer and UndefinedBehaviorSanitizer (fuzz/):
+# built with clang into build-fuzz/, each target run FUZZ_SECONDS on its seeds; fails on any crash or report.
+FUZZ_SECONDS ?= 20
+fuzz: setup
+	fuzz/run.sh $(FUZZ_SECONDS)
+
+# Long asynchronous runs under random message delays (scripts/soak.sh): memory growth, deadlock, lost messages.
+# SOAK_MINUTES in all (default 20); not part of make test.
+SOAK_MINUTES ?= 20
+soak: build
+	SOAK_MINUTES=$(SOAK_MINUTES) scripts/soak.sh
+
 clean:
-	rm -rf $(BUILD) build-tsan build-asan
+	rm -rf $(BUILD) build-tsan build-asan build-fuzz

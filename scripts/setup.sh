@@ -17,6 +17,7 @@ packages=(
   libnl-route-3-dev       # the emulated cluster: links, addresses and tbf through netlink
   libnetfilter-queue-dev iptables  # the emulated cluster: link delay, jitter and loss (the NFQUEUE delay line)
   iproute2                # ip/tc, used only by tests to look at the emulated hosts
+  clang libclang-rt-14-dev  # the fuzz targets (make fuzz): clang with libFuzzer and the sanitizers' runtimes
 )
 
 missing=()

@@ -77,7 +77,7 @@ TEST(GossipProtocol, PushesArriveInOrderAndAllBeforeFinishReturns) {
     GossipEndpoint endpoint(comm, all_to_all(rank), h);
     for (int64_t i = 0; i < kPushes; ++i) {
       const int64_t peer = (rank + 1 + i % 2) % kRanks;
-      endpoint.push(peer, i, 0.5 * static_cast<double>(rank),
+      endpoint.push(peer, i, 0.25 * static_cast<double>(rank),
                     torch::full({kNumel}, static_cast<float>(100 * rank + i)));
     }
     endpoint.finish();
@@ -87,10 +87,12 @@ TEST(GossipProtocol, PushesArriveInOrderAndAllBeforeFinishReturns) {
     for (const auto& m : messages) {
       EXPECT_GT(m.step, last_step[m.sender]) << "in order per sender";
       last_step[m.sender] = m.step;
-      EXPECT_DOUBLE_EQ(m.weight, 0.5 * static_cast<double>(m.sender));
+      EXPECT_DOUBLE_EQ(m.weight, 0.25 * static_cast<double>(m.sender));
       EXPECT_TRUE(torch::equal(m.values, torch::full({kNumel}, static_cast<float>(100 * m.sender + m.step))));
     }
-    EXPECT_EQ(endpoint.bytes_sent(), kPushes * (kNumel * 4 + 32) + 2 * 32) << "payloads, headers and two dones";
+    constexpr int64_t kHeader = distsgd::algo::decentralized::kGossipHeaderSize * 8;
+    EXPECT_EQ(endpoint.bytes_sent(), kPushes * (kNumel * 4 + kHeader) + 2 * kHeader)
+        << "payloads, headers and two dones";
   });
 }
 

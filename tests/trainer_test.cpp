@@ -63,9 +63,13 @@ TEST(Checkpoint, ResumedRunReproducesTheNextStepsExactly) {
   first.checkpoint_each_epoch = false;
   const auto first_losses = losses_of(first);
   ASSERT_EQ(first_losses.size(), 5u);
-  ASSERT_TRUE(std::filesystem::exists(dir / "interrupted/checkpoint.pt"));
-  // No temporary file is left behind by the atomic write.
-  EXPECT_FALSE(std::filesystem::exists(dir / "interrupted/checkpoint.pt.tmp"));
+  ASSERT_TRUE(std::filesystem::exists(dir / "interrupted/checkpoints/5/worker-0.pt"));
+  ASSERT_TRUE(std::filesystem::exists(dir / "interrupted/checkpoints/5/manifest.json"));
+  EXPECT_EQ(distsgd::testing::read_file(dir / "interrupted/checkpoints/latest"), "5\n");
+  // No temporary file is left behind by the atomic writes.
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(dir / "interrupted/checkpoints")) {
+    EXPECT_EQ(entry.path().string().find(".tmp"), std::string::npos) << entry.path();
+  }
 
   auto resumed = small_config("");
   resumed.resume = dir / "interrupted";

@@ -18,10 +18,13 @@
 #include "distsgd/core/timed_phase.hpp"
 #include "distsgd/core/timeline.hpp"
 #include "distsgd/optim/flat_parameters.hpp"
+#include "distsgd/optim/float_buffer.hpp"
+#include "distsgd/optim/kernels.hpp"
 
 #include <ATen/core/Tensor.h>
 #include <ATen/core/grad_mode.h>
 #include <ATen/ops/empty.h>
+#include <ATen/ops/tensor.h>
 #include <nlohmann/json.hpp>
 
 #include <mutex>
@@ -50,6 +53,7 @@ const StoredOption<Variant> kVariant{
 
 class AladdinWorker final : public ps::PsWorker {
  public:
+  at::Tensor optimizer_state() override { return local_.momentum_buffer(); }
   // One receiver thread per shard blocks on that shard's pushes and queues them; the training thread only
   // looks at the queue, so it never waits for a server.
   explicit AladdinWorker(const WorkerSetup& s)
@@ -74,7 +78,8 @@ class AladdinWorker final : public ps::PsWorker {
     auto& flat = setup_.flat;
     {
       TimedPhase phase(setup_.timeline, "update", update_time_);
-      local_.step(flat.params(), flat.grads(), lr);  // grads now hold g + wd*x: what the server averages
+      // grads are left holding g + wd*x: what the server averages.
+      local_.step(flat.params(), flat.grads(), lr, 0, {1, optim::kernels::GradsAfter::kDecayed});
     }
     gradient_push().push_rest();  // copied into the ring's buffer, sent without waiting
     mix_arrived_models();
@@ -109,7 +114,7 @@ class AladdinWorker final : public ps::PsWorker {
         auto v = client_.comm().receive(values, server, ps::kPushTag);
         h.wait();
         v.wait();
-        const auto reply = ps::decode_reply(header);
+        const auto reply = ps::decode_reply(header, server);
         if (reply.kind == ps::ReplyKind::kGoodbye) return;
         mailbox_.put({shard, reply.alpha, reply.version, values});
       }
@@ -125,10 +130,10 @@ class AladdinWorker final : public ps::PsWorker {
     at::NoGradGuard no_grad;
     for (const auto& a : arrived) {
       for (const auto& s : client_.shards()[a.shard].segments) {
-        setup_.flat.params()
-            .narrow(0, s.offset, s.numel)
-            .mul_(1 - a.alpha)
-            .add_(a.values.narrow(0, s.local, s.numel), a.alpha);
+        // One pass: x.mul_(1 - alpha).add_(x~, alpha).
+        optim::kernels::axpby(optim::floats(setup_.flat.params().narrow(0, s.offset, s.numel)),
+                              optim::floats(a.values.narrow(0, s.local, s.numel)), static_cast<size_t>(s.numel),
+                              1 - a.alpha, a.alpha);
       }
       if (a.shard == 0) version_ = a.version;
     }
@@ -189,6 +194,24 @@ class AladdinServer final : public ServerAlgorithm {
           channel.push(channel.reply_buffer(), goodbye);
         });
     return server_.statistics();
+  }
+
+  void save_state(AlgorithmState& state) override {
+    std::lock_guard<std::mutex> lock(server_.mutex());
+    server_.save_state(state);
+    state.put("server_momentum", optimizer_.momentum_buffer());
+    state.put("since_push", at::tensor(since_push_, at::kLong));
+    averager_.save_state(state);
+  }
+  void load_state(const AlgorithmState& state) override {
+    server_.load_state(state);
+    state.copy_to("server_momentum", optimizer_.momentum_buffer());
+    const auto& since_push = state.tensor("since_push");
+    require(since_push.numel() == static_cast<int64_t>(since_push_.size()),
+            "the checkpoint's ALADDIN counters are of another run");
+    for (size_t w = 0; w < since_push_.size(); ++w)
+      since_push_[w] = since_push[static_cast<int64_t>(w)].item<int64_t>();
+    averager_.load_state(state);
   }
 
  private:

@@ -3,6 +3,7 @@
 // Adding an algorithm is one new file defining an AlgorithmInfo (with the flags it takes, declared in that file
 // as StoredOption), one line in algo/builtin.cpp, and its tests.
 #pragma once
+#include "distsgd/algo/algorithm_state.hpp"
 #include "distsgd/core/config.hpp"
 #include "distsgd/core/option.hpp"
 
@@ -79,6 +80,19 @@ class WorkerAlgorithm {
   virtual void add_to_summary(nlohmann::json& summary, const std::vector<nlohmann::json>& server_statistics) {}
   // Optimizer state of this worker (momentum buffer over the flat vector) for checkpoints; undefined if none.
   virtual at::Tensor optimizer_state() { return {}; }
+  // Checkpoints (train/resume.cpp): this worker's state beyond its parameters, buffers, RNG and position, taken
+  // at a step boundary (after after_backward) and restored after the algorithm is made and before training goes
+  // on. The defaults carry optimizer_state() as "momentum"; algorithms with more state (DGC accumulators, clocks,
+  // push-sum weights) extend them. save_state may first finish communication still in flight (multistep's
+  // allgathers), so that the parameters saved beside it are the step's.
+  virtual void save_state(AlgorithmState& state) {
+    auto momentum = optimizer_state();
+    if (momentum.defined()) state.put("momentum", momentum);
+  }
+  virtual void load_state(const AlgorithmState& state) {
+    auto momentum = optimizer_state();
+    if (momentum.defined()) state.copy_to("momentum", momentum);
+  }
   // The weight of this worker's model in the workers' average. Push-sum workers (GoSGD, gossip push, SGP) hold
   // z_i = x_i / w_i and estimate the consensus sum_i w_i z_i / sum_i w_i (Kempe et al. 2003; Assran et al. 2019,
   // Algorithm 1): they return w_i; the others 1 (a plain mean).
@@ -100,6 +114,11 @@ class ServerAlgorithm {
   virtual ~ServerAlgorithm() = default;
   // Serves the workers until every one of them has finished; returns this server's figures for summary.json.
   virtual nlohmann::json serve() = 0;
+  // Checkpoints: the shard (x~ and its version) and the algorithm's server state (momentum, clocks, counters).
+  // save_state runs on another thread while serve() goes on (train/ takes it when worker 0 asks through the
+  // store), so it takes the locks it needs; load_state runs before serve().
+  virtual void save_state(AlgorithmState& state) {}
+  virtual void load_state(const AlgorithmState& state) {}
 };
 
 using WorkerFactory = std::function<std::unique_ptr<WorkerAlgorithm>(const WorkerSetup&)>;

@@ -24,6 +24,7 @@ constexpr bool kMomentumOnWorkerByDefault = false;  // momentum at the PS (spec)
 
 class AspWorker final : public ps::PsWorker {
  public:
+  at::Tensor optimizer_state() override { return local_.momentum_buffer(); }
   explicit AspWorker(const WorkerSetup& s)
       : PsWorker(s),
         on_worker_(ps::momentum_on_worker(s.config, kMomentumOnWorkerByDefault)),
@@ -81,6 +82,16 @@ class AspServer final : public ServerAlgorithm {
       channel.reply(reply_values, reply);
     });
     return server_.statistics();
+  }
+
+  void save_state(AlgorithmState& state) override {
+    std::lock_guard<std::mutex> lock(server_.mutex());
+    server_.save_state(state);
+    state.put("server_momentum", optimizer_.momentum_buffer());
+  }
+  void load_state(const AlgorithmState& state) override {
+    server_.load_state(state);
+    state.copy_to("server_momentum", optimizer_.momentum_buffer());
   }
 
  private:

@@ -19,6 +19,8 @@
 #include "distsgd/core/timed_phase.hpp"
 #include "distsgd/core/timeline.hpp"
 #include "distsgd/optim/flat_parameters.hpp"
+#include "distsgd/optim/float_buffer.hpp"
+#include "distsgd/optim/kernels.hpp"
 #include "distsgd/optim/sgd.hpp"
 
 #include <ATen/core/Tensor.h>
@@ -100,8 +102,9 @@ class BspWorker final : public ps::PsWorker {
     }
     TimedPhase phase(setup_.timeline, "sum the host's gradients", update_time_);
     at::NoGradGuard no_grad;
-    host_sum_.copy_(setup_.flat.grads());
-    for (const auto& g : member_gradients_) host_sum_.add_(g);
+    std::vector<const float*> rows{optim::floats(setup_.flat.grads())};
+    for (const auto& g : member_gradients_) rows.push_back(optim::floats(g));
+    optim::kernels::sum_rows(optim::floats(host_sum_), rows.data(), rows.size(), optim::length(host_sum_));
   }
 
   void hand_parameters_to_members() {
@@ -178,22 +181,33 @@ class BspServer final : public ServerAlgorithm {
     return server_.statistics();
   }
 
+  // Worker 0 asks at a step boundary and waits: no round of the next step can complete without it.
+  void save_state(AlgorithmState& state) override {
+    std::lock_guard<std::mutex> lock(server_.mutex());
+    server_.save_state(state);
+    state.put("server_momentum", optimizer_.momentum_buffer());
+  }
+  void load_state(const AlgorithmState& state) override {
+    server_.load_state(state);
+    state.copy_to("server_momentum", optimizer_.momentum_buffer());
+  }
+
  private:
   void aggregate_and_update(double lr) {
     Timeline::Scope span(timeline_, "update");
     at::NoGradGuard no_grad;
-    at::Tensor sum;
+    // Two passes in all: the sum in worker-rank order into one buffer, then the averaged momentum step.
+    std::vector<const float*> rows;
     for (size_t w = 0; w < gradients_.size(); ++w) {
       if (!pushed_[w]) continue;
-      if (sum.defined()) {
-        sum.add_(gradients_[w]);
-      } else {
-        sum = gradients_[w].clone();
-      }
+      rows.push_back(optim::floats(gradients_[w]));
       pushed_[w] = false;
     }
-    sum.div_(static_cast<double>(server_.workers()));
-    optimizer_.step(server_.parameters().narrow(0, piece_offset_, piece_numel_), sum, lr, piece_offset_);
+    if (!sum_.defined()) sum_ = at::empty({server_.range().numel});
+    auto sum = sum_.narrow(0, 0, piece_numel_);
+    optim::kernels::sum_rows(optim::floats(sum), rows.data(), rows.size(), optim::length(sum));
+    optimizer_.step(server_.parameters().narrow(0, piece_offset_, piece_numel_), sum, lr, piece_offset_,
+                    {static_cast<double>(server_.workers())});
     updated_ += piece_numel_;
     if (updated_ == server_.range().numel) {  // the last piece of this iteration
       server_.count_update();
@@ -208,6 +222,7 @@ class BspServer final : public ServerAlgorithm {
   Timeline& timeline_;
   optim::MomentumSgd optimizer_;
   std::vector<at::Tensor> gradients_;  // views of the handlers' payload buffers, one per worker
+  at::Tensor sum_;                     // the round's sum (the largest piece is the shard)
   std::vector<bool> pushed_;           // which workers pushed in this round (local aggregation: the leaders)
   int64_t count_ = 0, round_ = 0;      // gradients this round holds; rounds (pieces) done
   int64_t piece_offset_ = 0, piece_numel_ = 0, updated_ = 0;

@@ -29,6 +29,7 @@ double moving_rate(const TrainConfig& c) {
 
 class EasgdWorker final : public ps::PsWorker {
  public:
+  at::Tensor optimizer_state() override { return local_.momentum_buffer(); }
   // The local steps carry momentum and weight decay (the server only averages elastically).
   explicit EasgdWorker(const WorkerSetup& s)
       : PsWorker(s), local_(s.flat.numel(), s.config.momentum, s.config.weight_decay) {}
@@ -69,6 +70,12 @@ class EasgdServer final : public ServerAlgorithm {
     });
     return server_.statistics();
   }
+
+  void save_state(AlgorithmState& state) override {
+    std::lock_guard<std::mutex> lock(server_.mutex());
+    server_.save_state(state);
+  }
+  void load_state(const AlgorithmState& state) override { server_.load_state(state); }
 
  private:
   double alpha_;

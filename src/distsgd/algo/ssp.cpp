@@ -17,9 +17,12 @@
 #include "distsgd/core/timed_phase.hpp"
 #include "distsgd/core/timeline.hpp"
 #include "distsgd/optim/flat_parameters.hpp"
+#include "distsgd/optim/float_buffer.hpp"
+#include "distsgd/optim/kernels.hpp"
 
 #include <ATen/core/Tensor.h>
 #include <ATen/core/grad_mode.h>
+#include <ATen/ops/tensor.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -38,6 +41,7 @@ const StoredOption<int64_t> kStaleness{"--staleness", 10,
 
 class SspWorker final : public ps::PsWorker {
  public:
+  at::Tensor optimizer_state() override { return local_.momentum_buffer(); }
   explicit SspWorker(const WorkerSetup& s)
       : PsWorker(s),
         staleness_(kStaleness.of(s.config)),
@@ -66,7 +70,11 @@ class SspWorker final : public ps::PsWorker {
       gradient_push().push_rest();
       // Every element's direction has been computed by now: the momentum buffer, or the gradient itself.
       const bool velocity = on_worker_ && local_.momentum() != 0;
-      apply_locally([&] { flat.params().add_(velocity ? local_.momentum_buffer() : flat.grads(), -lr); });
+      apply_locally([&] {
+        const auto& direction = velocity ? local_.momentum_buffer() : flat.grads();
+        optim::kernels::add_scaled(optim::floats(flat.params()), optim::floats(direction), optim::length(direction),
+                                   -lr);
+      });
     }
     ++clock_;
     const bool periodic = clock_ % (staleness_ + 1) == 0;
@@ -85,6 +93,17 @@ class SspWorker final : public ps::PsWorker {
     }
     // The next iteration computes at this gap (the slowest clock known here is never above the true one).
     max_gap_ = std::max(max_gap_, clock_ - slowest_);
+  }
+
+  void save_state(AlgorithmState& state) override {
+    PsWorker::save_state(state);
+    state.put_integer("ssp_clock", clock_);
+    state.put_integer("ssp_slowest", slowest_);
+  }
+  void load_state(const AlgorithmState& state) override {
+    PsWorker::load_state(state);
+    clock_ = state.integer("ssp_clock");
+    slowest_ = state.integer("ssp_slowest");
   }
 
   // Workers stopping on their own (--time-budget) must not leave faster workers' pulls held behind their clock.
@@ -139,10 +158,26 @@ class SspServer final : public ServerAlgorithm {
         },
         [this](ps::WorkerChannel& channel) { retire(channel.worker()); });
     server_.extra()["ssp_pulls"] = pulls_;
-    server_.extra()["ssp_max_pull_gap"] = max_gap_;                     // c - min clock at release: never above s
-    server_.extra()["ssp_max_push_gap"] = max_push_gap_;                // clock of a gradient - min: never above s
-    server_.extra()["ssp_min_version_surplus"] = min_version_surplus_;  // version - n*c at release: never below 0
+    // Without a pull, the pull figures have no value (null rather than the sentinels they start from).
+    const auto if_pulled = [this](int64_t value) { return pulls_ > 0 ? nlohmann::json(value) : nlohmann::json(); };
+    server_.extra()["ssp_max_pull_gap"] = if_pulled(max_gap_);  // c - min clock at release: never above s
+    server_.extra()["ssp_max_push_gap"] = max_push_gap_;        // clock of a gradient - min: never above s
+    server_.extra()["ssp_min_version_surplus"] = if_pulled(min_version_surplus_);  // version - n*c: never below 0
     return server_.statistics();
+  }
+
+  void save_state(AlgorithmState& state) override {
+    std::lock_guard<std::mutex> lock(server_.mutex());
+    server_.save_state(state);
+    state.put("server_momentum", optimizer_.momentum_buffer());
+    state.put("clocks", at::tensor(clocks_, at::kLong));
+  }
+  void load_state(const AlgorithmState& state) override {
+    server_.load_state(state);
+    state.copy_to("server_momentum", optimizer_.momentum_buffer());
+    const auto& clocks = state.tensor("clocks");
+    require(clocks.numel() == static_cast<int64_t>(clocks_.size()), "the checkpoint's SSP clocks are of another run");
+    for (size_t w = 0; w < clocks_.size(); ++w) clocks_[w] = clocks[static_cast<int64_t>(w)].item<int64_t>();
   }
 
  private:

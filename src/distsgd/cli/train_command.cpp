@@ -5,6 +5,7 @@
 #include "distsgd/comm/self_launch.hpp"
 #include "distsgd/core/json_file.hpp"
 #include "distsgd/core/log.hpp"
+#include "distsgd/train/checkpoint_files.hpp"
 #include "distsgd/train/options.hpp"
 #include "distsgd/train/process.hpp"
 #include "distsgd/train/trainer.hpp"
@@ -96,7 +97,9 @@ int status_of_launch(int status, const std::string& out) {
 // host (or on the emulated cluster of --net), hosts their rendezvous store, and supervises them.
 int launch_processes(TrainConfig& config, const cluster::NetworkRequest& network, int argc, char** argv) {
   train::validate(config);
-  if (config.out.empty()) config.out = train::default_run_dir(config);
+  if (config.out.empty()) config.out = config.resume.empty() ? train::default_run_dir(config) : config.resume;
+  // A checkpoint that cannot be resumed is refused here, in one line, before any process starts.
+  if (!config.resume.empty()) train::checked_checkpoint(config);
   std::vector<std::string> labels;
   for (int64_t r = 0; r < config.processes(); ++r) {
     labels.push_back(r < config.workers ? "worker " + std::to_string(r)

@@ -1,5 +1,6 @@
 #include "distsgd/comm/communicator.hpp"
 
+#include "distsgd/comm/listen_address.hpp"
 #include "distsgd/core/error.hpp"
 
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
@@ -7,6 +8,7 @@
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
 #include <cstdlib>
+#include <optional>
 
 namespace distsgd::comm {
 
@@ -93,6 +95,11 @@ Communicator::Communicator(const ProcessEnv& env, int64_t workers, std::chrono::
     store_options.numWorkers = c10::nullopt;
     store_options.waitWorkers = false;
     store_options.timeout = timeout;
+    // Rank 0's store listens on MASTER_ADDR when that is an address (see listen_address.hpp).
+    std::optional<ListenOn> listen;
+    if (store_options.isServer) {
+      if (auto address = store_listen_address(env.master_addr)) listen.emplace(*address);
+    }
     groups_->store = c10::make_intrusive<c10d::TCPStore>(env.master_addr, store_options);
   } catch (const std::exception& e) {
     throw Error("rank " + std::to_string(env.rank) + ": cannot reach the rendezvous store at " + env.master_addr + ":" +

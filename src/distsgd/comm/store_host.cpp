@@ -1,5 +1,6 @@
 #include "distsgd/comm/store_host.hpp"
 
+#include "distsgd/comm/listen_address.hpp"
 #include "distsgd/core/error.hpp"
 
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
@@ -16,6 +17,7 @@ StoreHost::StoreHost() : impl_(std::make_unique<Impl>()) {
   options.isServer = true;
   options.waitWorkers = false;
   try {
+    const ListenOn loopback("127.0.0.1");  // TCPStore alone would listen on every interface
     impl_->store = c10::make_intrusive<c10d::TCPStore>("127.0.0.1", options);
   } catch (const std::exception& e) {
     throw Error(std::string("cannot start the rendezvous store: ") + e.what());

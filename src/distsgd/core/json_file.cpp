@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 
 namespace distsgd {
 
@@ -23,8 +24,19 @@ void write_json_atomically(const std::string& path, const nlohmann::json& value)
 nlohmann::json read_json_file(const std::string& path, const std::string& what) {
   std::ifstream file(path);
   require(static_cast<bool>(file), path + ": cannot open the " + what);
+  std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  require(!file.bad(), path + ": cannot read the " + what);
+  return parse_json_text(text, path);
+}
+
+nlohmann::json parse_json_text(const std::string& text, const std::string& path) {
   try {
-    return nlohmann::json::parse(file);
+    return nlohmann::json::parse(text);
+  } catch (const nlohmann::json::out_of_range& e) {
+    // A number beyond double's range ("1e999"): nlohmann reports it as out_of_range.406 "number overflow parsing".
+    const std::string message = e.what();
+    const auto what = message.find("] ");
+    throw Error(path + ": not valid JSON (" + (what == std::string::npos ? message : message.substr(what + 2)) + ")");
   } catch (const nlohmann::json::parse_error& e) {
     // nlohmann's message reads "[json.exception.parse_error.101] parse error at line L, column C: ..."; keep where.
     const std::string message = e.what();

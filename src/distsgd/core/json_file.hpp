@@ -9,6 +9,8 @@ namespace distsgd {
 
 // The JSON in `path`; throws Error "PATH: cannot open the WHAT" or "PATH: not valid JSON (...)".
 nlohmann::json read_json_file(const std::string& path, const std::string& what);
+// The JSON in `text`, read from `path`; throws Error "PATH: not valid JSON (...)".
+nlohmann::json parse_json_text(const std::string& text, const std::string& path);
 
 void write_json_atomically(const std::string& path, const nlohmann::json& value);
 

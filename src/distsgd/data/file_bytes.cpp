@@ -84,8 +84,9 @@ std::vector<uint8_t> inflate_gzip(const std::string& path, const std::vector<uin
 
 }  // namespace
 
-std::vector<uint8_t> read_file_bytes(const std::string& path) {
-  std::vector<uint8_t> bytes = read_raw(path);
+std::vector<uint8_t> read_file_bytes(const std::string& path) { return decode_file_bytes(path, read_raw(path)); }
+
+std::vector<uint8_t> decode_file_bytes(const std::string& path, std::vector<uint8_t> bytes) {
   return is_gzip(bytes, 0) ? inflate_gzip(path, bytes) : bytes;
 }
 

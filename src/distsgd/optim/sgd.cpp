@@ -1,34 +1,37 @@
 #include "distsgd/optim/sgd.hpp"
 
+#include "distsgd/core/error.hpp"
+#include "distsgd/optim/float_buffer.hpp"
+
 #include <ATen/core/Tensor.h>
-#include <ATen/core/grad_mode.h>
 #include <ATen/ops/zeros.h>
 
 namespace distsgd::optim {
 
-MomentumSgd::MomentumSgd(int64_t numel, double momentum, double weight_decay)
-    : velocity_(at::zeros({numel}, at::kFloat)), momentum_(momentum), weight_decay_(weight_decay) {}
+MomentumSgd::MomentumSgd(int64_t numel, double momentum, double weight_decay, bool nesterov)
+    : velocity_(at::zeros({numel}, at::kFloat)),
+      momentum_(momentum),
+      weight_decay_(weight_decay),
+      nesterov_(nesterov) {}
 
-void MomentumSgd::step(at::Tensor params, at::Tensor grads, double lr, int64_t offset) {
-  at::NoGradGuard no_grad;
-  if (weight_decay_ != 0) grads.add_(params, weight_decay_);
-  if (momentum_ != 0) {
-    // v starts at zero, so the first step gives v = d, as PyTorch's buffer initialization does.
-    auto v = velocity_.narrow(0, offset, params.numel());
-    v.mul_(momentum_).add_(grads);
-    params.add_(v, -lr);
-  } else {
-    params.add_(grads, -lr);
-  }
+void MomentumSgd::step(at::Tensor params, at::Tensor grads, double lr, int64_t offset, StepOptions options) {
+  const int64_t n = params.numel();
+  require(grads.numel() == n && offset >= 0 && offset + n <= velocity_.numel(),
+          "momentum SGD: the gradient or the slice does not match the parameters");
+  // v starts at zero, so the first step gives v = d, as PyTorch's buffer initialization does.
+  kernels::MomentumStep step{lr, momentum_, weight_decay_, nesterov_, options.divide_grads_by, options.grads_after};
+  float* v = momentum_ != 0 ? floats(velocity_) + offset : nullptr;
+  kernels::momentum_sgd(floats(params), floats(grads), v, length(params), step);
 }
 
 at::Tensor MomentumSgd::direction(const at::Tensor& params, at::Tensor grads, int64_t offset) {
-  at::NoGradGuard no_grad;
-  if (weight_decay_ != 0) grads.add_(params, weight_decay_);
+  const int64_t n = params.numel();
+  require(grads.numel() == n && offset >= 0 && offset + n <= velocity_.numel(),
+          "momentum SGD: the gradient or the slice does not match the parameters");
+  float* v = momentum_ != 0 ? floats(velocity_) + offset : nullptr;
+  kernels::momentum_direction(floats(params), floats(grads), v, length(params), momentum_, weight_decay_);
   if (momentum_ == 0) return grads;
-  auto v = velocity_.narrow(0, offset, params.numel());
-  v.mul_(momentum_).add_(grads);
-  return v;
+  return velocity_.narrow(0, offset, n);
 }
 
 }  // namespace distsgd::optim

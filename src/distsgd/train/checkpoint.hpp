@@ -1,5 +1,5 @@
-// Checkpoints: model parameters and buffers, optimizer state, position in training and RNG state, in one file
-// written atomically (to a temporary name, then renamed), so a crash never leaves a half-written checkpoint.
+// What one process's checkpoint holds (train/checkpoint_files.hpp writes and checks the files): model parameters
+// and buffers, optimizer state, position in training and RNG state; and the trained model's parameters.pt.
 #pragma once
 #include <ATen/core/Tensor.h>
 
@@ -26,14 +26,6 @@ struct Checkpoint {
   at::Tensor rng_state;  // torch's default CPU generator
   std::string model;     // name, to refuse resuming into another model
 };
-
-// File name of the checkpoint inside a run directory.
-std::string checkpoint_path(const std::string& run_dir);
-
-void save_checkpoint(const std::string& path, const Checkpoint& checkpoint);
-
-// Accepts a run directory or a checkpoint file. Throws distsgd::Error when missing or unreadable.
-Checkpoint load_checkpoint(const std::string& dir_or_file);
 
 // The trained model's flat parameter vector (parameters.pt in the run directory), loadable with
 // torch::load (C++); written atomically.

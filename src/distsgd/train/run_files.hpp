@@ -4,6 +4,7 @@
 #pragma once
 #include <nlohmann/json_fwd.hpp>
 
+#include <cstdint>
 #include <fstream>
 #include <string>
 
@@ -18,6 +19,8 @@ class RunFiles {
   const std::string& dir() const { return dir_; }
   void write_config(const nlohmann::json& config) const;
   void append_metrics(const nlohmann::json& record);
+  // A resumed run: drops the records of evaluations after `step` (rewritten atomically).
+  void drop_metrics_after(int64_t step);
   void write_summary(const nlohmann::json& summary) const;
 
  private:

@@ -2,6 +2,7 @@
 
 #include "distsgd/algo/algorithm.hpp"
 #include "distsgd/train/process.hpp"
+#include "distsgd/train/resume.hpp"
 #include "distsgd/train/worker_loop.hpp"
 
 #include <ctime>
@@ -16,7 +17,7 @@ namespace {
 void run_server(Process& p) {
   algo::ServerSetup setup{p.config, *p.comm, p.rank - p.config.workers, *p.flat, *p.timeline};
   auto server = algo::find_algorithm(p.config.algorithm).make_server(setup);
-  publish_server_statistics(p, server->serve());
+  publish_server_statistics(p, serve_with_checkpoints(p, *server));
   publish_trace(p);
 }
 

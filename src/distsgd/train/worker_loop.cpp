@@ -56,7 +56,9 @@ class WorkerLoop {
   const TrainConfig& c() const { return s_.c; }
   void checkpoint_after_evaluation() {
     // A diverged model would replace the last good checkpoint.
-    if (s_.divergence.here()) return;
+    if (s_.divergence.here() || s_.stop_reason == "diverged") return;
+    // Independent workers stopping at their own deadlines end at different steps: no common checkpoint.
+    if (s_.evaluate_only_at_end && s_.p.comm) return;
     if (c().checkpoint_each_epoch || c().checkpoint_every_steps > 0) save_checkpoint_now(s_);
   }
 
@@ -68,15 +70,17 @@ class WorkerLoop {
 
 void WorkerLoop::prepare() {
   Process& p = s_.p;
-  require(c().resume.empty() || !p.comm, "--resume works for single-process runs only (for now)");
   s_.evaluate_only_at_end = s_.info.independent_workers && c().time_budget > 0;
   s_.steps_per_epoch = data::ShardedLoader::steps_per_epoch(p.dataset.train.size(), c().workers, c().batch_size);
+  const bool resuming = !c().resume.empty();
+  if (resuming) restore_parameters(s_);  // before the algorithm is made: it may copy them (AD-PSGD)
   s_.algorithm =
       s_.info.make_worker(algo::WorkerSetup{c(), p.comm.get(), *p.model, *p.flat, *p.timeline, s_.steps_per_epoch});
-  const bool resuming = !c().resume.empty();
-  if (resuming) restore_from_checkpoint(s_);
+  if (resuming) restore_algorithm_state(s_);
   if (s_.leader()) {
     s_.files = std::make_unique<RunFiles>(c().out, c().overwrite, resuming);
+    // Evaluations after the checkpoint were made by the run that stopped; this run makes them again.
+    if (resuming) s_.files->drop_metrics_after(s_.position.global_step);
     auto config = config_json(c());
     config["threads_effective"] = p.threads;
     config["parameters"] = p.flat->numel();
@@ -208,6 +212,7 @@ bool WorkerLoop::train_one_epoch(data::ShardedLoader& loader, int64_t epoch) {
         !s_.divergence.here()) {
       save_checkpoint_now(s_);
     }
+    if (s_.leader()) poll_checkpoint(s_);
     progress_.maybe_print(s_, epoch, batch->step + 1, loss_value, lr);
   }
 }
@@ -252,6 +257,7 @@ nlohmann::json WorkerLoop::run() {
     evaluate_and_record(s_);
     checkpoint_after_evaluation();
   }
+  finish_checkpoints(s_);
   s_.algorithm->before_evaluation();
   if (s_.leader()) save_parameters(p.flat->params(), (std::filesystem::path(c().out) / "parameters.pt").string());
   s_.algorithm->after_evaluation();

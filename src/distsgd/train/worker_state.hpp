@@ -6,6 +6,7 @@
 #include "distsgd/core/timer.hpp"
 #include "distsgd/optim/lr_schedule.hpp"
 #include "distsgd/train/checkpoint.hpp"
+#include "distsgd/train/checkpoint_files.hpp"
 #include "distsgd/train/divergence.hpp"
 #include "distsgd/train/evaluate.hpp"
 #include "distsgd/train/process.hpp"
@@ -47,6 +48,14 @@ struct WorkerState {
   bool evaluate_only_at_end = false;  // independent workers under a time budget
   std::string stop_reason = "epochs";
   DivergenceWatch divergence;
+
+  // Checkpoints (resume.cpp): the file being resumed from, until restored; the last id this worker wrote; worker 0's
+  // checkpoint waiting for the others' files, where it was taken, and how many processes are known to have written.
+  std::unique_ptr<RankFile> resumed;
+  int64_t last_checkpoint_id = -1;
+  int64_t pending_checkpoint = -1;
+  TrainingPosition pending_position;
+  int64_t pending_written = 0;
 
   double wall_now() const { return wall_seconds_before + seconds_since(wall_start); }
   bool leader() const { return p.leader(); }

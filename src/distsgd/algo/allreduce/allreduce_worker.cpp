@@ -38,9 +38,9 @@ void AllreduceWorker::add_to_summary(nlohmann::json& summary, const std::vector<
   summary["overlap"] = name_of(kOverlap.of(config_));
 }
 
-void AllreduceWorker::update(at::Tensor params, at::Tensor grads, double lr, int64_t offset) {
+void AllreduceWorker::update(at::Tensor params, at::Tensor grads, double lr, int64_t offset, double divisor) {
   TimedPhase phase(timeline_, "update", update_time_);
-  optimizer_.step(params, grads, lr, offset);
+  optimizer_.step(params, grads, lr, offset, {divisor});
 }
 
 void AllreduceWorker::wait(comm::Work& work) {

@@ -22,8 +22,9 @@ class AllreduceWorker : public WorkerAlgorithm {
   void add_to_summary(nlohmann::json& summary, const std::vector<nlohmann::json>& server_statistics) override;
 
  protected:
-  // The optimizer step on params[offset, offset + n), timed as update.
-  void update(at::Tensor params, at::Tensor grads, double lr, int64_t offset);
+  // The optimizer step on params[offset, offset + n), timed as update; grads are divided by `divisor` in the same
+  // pass (a sum over the workers -> their mean).
+  void update(at::Tensor params, at::Tensor grads, double lr, int64_t offset, double divisor = 1);
   // Waits for a collective, timed as communication wait (nothing when it is already done).
   void wait(comm::Work& work);
   // Puts the collective on the timeline from launch to completion.

@@ -22,8 +22,7 @@ class BucketedAllreduce final : public AllreduceWorker {
   void after_backward(int64_t, double lr) override {
     tracker_.flush();
     for (auto& reduction : reductions_) wait(reduction);
-    flat_.grads().div_(static_cast<double>(workers_));
-    update(flat_.params(), flat_.grads(), lr, 0);
+    update(flat_.params(), flat_.grads(), lr, 0, static_cast<double>(workers_));  // the mean, in the same pass
   }
 
  private:

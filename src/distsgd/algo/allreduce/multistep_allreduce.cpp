@@ -8,10 +8,14 @@
 #include "distsgd/algo/allreduce/gradient_buckets.hpp"
 #include "distsgd/models/model.hpp"
 #include "distsgd/optim/flat_parameters.hpp"
+#include "distsgd/optim/float_buffer.hpp"
+#include "distsgd/optim/kernels.hpp"
 
 #include <ATen/core/Tensor.h>
 #include <ATen/core/grad_mode.h>
 #include <ATen/ops/zeros.h>
+
+#include <vector>
 
 namespace distsgd::algo::allreduce {
 namespace {
@@ -69,6 +73,11 @@ class MultistepAllreduce final : public AllreduceWorker {
   }
 
   void before_evaluation() override { wait_gathers(); }
+  // The step's parameters are complete only once its allgathers are in.
+  void save_state(AlgorithmState& state) override {
+    wait_gathers();
+    AllreduceWorker::save_state(state);
+  }
   void finish() override { wait_gathers(); }
 
  private:
@@ -98,10 +107,15 @@ class MultistepAllreduce final : public AllreduceWorker {
       const int64_t begin = rank_ * s.chunk;
       const int64_t count = std::max<int64_t>(0, std::min(bucket.numel - begin, s.chunk));
       if (count == 0) continue;
-      auto reduced = s.received.view({workers_, s.chunk}).sum(0).narrow(0, 0, count).div_(workers_);
+      // The workers' slices summed in rank order into `own` (free until the new parameters are copied in), then
+      // averaged and applied in the step's one pass.
+      std::vector<const float*> rows;
+      for (int64_t w = 0; w < workers_; ++w) rows.push_back(optim::floats(s.received) + w * s.chunk);
+      auto reduced = s.own.narrow(0, 0, count);
+      optim::kernels::sum_rows(optim::floats(reduced), rows.data(), rows.size(), optim::length(reduced));
       auto params = flat_.params().narrow(0, bucket.offset + begin, count);
-      update(params, reduced, lr, bucket.offset + begin);
-      s.own.narrow(0, 0, count).copy_(params);
+      update(params, reduced, lr, bucket.offset + begin, static_cast<double>(workers_));
+      reduced.copy_(params);
     }
     // Input-side buckets (the highest indices) first: the next forward needs them first.
     for (size_t b = buckets_.size(); b-- > 0;) {

@@ -18,9 +18,8 @@ class WholeGradientAllreduce final : public AllreduceWorker {
       auto reduction = traced(comm_->allreduce_sum(flat_.grads()), "allreduce bucket 0");
       bytes_sent_ += static_cast<int64_t>(2 * share() * 4.0 * static_cast<double>(flat_.numel()));  // ring
       wait(reduction);
-      flat_.grads().div_(static_cast<double>(workers_));
     }
-    update(flat_.params(), flat_.grads(), lr, 0);
+    update(flat_.params(), flat_.grads(), lr, 0, static_cast<double>(workers_));  // the mean, in the same pass
   }
 };
 

@@ -31,7 +31,6 @@ std::vector<const OptionSpec*> compression_options() {
 
 void check_compression(const TrainConfig& c) {
   if (!dgc_enabled(c)) return;
-  require(c.resume.empty(), "--resume: checkpoints do not hold DGC's accumulators yet; --compress dgc cannot resume");
 }
 
 }  // namespace distsgd::algo::compression

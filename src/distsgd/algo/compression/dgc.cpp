@@ -3,11 +3,12 @@
 #include "distsgd/algo/compression/compression_options.hpp"
 #include "distsgd/core/error.hpp"
 #include "distsgd/optim/flat_parameters.hpp"
+#include "distsgd/optim/float_buffer.hpp"
+#include "distsgd/optim/kernels.hpp"
 
 #include <ATen/TensorOperators.h>
 #include <ATen/core/Tensor.h>
 #include <ATen/core/grad_mode.h>
-#include <ATen/ops/cat.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/zeros.h>
 
@@ -61,28 +62,44 @@ double DgcCompressor::density_at(int64_t step) const {
 }
 
 SparseGradient DgcCompressor::compress(const at::Tensor& gradient, const at::Tensor& parameters, double density) {
-  at::NoGradGuard no_grad;
-  auto g = gradient.add(parameters, options_.weight_decay);
+  const int64_t numel = momentum_.numel();
+  require(gradient.numel() == numel && parameters.numel() == numel,
+          "--compress dgc: the gradient or the parameters do not match the compressor's size");
+  const float* g = optim::floats(gradient);
+  const float* p = optim::floats(parameters);
+  float* u = optim::floats(momentum_);
+  float* v = optim::floats(residual_);
+  const auto n = static_cast<size_t>(numel);
+  double clip = 1;
   if (options_.clip_norm > 0) {
     const double threshold = options_.clip_norm / std::sqrt(static_cast<double>(options_.workers));
-    const double norm = g.norm().item<double>();
-    if (norm > threshold) g.mul_(threshold / norm);
+    const double norm = std::sqrt(optim::kernels::dgc_decayed_norm_squared(g, p, n, options_.weight_decay));
+    if (norm > threshold) clip = threshold / norm;
   }
-  momentum_.mul_(options_.momentum).add_(g);
-  residual_.add_(momentum_);
+  // One pass: u = mu*u + clip*(g + wd*x); v += u (the ATen chain's operations, in its order).
+  optim::kernels::dgc_accumulate(u, v, g, p, n, options_.momentum, options_.weight_decay, clip);
 
-  std::vector<at::Tensor> indices, values;
+  int64_t total = 0;
+  for (const auto& slot : slots_) total += dgc_entries(slot.numel, density);
+  auto indices = at::empty({total}, at::kLong);
+  auto values = at::empty({total}, at::kFloat);
+  int64_t* index = indices.data_ptr<int64_t>();
+  float* value = values.data_ptr<float>();
   for (const auto& slot : slots_) {
-    auto v = residual_.narrow(0, slot.offset, slot.numel);
-    auto u = momentum_.narrow(0, slot.offset, slot.numel);
     const int64_t k = dgc_entries(slot.numel, density);
-    auto local = std::get<0>(std::get<1>(v.abs().topk(k, 0, /*largest=*/true, /*sorted=*/false)).sort());
-    values.push_back(v.index_select(0, local));
-    indices.push_back(local + slot.offset);
-    v.index_fill_(0, local, 0);
-    u.index_fill_(0, local, 0);
+    // The exact top k by magnitude, found from a sampled threshold and one pass (no sort of the tensor).
+    optim::kernels::top_magnitudes(v + slot.offset, static_cast<size_t>(slot.numel), static_cast<size_t>(k), index);
+    for (int64_t j = 0; j < k; ++j) {
+      const int64_t i = index[j] + slot.offset;
+      index[j] = i;
+      value[j] = v[i];
+      v[i] = 0;  // factor masking: the sent entries stop carrying momentum
+      u[i] = 0;
+    }
+    index += k;
+    value += k;
   }
-  return {at::cat(indices), at::cat(values)};
+  return {indices, values};
 }
 
 at::Tensor pack(const SparseGradient& sparse) {
@@ -106,6 +123,16 @@ void add_sparse(at::Tensor& dense, const SparseGradient& sparse, int64_t offset)
   require(local.min().item<int64_t>() >= 0 && local.max().item<int64_t>() < dense.numel(),
           "a sparse gradient names an entry outside the receiving range");
   dense.index_add_(0, local, sparse.values);
+}
+
+void DgcCompressor::save_state(AlgorithmState& state) const {
+  state.put("dgc_momentum", momentum_);
+  state.put("dgc_residual", residual_);
+}
+
+void DgcCompressor::load_state(const AlgorithmState& state) {
+  state.copy_to("dgc_momentum", momentum_);
+  state.copy_to("dgc_residual", residual_);
 }
 
 }  // namespace distsgd::algo::compression

@@ -7,6 +7,7 @@
 // The receiver adds what arrives and applies plain SGD (x <- x - lr * mean), since momentum and weight decay
 // already happened here. k per tensor is a function of the density alone, so message sizes are known in advance.
 #pragma once
+#include "distsgd/algo/algorithm_state.hpp"
 #include "distsgd/core/config.hpp"
 
 #include <ATen/core/Tensor.h>
@@ -60,6 +61,9 @@ class DgcCompressor {
   const at::Tensor& momentum() const { return momentum_; }
   const at::Tensor& residual() const { return residual_; }
   const DgcOptions& options() const { return options_; }
+  // Checkpoints: u and v as "dgc_momentum" and "dgc_residual".
+  void save_state(AlgorithmState& state) const;
+  void load_state(const AlgorithmState& state);
 
  private:
   std::vector<optim::ParameterSlot> slots_;

@@ -7,6 +7,8 @@
 #include "distsgd/core/timeline.hpp"
 #include "distsgd/core/timer.hpp"
 #include "distsgd/optim/flat_parameters.hpp"
+#include "distsgd/optim/float_buffer.hpp"
+#include "distsgd/optim/kernels.hpp"
 
 #include <ATen/core/Tensor.h>
 #include <ATen/core/grad_mode.h>
@@ -41,10 +43,15 @@ class SparseAllgatherSgd final : public WorkerAlgorithm {
     TimedPhase phase(setup_.timeline, "update", update_time_);
     at::NoGradGuard no_grad;
     auto& sum = flat.grads();  // reused as the dense mean of the workers' selections
-    sum.zero_();
+    optim::kernels::zero(optim::floats(sum), optim::length(sum));
     for (const auto& g : gathered) add_sparse(sum, unpack(g));  // rank order: identical on every worker
-    flat.params().add_(sum, -lr / static_cast<double>(workers_));
+    optim::kernels::add_scaled(optim::floats(flat.params()), optim::floats(sum), optim::length(sum),
+                               -lr / static_cast<double>(workers_));
   }
+
+  // Momentum and weight decay live in the compressor's accumulators.
+  void save_state(AlgorithmState& state) override { compressor_.save_state(state); }
+  void load_state(const AlgorithmState& state) override { compressor_.load_state(state); }
 
   AlgorithmStats stats() const override {
     AlgorithmStats s;

@@ -66,6 +66,15 @@ class Adpsgd final : public GossipWorker {
     }
   }
 
+  // The model is x, which the passive side's receiving thread averages into at any time: it is saved under the
+  // model's lock, replacing the flat parameters train/ saved (a resumed worker's x starts from those, restored
+  // before this algorithm is made).
+  void save_state(AlgorithmState& state) override {
+    GossipWorker::save_state(state);
+    std::lock_guard<std::mutex> lock(model_->mutex);
+    state.put("parameters", model_->x);
+  }
+
   void before_evaluation() override {
     if (active_) wait_until([&] { return completed_ >= requested_; });
     std::lock_guard<std::mutex> lock(model_->mutex);

@@ -7,7 +7,6 @@
 
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/empty.h>
-#include <ATen/ops/tensor.h>
 
 #include <algorithm>
 #include <atomic>
@@ -23,7 +22,7 @@ namespace {
 
 enum Tag : int64_t { kHeaderTag = 301, kPayloadTag = 302, kReplyTag = 303 };
 
-constexpr int64_t kHeaderBytes = 4 * 8;
+constexpr int64_t kHeaderBytes = kGossipHeaderSize * 8;
 
 void sleep_up_to(double max_ms, uint64_t draw) {
   if (max_ms <= 0) return;
@@ -77,13 +76,13 @@ GossipEndpoint::GossipEndpoint(comm::Communicator& comm, EndpointOptions options
                                    numel = options_.numel, delay_ms = options_.test_delay_ms, seed = options_.seed] {
       uint64_t draws = 0;
       try {
-        auto header = at::empty({4}, at::kDouble);
+        auto header = at::empty({kGossipHeaderSize}, at::kDouble);
         while (true) {
           comm.receive(header, peer, kHeaderTag).wait();
-          const auto* h = header.data_ptr<double>();
-          const auto kind = static_cast<MessageKind>(static_cast<int64_t>(h[0]));
-          const auto step = static_cast<int64_t>(h[1]);
-          const double weight = h[2];
+          const GossipHeader h = decode_gossip_header(header.data_ptr<double>(), peer);
+          const MessageKind kind = h.kind;
+          const int64_t step = h.step;
+          const double weight = h.weight;
           if (kind == MessageKind::kDone) break;
           if (kind == MessageKind::kKeepAlive) continue;
           at::Tensor reply;
@@ -111,7 +110,8 @@ GossipEndpoint::GossipEndpoint(comm::Communicator& comm, EndpointOptions options
             shared->ages.add(mine - step);
             shared->ages.add(step - mine);
           } else {
-            throw Error("gossip: unknown message kind " + std::to_string(h[0]) + " from rank " + std::to_string(peer));
+            throw Error("gossip: unexpected message kind " + std::to_string(static_cast<int64_t>(kind)) +
+                        " from rank " + std::to_string(peer));
           }
           sleep_up_to(delay_ms, topology::mix_hash(seed + 7, static_cast<uint64_t>(peer), ++draws));
           comm.send(reply, peer, kReplyTag).wait();
@@ -166,8 +166,8 @@ void GossipEndpoint::delay() {
 
 void GossipEndpoint::send_header(int64_t peer, MessageKind kind, int64_t step, double weight,
                                  std::vector<comm::Work>& works) {
-  auto header = at::tensor({static_cast<double>(static_cast<int64_t>(kind)), static_cast<double>(step), weight, 0.0},
-                           at::kDouble);
+  auto header = at::empty({kGossipHeaderSize}, at::kDouble);
+  encode_gossip_header({kind, step, weight}, header.data_ptr<double>());
   works.push_back(comm_.send(header, peer, kHeaderTag));
   bytes_sent_->fetch_add(kHeaderBytes);
   sent_to(peer);

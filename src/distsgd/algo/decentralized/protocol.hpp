@@ -5,10 +5,12 @@
 //   exchange  (header + payload; the peer combines it and replies with its own model, AD-PSGD's pairwise step)
 // Every worker runs one receiving thread per peer that may contact it; those threads keep serving until each of
 // those peers has said it is done (finish()), so a worker that finished never blocks one still training.
-// A header is float64[4] = {kind, step, weight, unused}; payloads and replies are float32[numel]. Each message kind
-// travels on its own tag so the receiving thread, the requesting thread and async pushes never match each other's
-// messages. Every wait is bounded by the communicator's timeout (Gloo's), and fails with the peer's rank.
+// A header is float64[5] = {magic, protocol version, kind, step, weight} (gossip_header.hpp: checked on arrival);
+// payloads and replies are float32[numel]. Each message kind travels on its own tag so the receiving thread, the
+// requesting thread and async pushes never match each other's messages. Every wait is bounded by the communicator's
+// timeout (Gloo's), and fails with the peer's rank.
 #pragma once
+#include "distsgd/algo/decentralized/gossip_header.hpp"
 #include "distsgd/comm/communicator.hpp"
 #include "distsgd/core/option.hpp"
 
@@ -25,8 +27,6 @@
 #include <vector>
 
 namespace distsgd::algo::decentralized {
-
-enum class MessageKind : int64_t { kDone = 0, kPush = 1, kPullRequest = 2, kExchange = 3, kKeepAlive = 4 };
 
 struct PushMessage {
   int64_t sender = -1;

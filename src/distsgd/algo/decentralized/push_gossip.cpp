@@ -51,7 +51,8 @@ class PushGossip final : public GossipWorker {
     endpoint_.keep_alive();
     if (options_.wait_lag >= 0) {
       TimedPhase phase(timeline_, "wait for messages", waiting_);
-      inbox_->wait_for_received(step + 1 - options_.wait_lag, comm_.timeout(), [this] { endpoint_.check(); });
+      inbox_->wait_for_received(step + 1 - options_.wait_lag - resumed_steps_, comm_.timeout(),
+                                [this] { endpoint_.check(); });
       merge_arrived();
     }
   }
@@ -66,6 +67,18 @@ class PushGossip final : public GossipWorker {
   }
 
   double model_weight() const override { return weight_; }
+  // Push-sum mass still in flight when a checkpoint is taken is not in it (the weights then sum to less than 1).
+  void save_state(AlgorithmState& state) override {
+    GossipWorker::save_state(state);
+    state.put_real("push_sum_weight", weight_);
+    state.put_integer("gossip_steps_done", step_ + 1);
+  }
+  void load_state(const AlgorithmState& state) override {
+    GossipWorker::load_state(state);
+    weight_ = state.real("push_sum_weight");
+    // The inbox counts this run's messages only: the peers' resumed iterations.
+    resumed_steps_ = state.integer("gossip_steps_done");
+  }
 
  private:
   const GossipEndpoint& endpoint() const override { return endpoint_; }
@@ -98,8 +111,9 @@ class PushGossip final : public GossipWorker {
 
   comm::Communicator& comm_;
   PushGossipOptions options_;
-  double weight_;     // the push-sum weight w_i; the optimizer's momentum is over z
-  int64_t step_ = 0;  // the iteration under way (the age of a merged message is step_ less the sender's)
+  double weight_;              // the push-sum weight w_i; the optimizer's momentum is over z
+  int64_t step_ = 0;           // the iteration under way (the age of a merged message is step_ less the sender's)
+  int64_t resumed_steps_ = 0;  // a resumed run: the iterations before it (its inbox counts from there)
   std::mt19937_64 coin_;
   std::shared_ptr<Inbox> inbox_;  // held by the receiving threads too
   GossipEndpoint endpoint_;       // last: its threads start once everything above exists

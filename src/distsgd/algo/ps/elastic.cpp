@@ -1,17 +1,19 @@
 #include "distsgd/algo/ps/elastic.hpp"
 
-#include <ATen/TensorOperators.h>
+#include "distsgd/core/error.hpp"
+#include "distsgd/optim/float_buffer.hpp"
+#include "distsgd/optim/kernels.hpp"
+
 #include <ATen/core/Tensor.h>
-#include <ATen/core/grad_mode.h>
-#include <ATen/ops/sub.h>
 
 namespace distsgd::algo::ps {
 
 void elastic_exchange(at::Tensor& x_tilde, const at::Tensor& x_worker, double alpha, at::Tensor& worker_out) {
-  at::NoGradGuard no_grad;
-  auto e = (x_worker - x_tilde).mul_(alpha);
-  x_tilde.add_(e);
-  at::sub_out(worker_out, x_worker, e);
+  require(x_worker.numel() == x_tilde.numel() && worker_out.numel() == x_tilde.numel(),
+          "EASGD: the worker's slice and the server's differ in size");
+  // One pass: e = (x_i - x~) * alpha; x~ += e; out = x_i - e.
+  optim::kernels::elastic(optim::floats(x_tilde), optim::floats(x_worker), optim::floats(worker_out),
+                          optim::length(x_tilde), alpha);
 }
 
 }  // namespace distsgd::algo::ps

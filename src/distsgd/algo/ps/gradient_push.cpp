@@ -139,7 +139,8 @@ Reply GradientPush::finish() {
         params_.narrow(0, s.offset, s.numel).copy_(incoming_.narrow(0, wire + s.local, s.numel));
       }
     }
-    if (piece.shard == 0) last = decode_reply(reply.header);
+    const Reply decoded = decode_reply(reply.header, client_.server_rank(piece.shard));  // checks every reply
+    if (piece.shard == 0) last = decoded;
   }
   replies_.clear();
   return last;

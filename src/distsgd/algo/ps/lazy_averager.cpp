@@ -1,9 +1,13 @@
 #include "distsgd/algo/ps/lazy_averager.hpp"
 
+#include "distsgd/core/error.hpp"
+#include "distsgd/optim/float_buffer.hpp"
+#include "distsgd/optim/kernels.hpp"
 #include "distsgd/optim/sgd.hpp"
 
 #include <ATen/core/Tensor.h>
 #include <ATen/core/grad_mode.h>
+#include <ATen/ops/tensor.h>
 #include <ATen/ops/zeros.h>
 
 #include <algorithm>
@@ -29,16 +33,32 @@ LazyAverager::LazyAverager(int64_t numel, int64_t workers, int64_t pi)
 int64_t LazyAverager::add(int64_t worker, const at::Tensor& gradient, at::Tensor& x_tilde, double lr,
                           optim::MomentumSgd& optimizer) {
   at::NoGradGuard no_grad;
-  sum_.add_(gradient);
+  require(gradient.numel() == sum_.numel(), "ALADDIN: a gradient of another size than the shard");
+  optim::kernels::accumulate(optim::floats(sum_), optim::floats(gradient), optim::length(sum_));
   ++count_;
   if (++per_worker_[worker] < pi_) return 0;
   const int64_t averaged = count_;
-  sum_.div_(static_cast<double>(averaged));
-  optimizer.step(x_tilde, sum_, lr);
-  sum_.zero_();
+  // One pass: average, step, and reset the sum for the next round.
+  optim::StepOptions options{static_cast<double>(averaged), optim::kernels::GradsAfter::kZero};
+  optimizer.step(x_tilde, sum_, lr, 0, options);
   count_ = 0;
   per_worker_[worker] = 0;
   return averaged;
+}
+
+void LazyAverager::save_state(AlgorithmState& state) const {
+  state.put("averager_sum", sum_);
+  state.put_integer("averager_count", count_);
+  state.put("averager_per_worker", at::tensor(per_worker_, at::kLong));
+}
+
+void LazyAverager::load_state(const AlgorithmState& state) {
+  state.copy_to("averager_sum", sum_);
+  count_ = state.integer("averager_count");
+  const auto& per_worker = state.tensor("averager_per_worker");
+  require(per_worker.numel() == static_cast<int64_t>(per_worker_.size()),
+          "the checkpoint's ALADDIN counts are of another run");
+  for (size_t w = 0; w < per_worker_.size(); ++w) per_worker_[w] = per_worker[static_cast<int64_t>(w)].item<int64_t>();
 }
 
 }  // namespace distsgd::algo::ps

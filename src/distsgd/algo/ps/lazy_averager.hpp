@@ -4,6 +4,7 @@
 // update, taken by the server's optimizer: plain SGD, or momentum SGD with --momentum-at server|both), g_acc, c
 // and c_i are reset, and worker i receives (x~, alpha).
 #pragma once
+#include "distsgd/algo/algorithm_state.hpp"
 #include "distsgd/core/enum_names.hpp"
 
 #include <ATen/core/Tensor.h>
@@ -34,6 +35,9 @@ class LazyAverager {
               optim::MomentumSgd& optimizer);
 
   int64_t accumulated() const { return count_; }
+  // Checkpoints: the gradients accumulated towards the next update and the counts.
+  void save_state(AlgorithmState& state) const;
+  void load_state(const AlgorithmState& state);
 
  private:
   at::Tensor sum_;

@@ -5,49 +5,28 @@
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/cat.h>
 #include <ATen/ops/empty.h>
-#include <ATen/ops/tensor.h>
 
 #include <algorithm>
 
 namespace distsgd::algo::ps {
 
-at::Tensor encode(const Request& r) {
-  return at::tensor({static_cast<double>(r.kind), static_cast<double>(r.step), r.lr, static_cast<double>(r.clock),
-                     static_cast<double>(r.version), static_cast<double>(r.entries), static_cast<double>(r.offset),
-                     static_cast<double>(r.numel), static_cast<double>(r.contributions)},
-                    at::kDouble);
+at::Tensor encode(const Request& request) {
+  auto header = at::empty({kRequestHeaderSize}, at::kDouble);
+  encode_request(request, header.data_ptr<double>());
+  return header;
 }
 
-Request decode_request(const at::Tensor& header) {
-  const double* h = header.data_ptr<double>();
-  Request r;
-  r.kind = static_cast<RequestKind>(static_cast<int64_t>(h[0]));
-  r.step = static_cast<int64_t>(h[1]);
-  r.lr = h[2];
-  r.clock = static_cast<int64_t>(h[3]);
-  r.version = static_cast<int64_t>(h[4]);
-  r.entries = static_cast<int64_t>(h[5]);
-  r.offset = static_cast<int64_t>(h[6]);
-  r.numel = static_cast<int64_t>(h[7]);
-  r.contributions = static_cast<int64_t>(h[8]);
-  return r;
+Request decode_request(const at::Tensor& header, const RequestBounds& bounds) {
+  return decode_request(header.data_ptr<double>(), bounds);
 }
 
-at::Tensor encode(const Reply& r) {
-  return at::tensor(
-      {static_cast<double>(r.kind), static_cast<double>(r.version), r.alpha, static_cast<double>(r.slowest)},
-      at::kDouble);
+at::Tensor encode(const Reply& reply) {
+  auto header = at::empty({kReplyHeaderSize}, at::kDouble);
+  encode_reply(reply, header.data_ptr<double>());
+  return header;
 }
 
-Reply decode_reply(const at::Tensor& header) {
-  const double* h = header.data_ptr<double>();
-  Reply r;
-  r.kind = static_cast<ReplyKind>(static_cast<int64_t>(h[0]));
-  r.version = static_cast<int64_t>(h[1]);
-  r.alpha = h[2];
-  r.slowest = static_cast<int64_t>(h[3]);
-  return r;
-}
+Reply decode_reply(const at::Tensor& header, int64_t peer) { return decode_reply(header.data_ptr<double>(), peer); }
 
 PsClient::PsClient(comm::Communicator& comm, std::vector<ShardRange> shards)
     : comm_(comm), shards_(std::move(shards)) {}
@@ -126,7 +105,7 @@ std::vector<Reply> PsClient::receive_from_all(at::Tensor& flat) {
   std::vector<Reply> replies;
   for (size_t s = 0; s < shards_.size(); ++s) {
     if (!shards_[s].contiguous()) scatter_shard(staging[s], shards_[s], flat);
-    replies.push_back(decode_reply(headers[s]));
+    replies.push_back(decode_reply(headers[s], server_rank(s)));
   }
   return replies;
 }

@@ -1,12 +1,15 @@
 // The request/reply protocol between workers and parameter-server shards. Every request is a small header
-// (float64: kind, step, lr, clock, version, entries, offset, numel, contributions) followed, for kinds that carry
+// (messages.hpp: float64 magic, protocol version, kind, step, lr, clock, version, entries, offset, numel,
+// contributions; checked against the shard's bounds on arrival) followed, for kinds that carry
 // one, by a payload: the shard's slice or a piece of it (wait-free backprop: elements [offset, offset + numel) of the
 // shard's buffer), or for a compressed gradient (--compress dgc) `entries` selected entries in DGC's packed format,
-// indexed in the shard's buffer. Replies are a header (kind, version, alpha, slowest) and the values of the piece
-// the request carried (the whole shard for a pull). Server-initiated pushes (ALADDIN) use their own tags so they
-// never mix with replies. c10d matches point-to-point messages by (source, tag), in the order they were posted.
+// indexed in the shard's buffer. Replies are a header (magic, protocol version, kind, version, alpha, slowest) and the
+// values of the piece the request carried (the whole shard for a pull). Server-initiated pushes (ALADDIN) use their own
+// tags so they never mix with replies. c10d matches point-to-point messages by (source, tag), in the order they were
+// posted.
 #pragma once
 #include "distsgd/algo/compression/dgc.hpp"
+#include "distsgd/algo/ps/messages.hpp"
 #include "distsgd/algo/ps/shard_layout.hpp"
 #include "distsgd/algo/ps/shard_pieces.hpp"
 
@@ -22,15 +25,6 @@ class Work;
 
 namespace distsgd::algo::ps {
 
-enum class RequestKind : int64_t {
-  kDone = 0,          // the worker has finished; no payload, no reply
-  kGradient = 1,      // payload: gradient slice; reply: parameters (BSP, ASP)
-  kPushGradient = 2,  // payload: gradient slice; no reply (SSP, ALADDIN)
-  kPull = 3,          // no payload; reply: parameters (SSP gated by clock; evaluation with clock < 0)
-  kParameters = 4,    // payload: the worker's parameter slice; reply: its new slice (EASGD)
-  kRetire = 5,        // the worker takes no more steps (it may still pull for evaluation); no payload, no reply
-};
-
 enum Tag : int64_t {
   kHeaderTag = 101,
   kPayloadTag = 102,
@@ -42,38 +36,11 @@ enum Tag : int64_t {
   kHostParametersTag = 108,  // ... and the new parameters back
 };
 
-struct Request {
-  RequestKind kind = RequestKind::kDone;
-  int64_t step = 0;
-  double lr = 0;
-  int64_t clock = 0;          // iterations the worker has completed (SSP); < 0: not gated
-  int64_t version = 0;        // server version the worker's parameters derive from (staleness)
-  int64_t entries = -1;       // payload: < 0 dense shard slice; >= 0 that many sparse entries (DGC)
-  int64_t offset = 0;         // a dense payload's place in the shard's buffer ...
-  int64_t numel = -1;         // ... and its length (< 0: the whole shard)
-  int64_t contributions = 1;  // gradients summed in the payload (BSP local aggregation)
-};
-constexpr int64_t kRequestHeaderSize = 9;
-
-// The elements of the shard a dense request carries: [request.offset, request.offset + this).
-inline int64_t payload_numel(const Request& request, int64_t shard_numel) {
-  return request.numel < 0 ? shard_numel : request.numel;
-}
-
-enum class ReplyKind : int64_t { kParameters = 1, kGoodbye = 2 };
-
-struct Reply {
-  ReplyKind kind = ReplyKind::kParameters;
-  int64_t version = 0;   // updates the shard had applied when it replied
-  double alpha = 0;      // mixing weight (ALADDIN)
-  int64_t slowest = -1;  // SSP: the slowest active worker's clock at this shard (< 0: not known)
-};
-constexpr int64_t kReplyHeaderSize = 4;
-
+// Headers as float64 tensors (messages.hpp has the layout and the checks).
 at::Tensor encode(const Request& request);
-Request decode_request(const at::Tensor& header);
+Request decode_request(const at::Tensor& header, const RequestBounds& bounds);
 at::Tensor encode(const Reply& reply);
-Reply decode_reply(const at::Tensor& header);
+Reply decode_reply(const at::Tensor& header, int64_t peer);
 
 // Worker side: talks to every shard.
 class PsClient {

@@ -134,4 +134,16 @@ void PsWorker::add_to_summary(nlohmann::json& summary, const std::vector<nlohman
   summary["server_statistics"] = shards;
 }
 
+void PsWorker::save_state(AlgorithmState& state) {
+  WorkerAlgorithm::save_state(state);
+  if (dgc_) dgc_->save_state(state);
+  state.put_integer("version", version_);
+}
+
+void PsWorker::load_state(const AlgorithmState& state) {
+  WorkerAlgorithm::load_state(state);
+  if (dgc_) dgc_->load_state(state);
+  version_ = state.integer("version");
+}
+
 }  // namespace distsgd::algo::ps

@@ -24,6 +24,9 @@ class PsWorker : public WorkerAlgorithm {
   void after_evaluation() override;
   void finish() override;
   AlgorithmStats stats() const override;
+  // Checkpoints: the momentum (optimizer_state()), DGC's accumulators and the servers' version.
+  void save_state(AlgorithmState& state) override;
+  void load_state(const AlgorithmState& state) override;
   // The sharding, the servers' figures, and their staleness over all shards.
   void add_to_summary(nlohmann::json& summary, const std::vector<nlohmann::json>& server_statistics) override;
 

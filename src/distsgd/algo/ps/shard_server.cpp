@@ -46,11 +46,8 @@ at::Tensor WorkerChannel::receive_gradient(const Request& request) {
   const int64_t shard_numel = server_.range().numel;
   at::Tensor piece;
   if (request.entries < 0) {
+    // decode_request() has checked that [offset, offset + numel) lies within the shard.
     const int64_t numel = payload_numel(request, shard_numel);
-    require(request.offset >= 0 && numel >= 0 && request.offset + numel <= shard_numel,
-            "a gradient piece [" + std::to_string(request.offset) + ", +" + std::to_string(numel) +
-                ") lies outside shard " + std::to_string(server_.shard()) + " of " + std::to_string(shard_numel) +
-                " elements");
     piece = payload_.narrow(0, request.offset, numel);
     server_.delay_payload();
     server_.comm().receive(piece, worker_, kPayloadTag).wait();
@@ -127,6 +124,8 @@ nlohmann::json ShardServer::statistics() {
   s["updates"] = version_;
   s["staleness_mean"] = staleness_count_ > 0 ? staleness_sum_ / static_cast<double>(staleness_count_) : 0.0;
   s["staleness_max"] = staleness_max_;
+  // ASP, SSP and ALADDIN record the staleness of every gradient: so many arrived (make soak checks none was lost).
+  if (staleness_count_ > 0) s["gradients_received"] = staleness_count_;
   return s;
 }
 
@@ -144,7 +143,7 @@ void ShardServer::serve(const Handler& handle, const DoneHandler& on_done) {
         auto header = at::empty({kRequestHeaderSize}, at::kDouble);
         while (true) {
           comm_.receive(header, w, kHeaderTag).wait();
-          const Request request = decode_request(header);
+          const Request request = decode_request(header, {w, shard_, range_.numel, workers()});
           if (request.kind == RequestKind::kDone) {
             if (on_done) on_done(channel);
             break;
@@ -174,6 +173,16 @@ void ShardServer::serve(const Handler& handle, const DoneHandler& on_done) {
   }
   lock.unlock();
   for (auto& t : threads) t.join();
+}
+
+void ShardServer::save_state(AlgorithmState& state) const {
+  state.put("shard_parameters", parameters_);
+  state.put_integer("shard_version", version_);
+}
+
+void ShardServer::load_state(const AlgorithmState& state) {
+  state.copy_to("shard_parameters", parameters_);
+  version_ = state.integer("shard_version");
 }
 
 }  // namespace distsgd::algo::ps

@@ -76,6 +76,9 @@ class ShardServer {
   int64_t version() const { return version_; }
   void count_update() { ++version_; }
   void record_staleness(int64_t staleness);
+  // Checkpoints, under mutex(): x~ of this shard ("shard_parameters") and its version.
+  void save_state(AlgorithmState& state) const;
+  void load_state(const AlgorithmState& state);
 
   // Figures for summary.json (what a server's serve() returns): staleness (mean, max), updates, plus what the
   // algorithm adds to extra().
