@@ -36,6 +36,12 @@ TEST(LinkSpec, ParsesDelayJitterAndLoss) {
   EXPECT_FALSE(parse_link("--net", "1gbit").impairment.any());
   const auto delay_only = parse_link("--net", "unshaped,delay=5ms");
   EXPECT_DOUBLE_EQ(delay_only.impairment.delay_seconds, 5e-3);
+  // An outage: down 5 s after the start, for 90 s (longer than delays may be).
+  const auto outage = parse_link("--link worker1", "down=5s+90s", parse_link("--net", "1gbit"));
+  EXPECT_DOUBLE_EQ(outage.impairment.down_after_seconds, 5);
+  EXPECT_DOUBLE_EQ(outage.impairment.down_for_seconds, 90);
+  EXPECT_DOUBLE_EQ(outage.rate_bits_per_second, 1e9);
+  EXPECT_TRUE(outage.impairment.any());
 }
 
 TEST(LinkSpec, AnOverrideKeepsWhatItDoesNotSay) {
