@@ -239,13 +239,18 @@ TEST(Kernels, TopMagnitudesIsExactTopKWithAndWithoutTheSampledThreshold) {
 
 TEST(Kernels, TopMagnitudesFallsBackToExactWhenTheSampleMisjudges) {
   const int64_t n = 200000, k = 200;
-  // The largest entries sit exactly where the strided sample looks, so its threshold is far too high.
+  // Where top_magnitudes samples: runs of 64 consecutive entries spread evenly, n/256 entries in all.
+  std::vector<int64_t> looked_at;
+  const int64_t run = 64, runs = n / 256 / run, spacing = n / runs;
+  for (int64_t j = 0; j < runs; ++j) {
+    for (int64_t i = 0; i < run; ++i) looked_at.push_back(j * spacing + (spacing - run) / 2 + i);
+  }
+  // The largest entries sit exactly where the sample looks, so its threshold is far too high.
   auto high = torch::rand({n}) * 0.1;
-  const int64_t samples = n / 256, stride = n / samples;  // as top_magnitudes samples
-  for (int64_t j = 0; j < samples; ++j) high[j * stride + stride / 2] = 10.0f + static_cast<float>(j);
+  for (size_t j = 0; j < looked_at.size(); ++j) high[looked_at[j]] = 10.0f + static_cast<float>(j);
   // Here the sample sees only zeros: its threshold is 0, every entry reaches it, too many to collect.
   auto low = torch::rand({n}) + 1;
-  for (int64_t j = 0; j < samples; ++j) low[j * stride + stride / 2] = 0.0f;
+  for (const int64_t i : looked_at) low[i] = 0.0f;
   for (auto* x : {&high, &low}) {
     bool sampled = true;
     const auto got = selected(*x, k, &sampled);

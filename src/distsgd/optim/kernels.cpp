@@ -11,6 +11,18 @@
 #include <stdexcept>
 #include <vector>
 
+// DGC's top-k selection, shared by both builds of the loops (the scan for candidates is one of them).
+namespace distsgd::optim::kernels::selection {
+// NaN ranks above everything (a diverging run should send it, not hide it); the comparison is a strict weak order.
+inline float magnitude(float x) { return std::isnan(x) ? std::numeric_limits<float>::infinity() : std::fabs(x); }
+
+// A candidate with its magnitude beside it, so that ranking reads a small contiguous array and never x again.
+struct Ranked {
+  float magnitude;
+  uint32_t index;
+};
+}  // namespace distsgd::optim::kernels::selection
+
 // The loops, twice: for any x86-64 (two roundings where ATen's default kernels round twice) and for AVX2 + FMA
 // (one fused multiply-add where ATen's vectorized kernels use vec::fmadd). Chosen once at run time.
 namespace distsgd::optim::kernels::plain {
@@ -177,14 +189,8 @@ void triad(float* a, const float* b, const float* c, size_t n, double s) {
 
 namespace {
 
-// NaN ranks above everything (a diverging run should send it, not hide it); the comparison is a strict weak order.
-inline float magnitude(float x) { return std::isnan(x) ? std::numeric_limits<float>::infinity() : std::fabs(x); }
-
-// A candidate with its magnitude beside it, so that ranking reads a small contiguous array and never x again.
-struct Ranked {
-  float magnitude;
-  uint32_t index;
-};
+using selection::magnitude;
+using selection::Ranked;
 
 // The k best of `candidates` (larger magnitude first, then lower index), written ascending by index.
 void keep_best(std::vector<Ranked>& candidates, size_t k, int64_t* indices) {
@@ -201,27 +207,7 @@ void keep_best(std::vector<Ranked>& candidates, size_t k, int64_t* indices) {
 constexpr size_t kMinSampled = 1 << 14;
 constexpr size_t kMaxDensityDivisor = 16;  // k <= n / 16
 constexpr size_t kMinSample = 512;
-// Small blocks: at density 0.001 about 2k of n entries pass the threshold, so a block of 32 holds one 6% of the time
-// and is rescanned then; one of 256 would be, 40% of the time.
-constexpr size_t kScanBlock = 32;
-
-// Entries with magnitude >= threshold, in index order; stops (returns false) past `cap` of them.
-bool collect_at_least(const float* x, size_t n, float threshold, size_t cap, std::vector<Ranked>& out) {
-  for (size_t begin = 0; begin < n; begin += kScanBlock) {
-    const size_t m = std::min(kScanBlock, n - begin);
-    const float* block = x + begin;
-    // A branch-free vectorizable count first: most blocks hold no candidate.
-    int hits = 0;
-#pragma omp simd reduction(+ : hits)
-    for (size_t i = 0; i < m; ++i) hits += !(std::fabs(block[i]) < threshold);  // NaN counts
-    if (hits == 0) continue;
-    for (size_t i = 0; i < m; ++i) {
-      if (!(std::fabs(block[i]) < threshold)) out.push_back({magnitude(block[i]), static_cast<uint32_t>(begin + i)});
-    }
-    if (out.size() > cap) return false;
-  }
-  return true;
-}
+constexpr size_t kScanBlock = 32;  // collect_at_least's block (kernels_loops.inc): what it may push past its cap
 
 }  // namespace
 
@@ -233,12 +219,18 @@ bool top_magnitudes(const float* x, size_t n, size_t k, int64_t* indices) {
   }
   if (n > std::numeric_limits<uint32_t>::max()) throw std::invalid_argument("top_magnitudes: 2^32 entries or more");
   if (n >= kMinSampled && k <= n / kMaxDensityDivisor) {
-    // A strided sample of 1/256 (0.4%): its r-th largest magnitude, r about twice the k-th's expected rank in it, is
-    // a threshold that about 2k + 2048 entries reach, so that the k largest are very likely all among them.
-    const size_t samples = std::min(n, std::max(kMinSample, n / 256));
-    const size_t stride = n / samples;
+    // A sample of 1/256 (0.4%): its r-th largest magnitude, r about twice the k-th's expected rank in it, is a
+    // threshold that about 2k + 2048 entries reach, so that the k largest are very likely all among them. Taken as
+    // runs of 64 consecutive entries spread evenly over x: one entry every 256 costs a cache miss each (at 64M
+    // floats the sample took longer than the scan), a run of 64 is four lines the prefetcher streams.
+    constexpr size_t kRun = 64;
+    const size_t samples = std::min(n, std::max(kMinSample, n / 256)) / kRun * kRun;
+    const size_t runs = samples / kRun, spacing = n / runs;
     std::vector<float> sample(samples);
-    for (size_t j = 0; j < samples; ++j) sample[j] = magnitude(x[j * stride + stride / 2]);
+    for (size_t j = 0; j < runs; ++j) {
+      const float* run = x + j * spacing + (spacing - kRun) / 2;
+      for (size_t i = 0; i < kRun; ++i) sample[j * kRun + i] = magnitude(run[i]);
+    }
     const size_t expected = (k * samples + n - 1) / n;
     const size_t r = std::min(samples, 2 * expected + 8);
     std::nth_element(sample.begin(), sample.begin() + static_cast<std::ptrdiff_t>(r - 1), sample.end(),
@@ -248,7 +240,7 @@ bool top_magnitudes(const float* x, size_t n, size_t k, int64_t* indices) {
     std::vector<Ranked> candidates;
     candidates.reserve(cap + kScanBlock);
     // At least k reach the threshold: then the k largest all do, and the k largest candidates are the exact top k.
-    if (collect_at_least(x, n, threshold, cap, candidates) && candidates.size() >= k) {
+    if (DISTSGD_DISPATCH(collect_at_least, x, n, threshold, cap, candidates) && candidates.size() >= k) {
       keep_best(candidates, k, indices);
       return true;
     }

@@ -70,7 +70,7 @@ void dgc_accumulate(float* u, float* v, const float* g, const float* p, size_t n
                     double clip);
 
 // The indices (ascending) of the k entries of largest magnitude of x[0, n), ties to the lower index, NaN as the
-// largest. Exact: a threshold is estimated from a strided sample of 1/256 of x (Lin et al. sample 0.1-1%),
+// largest. Exact: a threshold is estimated from a sample of 1/256 of x in runs of 64 (Lin et al.: 0.1-1%),
 // the entries at or above it are collected in one pass and the k largest of them kept; when the sample misjudged
 // (fewer than k at or above it, or too many) every entry is ranked instead. n < 2^32. Writes k indices; returns whether
 // the sampled threshold sufficed (for tests and statistics).
