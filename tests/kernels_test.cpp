@@ -248,8 +248,9 @@ TEST(Kernels, TopMagnitudesFallsBackToExactWhenTheSampleMisjudges) {
   // The largest entries sit exactly where the sample looks, so its threshold is far too high.
   auto high = torch::rand({n}) * 0.1;
   for (size_t j = 0; j < looked_at.size(); ++j) high[looked_at[j]] = 10.0f + static_cast<float>(j);
-  // Here the sample sees only zeros: its threshold is 0, every entry reaches it, too many to collect.
-  auto low = torch::rand({n}) + 1;
+  // Here the sample sees only zeros: its threshold is 0, every entry reaches it, too many to collect. Distinct
+  // values (a permutation of 1 + i/n), so that the exact top k has no tie at its edge for topk to break otherwise.
+  auto low = torch::randperm(n, torch::kFloat) / static_cast<float>(n) + 1;
   for (const int64_t i : looked_at) low[i] = 0.0f;
   for (auto* x : {&high, &low}) {
     bool sampled = true;
