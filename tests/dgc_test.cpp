@@ -21,6 +21,7 @@
 namespace dc = distsgd::algo::compression;
 using distsgd::testing::read_file;
 using distsgd::testing::run_distsgd;
+using distsgd::testing::summary_of;
 using distsgd::testing::TempDir;
 
 TEST(DgcSchedule, DensityWarmsUpExponentiallyThenHoldsTheTarget) {
@@ -118,10 +119,6 @@ const std::string kSmallRun =
 
 at::Tensor parameters_of(const std::string& run_dir) {
   return distsgd::train::load_parameters(run_dir + "/parameters.pt");
-}
-
-nlohmann::json summary_of(const std::string& run_dir) {
-  return nlohmann::json::parse(read_file(run_dir + "/summary.json"));
 }
 
 // Bytes of one step's DGC message for lenet5 at this density: 8 per entry (value + index).

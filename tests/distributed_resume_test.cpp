@@ -16,6 +16,7 @@
 using distsgd::testing::read_file;
 using distsgd::testing::run_distsgd;
 using distsgd::testing::run_shell;
+using distsgd::testing::summary_of;
 using distsgd::testing::TempDir;
 
 namespace {
@@ -26,8 +27,6 @@ const std::string kRun =
     " --dataset synthetic --synthetic-shape 1x28x28 --synthetic-classes 4 --synthetic-train-size 256 "
     "--synthetic-test-size 64 --model lenet5 --batch-size 16 --threads 1 --seed 3 --progress-seconds 1000 "
     "--epochs 3 --timeout 60";
-
-nlohmann::json summary_of(const std::string& dir) { return nlohmann::json::parse(read_file(dir + "/summary.json")); }
 
 // Runs `algo` for 12 steps straight, and for 5 steps (checkpoint after step 5) then resumed to 12.
 struct ResumePair {

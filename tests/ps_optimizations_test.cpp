@@ -24,6 +24,7 @@ using distsgd::optim::ParameterSlot;
 using distsgd::testing::read_file;
 using distsgd::testing::run_distsgd;
 using distsgd::testing::run_shell;
+using distsgd::testing::summary_of;
 using distsgd::testing::TempDir;
 
 namespace {
@@ -69,10 +70,6 @@ const std::string kAsyncRun =
 
 at::Tensor parameters_of(const std::string& run_dir) {
   return distsgd::train::load_parameters(run_dir + "/parameters.pt");
-}
-
-nlohmann::json summary_of(const std::string& run_dir) {
-  return nlohmann::json::parse(read_file(run_dir + "/summary.json"));
 }
 
 }  // namespace

@@ -6,6 +6,8 @@
 #include <random>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 namespace distsgd::testing {
 
 // A fresh directory under the system temp dir, removed when the object goes out of scope.
@@ -55,6 +57,11 @@ inline CommandResult run_distsgd(const std::string& args) {
 inline std::string read_file(const std::string& path) {
   std::ifstream in(path);
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+// A run directory's summary.json.
+inline nlohmann::json summary_of(const std::string& run_dir) {
+  return nlohmann::json::parse(read_file(run_dir + "/summary.json"));
 }
 
 }  // namespace distsgd::testing

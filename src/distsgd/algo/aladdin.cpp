@@ -198,19 +198,13 @@ class AladdinServer final : public ServerAlgorithm {
 
   void save_state(AlgorithmState& state) override {
     std::lock_guard<std::mutex> lock(server_.mutex());
-    server_.save_state(state);
-    state.put("server_momentum", optimizer_.momentum_buffer());
-    state.put("since_push", at::tensor(since_push_, at::kLong));
+    server_.save_state(state, &optimizer_);
+    state.put_integers("since_push", since_push_);
     averager_.save_state(state);
   }
   void load_state(const AlgorithmState& state) override {
-    server_.load_state(state);
-    state.copy_to("server_momentum", optimizer_.momentum_buffer());
-    const auto& since_push = state.tensor("since_push");
-    require(since_push.numel() == static_cast<int64_t>(since_push_.size()),
-            "the checkpoint's ALADDIN counters are of another run");
-    for (size_t w = 0; w < since_push_.size(); ++w)
-      since_push_[w] = since_push[static_cast<int64_t>(w)].item<int64_t>();
+    server_.load_state(state, &optimizer_);
+    state.copy_integers_to("since_push", since_push_);
     averager_.load_state(state);
   }
 

@@ -3,6 +3,9 @@
 #include "distsgd/core/error.hpp"
 
 #include <ATen/core/grad_mode.h>
+#include <ATen/ops/tensor.h>
+
+#include <algorithm>
 
 namespace distsgd::algo {
 namespace {
@@ -21,6 +24,10 @@ void AlgorithmState::put_integer(const std::string& name, int64_t value) { integ
 
 void AlgorithmState::put_real(const std::string& name, double value) { reals_[name] = value; }
 
+void AlgorithmState::put_integers(const std::string& name, const std::vector<int64_t>& values) {
+  tensors_[name] = at::tensor(values, at::kLong);
+}
+
 bool AlgorithmState::has(const std::string& name) const {
   return tensors_.count(name) > 0 || integers_.count(name) > 0 || reals_.count(name) > 0;
 }
@@ -38,6 +45,14 @@ void AlgorithmState::copy_to(const std::string& name, at::Tensor into) const {
                                              " elements, this run's " + std::to_string(into.numel()));
   at::NoGradGuard no_grad;
   into.copy_(saved.view(into.sizes()));
+}
+
+void AlgorithmState::copy_integers_to(const std::string& name, std::vector<int64_t>& into) const {
+  const at::Tensor saved = tensor(name).to(at::kLong).contiguous();
+  require(saved.numel() == static_cast<int64_t>(into.size()),
+          "the checkpoint's '" + name + "' has " + std::to_string(saved.numel()) + " elements, this run's " +
+              std::to_string(into.size()));
+  std::copy(saved.data_ptr<int64_t>(), saved.data_ptr<int64_t>() + saved.numel(), into.begin());
 }
 
 int64_t AlgorithmState::integer(const std::string& name) const {

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 namespace distsgd::algo {
 
@@ -17,11 +18,14 @@ class AlgorithmState {
   void put(const std::string& name, const at::Tensor& value);
   void put_integer(const std::string& name, int64_t value);
   void put_real(const std::string& name, double value);
+  void put_integers(const std::string& name, const std::vector<int64_t>& values);  // counters per worker, clocks
 
   bool has(const std::string& name) const;
   // Copies the saved tensor into `into`; throws distsgd::Error naming the entry when it is missing or of another
   // size (a checkpoint of another configuration).
   void copy_to(const std::string& name, at::Tensor into) const;
+  // The same for put_integers(): `into` keeps its length, which the saved entry must have.
+  void copy_integers_to(const std::string& name, std::vector<int64_t>& into) const;
   const at::Tensor& tensor(const std::string& name) const;
   int64_t integer(const std::string& name) const;
   double real(const std::string& name) const;

@@ -86,13 +86,9 @@ class AspServer final : public ServerAlgorithm {
 
   void save_state(AlgorithmState& state) override {
     std::lock_guard<std::mutex> lock(server_.mutex());
-    server_.save_state(state);
-    state.put("server_momentum", optimizer_.momentum_buffer());
+    server_.save_state(state, &optimizer_);
   }
-  void load_state(const AlgorithmState& state) override {
-    server_.load_state(state);
-    state.copy_to("server_momentum", optimizer_.momentum_buffer());
-  }
+  void load_state(const AlgorithmState& state) override { server_.load_state(state, &optimizer_); }
 
  private:
   ps::ShardServer server_;

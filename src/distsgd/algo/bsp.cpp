@@ -184,13 +184,9 @@ class BspServer final : public ServerAlgorithm {
   // Worker 0 asks at a step boundary and waits: no round of the next step can complete without it.
   void save_state(AlgorithmState& state) override {
     std::lock_guard<std::mutex> lock(server_.mutex());
-    server_.save_state(state);
-    state.put("server_momentum", optimizer_.momentum_buffer());
+    server_.save_state(state, &optimizer_);
   }
-  void load_state(const AlgorithmState& state) override {
-    server_.load_state(state);
-    state.copy_to("server_momentum", optimizer_.momentum_buffer());
-  }
+  void load_state(const AlgorithmState& state) override { server_.load_state(state, &optimizer_); }
 
  private:
   void aggregate_and_update(double lr) {

@@ -168,16 +168,12 @@ class SspServer final : public ServerAlgorithm {
 
   void save_state(AlgorithmState& state) override {
     std::lock_guard<std::mutex> lock(server_.mutex());
-    server_.save_state(state);
-    state.put("server_momentum", optimizer_.momentum_buffer());
-    state.put("clocks", at::tensor(clocks_, at::kLong));
+    server_.save_state(state, &optimizer_);
+    state.put_integers("clocks", clocks_);
   }
   void load_state(const AlgorithmState& state) override {
-    server_.load_state(state);
-    state.copy_to("server_momentum", optimizer_.momentum_buffer());
-    const auto& clocks = state.tensor("clocks");
-    require(clocks.numel() == static_cast<int64_t>(clocks_.size()), "the checkpoint's SSP clocks are of another run");
-    for (size_t w = 0; w < clocks_.size(); ++w) clocks_[w] = clocks[static_cast<int64_t>(w)].item<int64_t>();
+    server_.load_state(state, &optimizer_);
+    state.copy_integers_to("clocks", clocks_);
   }
 
  private:

@@ -49,16 +49,13 @@ int64_t LazyAverager::add(int64_t worker, const at::Tensor& gradient, at::Tensor
 void LazyAverager::save_state(AlgorithmState& state) const {
   state.put("averager_sum", sum_);
   state.put_integer("averager_count", count_);
-  state.put("averager_per_worker", at::tensor(per_worker_, at::kLong));
+  state.put_integers("averager_per_worker", per_worker_);
 }
 
 void LazyAverager::load_state(const AlgorithmState& state) {
   state.copy_to("averager_sum", sum_);
   count_ = state.integer("averager_count");
-  const auto& per_worker = state.tensor("averager_per_worker");
-  require(per_worker.numel() == static_cast<int64_t>(per_worker_.size()),
-          "the checkpoint's ALADDIN counts are of another run");
-  for (size_t w = 0; w < per_worker_.size(); ++w) per_worker_[w] = per_worker[static_cast<int64_t>(w)].item<int64_t>();
+  state.copy_integers_to("averager_per_worker", per_worker_);
 }
 
 }  // namespace distsgd::algo::ps

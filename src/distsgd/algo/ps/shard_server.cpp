@@ -4,6 +4,7 @@
 #include "distsgd/core/error.hpp"
 #include "distsgd/core/log.hpp"
 #include "distsgd/optim/flat_parameters.hpp"
+#include "distsgd/optim/sgd.hpp"
 
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/empty.h>
@@ -175,14 +176,16 @@ void ShardServer::serve(const Handler& handle, const DoneHandler& on_done) {
   for (auto& t : threads) t.join();
 }
 
-void ShardServer::save_state(AlgorithmState& state) const {
+void ShardServer::save_state(AlgorithmState& state, optim::MomentumSgd* optimizer) const {
   state.put("shard_parameters", parameters_);
   state.put_integer("shard_version", version_);
+  if (optimizer) state.put("server_momentum", optimizer->momentum_buffer());
 }
 
-void ShardServer::load_state(const AlgorithmState& state) {
+void ShardServer::load_state(const AlgorithmState& state, optim::MomentumSgd* optimizer) {
   state.copy_to("shard_parameters", parameters_);
   version_ = state.integer("shard_version");
+  if (optimizer) state.copy_to("server_momentum", optimizer->momentum_buffer());
 }
 
 }  // namespace distsgd::algo::ps

@@ -15,6 +15,10 @@
 #include <functional>
 #include <mutex>
 
+namespace distsgd::optim {
+class MomentumSgd;
+}
+
 namespace distsgd::algo::ps {
 
 class ShardServer;
@@ -76,9 +80,10 @@ class ShardServer {
   int64_t version() const { return version_; }
   void count_update() { ++version_; }
   void record_staleness(int64_t staleness);
-  // Checkpoints, under mutex(): x~ of this shard ("shard_parameters") and its version.
-  void save_state(AlgorithmState& state) const;
-  void load_state(const AlgorithmState& state);
+  // Checkpoints, under mutex(): x~ of this shard ("shard_parameters"), its version, and the momentum of the
+  // server's optimizer when it has one ("server_momentum").
+  void save_state(AlgorithmState& state, optim::MomentumSgd* optimizer = nullptr) const;
+  void load_state(const AlgorithmState& state, optim::MomentumSgd* optimizer = nullptr);
 
   // Figures for summary.json (what a server's serve() returns): staleness (mean, max), updates, plus what the
   // algorithm adds to extra().
