@@ -270,7 +270,9 @@ TEST(EmulatedCluster, UnprivilegedUserNamespace) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   auto report = nlohmann::json::parse(read_file(dir / "bench.json"));
   const double bytes = 16 * kMiB, rate = 125e6;
-  EXPECT_NEAR(median_at(report, "allreduce", bytes), bytes / rate, 0.15 * bytes / rate) << report.dump(1);
+  // Never much faster than the link; slower by up to 30% when the host's two cores are busy with other work.
+  EXPECT_GE(median_at(report, "allreduce", bytes), 0.85 * bytes / rate) << report.dump(1);
+  EXPECT_LE(median_at(report, "allreduce", bytes), 1.3 * bytes / rate) << report.dump(1);
   EXPECT_GT(report["network"]["links"][1]["delay_line_packets"].get<double>(), 0) << report.dump(1);
 }
 

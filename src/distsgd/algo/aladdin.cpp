@@ -227,6 +227,7 @@ AlgorithmInfo aladdin_algorithm() {
   info.description = "asymmetric centralized training (--pi, --aladdin-alpha, --aladdin-variant)";
   info.needs_servers = true;
   info.independent_workers = true;
+  info.survives_worker_loss = true;
   info.options = {&kPi.spec(), &kAlpha.spec(), &kVariant.spec(), &ps::kSharding.spec(), &ps::kMomentumAt.spec()};
   info.validate = [](const TrainConfig& c) {
     ps::check_momentum_placement(c, "aladdin",

@@ -135,6 +135,9 @@ struct AlgorithmInfo {
   // stop on its own: under --time-budget every worker trains until its own deadline and the run evaluates once,
   // at the end (epoch-end evaluations are collective and would hold the workers together).
   bool independent_workers = false;
+  // No step waits for every worker, so the run can go on when one is lost (--on-worker-loss continue, the default
+  // for these): the servers drop it, gossip peers stop choosing it.
+  bool survives_worker_loss = false;
   // Runs in one process only (the reference "sgd").
   bool single_process = false;
   // The flags this algorithm takes beyond training's own, each declared once where it belongs (its own file, or a
@@ -161,5 +164,7 @@ std::vector<std::string> algorithm_names_where(const std::function<bool(const Al
 const std::vector<OptionSpec>& algorithm_options();
 // The algorithm exists, its process counts fit it, its settings keep their rules and are its own.
 void validate_algorithm(const TrainConfig& config);
+// --on-worker-loss resolved: true when the run goes on without a lost worker.
+bool continues_after_worker_loss(const TrainConfig& config);
 
 }  // namespace distsgd::algo

@@ -104,6 +104,7 @@ AlgorithmInfo asp_algorithm() {
   info.description = "asynchronous parallel on the parameter server: each gradient applied at once";
   info.needs_servers = true;
   info.independent_workers = true;
+  info.survives_worker_loss = true;
   info.options = {&ps::kSharding.spec(), &ps::kMomentumAt.spec(), &allreduce::kOverlap.spec(),
                   &allreduce::kBucketMb.spec(), &allreduce::kFirstBucketMb.spec()};
   for (const auto* o : compression::compression_options()) info.options.push_back(o);

@@ -91,6 +91,7 @@ AlgorithmInfo easgd_algorithm() {
   info.description = "elastic averaging SGD on the parameter server (--tau, --moving-rate)";
   info.needs_servers = true;
   info.independent_workers = true;
+  info.survives_worker_loss = true;
   info.options = {&kTau.spec(), &kMovingRate.spec(), &ps::kSharding.spec()};
   info.make_worker = [](const WorkerSetup& s) { return std::make_unique<EasgdWorker>(s); };
   info.make_server = [](const ServerSetup& s) { return std::make_unique<EasgdServer>(s); };

@@ -95,7 +95,17 @@ void validate_algorithm(const TrainConfig& c) {
     require(taken || spec.is_default(c),
             spec.flag + " applies to " + join(algorithms_taking(spec.flag)) + " only (not " + c.algorithm + ")");
   }
+  require(c.on_worker_loss != WorkerLoss::kContinue || info.survives_worker_loss,
+          "--on-worker-loss continue: " + c.algorithm +
+              " cannot go on without a worker (every step waits for all workers' gradients); it can only abort. "
+              "Algorithms that continue: " +
+              join(algorithm_names_where([](const AlgorithmInfo& a) { return a.survives_worker_loss; }), ", "));
   if (info.validate) info.validate(c);
+}
+
+bool continues_after_worker_loss(const TrainConfig& c) {
+  if (c.on_worker_loss == WorkerLoss::kDefault) return find_algorithm(c.algorithm).survives_worker_loss;
+  return c.on_worker_loss == WorkerLoss::kContinue;
 }
 
 }  // namespace distsgd::algo

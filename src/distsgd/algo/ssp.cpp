@@ -156,7 +156,8 @@ class SspServer final : public ServerAlgorithm {
             throw Error("SSP server got an unexpected request");
           }
         },
-        [this](ps::WorkerChannel& channel) { retire(channel.worker()); });
+        [this](ps::WorkerChannel& channel) { retire(channel.worker()); },
+        [this](int64_t lost_worker) { retire(lost_worker); });
     server_.extra()["ssp_pulls"] = pulls_;
     // Without a pull, the pull figures have no value (null rather than the sentinels they start from).
     const auto if_pulled = [this](int64_t value) { return pulls_ > 0 ? nlohmann::json(value) : nlohmann::json(); };
@@ -240,6 +241,7 @@ AlgorithmInfo ssp_algorithm() {
   info.description = "stale synchronous parallel on the parameter server (--staleness s)";
   info.needs_servers = true;
   info.independent_workers = true;
+  info.survives_worker_loss = true;
   info.options = {&kStaleness.spec(),          &ps::kSharding.spec(),        &ps::kMomentumAt.spec(),
                   &allreduce::kOverlap.spec(), &allreduce::kBucketMb.spec(), &allreduce::kFirstBucketMb.spec()};
   for (const auto* o : compression::compression_options()) info.options.push_back(o);

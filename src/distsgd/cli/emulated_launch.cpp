@@ -23,7 +23,8 @@ cluster::NetworkRequest network_request(const std::string& net, int64_t hosts, c
 int launch_on_emulated_cluster(const cluster::NetworkRequest& request, int64_t workers, int64_t servers, uint64_t seed,
                                const std::string& what, int argc, char** argv, std::vector<std::string> labels,
                                std::vector<std::pair<std::string, std::string>> extra_env,
-                               const std::function<void(const nlohmann::json&)>& on_report) {
+                               const std::function<void(const nlohmann::json&)>& on_report,
+                               std::vector<bool> survivable) {
   auto plan = cluster::plan_cluster(request, workers, servers);
   // Before any thread starts: becoming root of a user namespace is only allowed to a single-threaded process.
   const std::string missing = cluster::acquire_network_privileges();
@@ -47,7 +48,7 @@ int launch_on_emulated_cluster(const cluster::NetworkRequest& request, int64_t w
   // A rank that timed out behind a link that was down: the failure line names that link and its ranks.
   hosts.failure_context = [&emulated] { return emulated.outages_so_far(); };
   const auto start = Clock::now();
-  const int status = comm::launch_self(argc, argv, std::move(labels), std::move(extra_env), &hosts);
+  const int status = comm::launch_self(argc, argv, std::move(labels), std::move(extra_env), &hosts, std::move(survivable));
   on_report(emulated.report(seconds_since(start)));
   return status;
 }

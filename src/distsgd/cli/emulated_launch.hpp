@@ -20,7 +20,8 @@ namespace distsgd::cli {
 int launch_on_emulated_cluster(const cluster::NetworkRequest& request, int64_t workers, int64_t servers, uint64_t seed,
                                const std::string& what, int argc, char** argv, std::vector<std::string> labels,
                                std::vector<std::pair<std::string, std::string>> extra_env,
-                               const std::function<void(const nlohmann::json&)>& on_report);
+                               const std::function<void(const nlohmann::json&)>& on_report,
+                               std::vector<bool> survivable = {});
 
 // The request from the flags.
 cluster::NetworkRequest network_request(const std::string& net, int64_t hosts, const std::string& placement,

@@ -1,5 +1,6 @@
 #include "distsgd/cli/train_command.hpp"
 
+#include "distsgd/algo/algorithm.hpp"
 #include "distsgd/cli/emulated_launch.hpp"
 #include "distsgd/comm/process_env.hpp"
 #include "distsgd/comm/self_launch.hpp"
@@ -105,17 +106,21 @@ int launch_processes(TrainConfig& config, const cluster::NetworkRequest& network
     labels.push_back(r < config.workers ? "worker " + std::to_string(r)
                                         : "server " + std::to_string(r - config.workers));
   }
+  // Under --on-worker-loss continue, a worker but worker 0 may die without stopping the others.
+  std::vector<bool> survivable;
+  const bool continues = algo::continues_after_worker_loss(config);
+  for (int64_t r = 0; r < config.processes(); ++r) survivable.push_back(continues && r > 0 && r < config.workers);
   const std::string what =
       std::to_string(config.workers) + " worker(s) and " + std::to_string(config.servers) + " server(s)";
   if (cluster::network_requested(network)) {
     const int status = launch_on_emulated_cluster(
         network, config.workers, config.servers, config.seed, what + " (run directory " + config.out + ")", argc, argv,
         labels, {{"DISTSGD_OUT", config.out}},
-        [&](const nlohmann::json& report) { write_network_report(config.out, report); });
+        [&](const nlohmann::json& report) { write_network_report(config.out, report); }, survivable);
     return status_of_launch(status, config.out);
   }
   log::info("launching " + what + " on this host; run directory " + config.out);
-  return status_of_launch(comm::launch_self(argc, argv, labels, {{"DISTSGD_OUT", config.out}}), config.out);
+  return status_of_launch(comm::launch_self(argc, argv, labels, {{"DISTSGD_OUT", config.out}}, nullptr, survivable), config.out);
 }
 
 }  // namespace

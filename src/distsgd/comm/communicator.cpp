@@ -7,8 +7,11 @@
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
+#include <algorithm>
 #include <cstdlib>
 #include <optional>
+#include <sstream>
+#include <thread>
 
 namespace distsgd::comm {
 
@@ -17,6 +20,7 @@ struct Work::Impl {
   std::vector<at::Tensor> tensors;  // kept alive while the operation runs
   std::vector<std::vector<at::Tensor>> outputs;
   std::string what;
+  const Liveness* liveness = nullptr;  // asked, when the operation fails, which process was lost
   // Only a receive from any source has a source rank to ask for. Asking any other work throws a c10::Error, whose
   // backtrace capture and symbolization cost milliseconds per wait() on a loaded host.
 };
@@ -29,8 +33,9 @@ std::string without_backtrace(const std::exception& e) {
 }
 
 Work make_work(c10::intrusive_ptr<c10d::Work> work, std::vector<at::Tensor> tensors, std::string what,
-               std::vector<std::vector<at::Tensor>> outputs = {}) {
+               const Liveness* liveness, std::vector<std::vector<at::Tensor>> outputs = {}) {
   auto impl = std::make_shared<Work::Impl>();
+  impl->liveness = liveness;
   impl->work = std::move(work);
   impl->tensors = std::move(tensors);
   impl->outputs = std::move(outputs);
@@ -56,8 +61,12 @@ void Work::wait() {
     impl_->work->wait();
   } catch (const std::exception& e) {
     const std::string what = impl_->what;
+    const Liveness* liveness = impl_->liveness;
     impl_.reset();
-    throw Error(what + " failed: " + without_backtrace(e) + " (a peer process died or timed out)");
+    // A lost process that the run cannot do without ends this one inside explain_failure(), naming it.
+    const std::string lost = liveness ? liveness->explain_failure() : "";
+    throw Error(what + " failed: " + without_backtrace(e) +
+                (lost.empty() ? " (a peer process died or timed out)" : lost));
   }
   impl_.reset();
 }
@@ -78,10 +87,14 @@ struct Communicator::Groups {
   c10::intrusive_ptr<c10d::Store> store;
   c10::intrusive_ptr<c10d::ProcessGroupGloo> world;
   c10::intrusive_ptr<c10d::ProcessGroupGloo> workers;
+  c10::intrusive_ptr<c10d::ProcessGroupGloo::Options> options;
+  // Groups replaced by a smaller one after a loss: kept, as work on them may still hold references.
+  std::vector<c10::intrusive_ptr<c10d::ProcessGroupGloo>> retired;
 };
 
 Communicator::Communicator(const ProcessEnv& env, int64_t workers, std::chrono::milliseconds timeout)
     : groups_(std::make_unique<Groups>()),
+      env_(env),
       rank_(env.rank),
       world_size_(env.world_size),
       workers_(workers),
@@ -105,9 +118,11 @@ Communicator::Communicator(const ProcessEnv& env, int64_t workers, std::chrono::
     throw Error("rank " + std::to_string(env.rank) + ": cannot reach the rendezvous store at " + env.master_addr + ":" +
                 std::to_string(env.port) + ": " + without_backtrace(e));
   }
+  for (int64_t w = 0; w < workers; ++w) worker_ranks_.push_back(w);
   auto options = c10d::ProcessGroupGloo::Options::create(timeout);
   options->devices.push_back(make_device(env.master_addr));
   options->threads = 2;
+  groups_->options = options;
   try {
     groups_->world = c10::make_intrusive<c10d::ProcessGroupGloo>(
         c10::make_intrusive<c10d::PrefixStore>("world", groups_->store), static_cast<int>(env.rank),
@@ -126,47 +141,54 @@ Communicator::Communicator(const ProcessEnv& env, int64_t workers, std::chrono::
 Communicator::~Communicator() = default;
 
 Work Communicator::allreduce_sum(at::Tensor tensor) {
+  agree_on_workers();
   std::vector<at::Tensor> tensors{tensor};
   auto work = groups_->workers->allreduce(tensors);
-  return make_work(work, std::move(tensors), "allreduce");
+  return make_work(work, std::move(tensors), "allreduce", liveness_.get());
 }
 
 Work Communicator::alltoall(at::Tensor output, at::Tensor input) {
+  agree_on_workers();
   std::vector<int64_t> counts;  // empty: equal splits
   std::vector<int64_t> counts_out;
   auto work = groups_->workers->alltoall_base(output, input, counts_out, counts);
-  return make_work(work, {output, input}, "alltoall");
+  return make_work(work, {output, input}, "alltoall", liveness_.get());
 }
 
 Work Communicator::allgather(std::vector<at::Tensor> outputs, at::Tensor input) {
+  agree_on_workers();
   std::vector<std::vector<at::Tensor>> out{std::move(outputs)};
   std::vector<at::Tensor> in{input};
   auto work = groups_->workers->allgather(out, in);
-  return make_work(work, std::move(in), "allgather", std::move(out));
+  return make_work(work, std::move(in), "allgather", liveness_.get(), std::move(out));
 }
 
 Work Communicator::broadcast(at::Tensor tensor, int64_t root) {
+  agree_on_workers();
   std::vector<at::Tensor> tensors{tensor};
   c10d::BroadcastOptions options;
   options.rootRank = root;
   auto work = groups_->workers->broadcast(tensors, options);
-  return make_work(work, std::move(tensors), "broadcast");
+  return make_work(work, std::move(tensors), "broadcast", liveness_.get());
 }
 
-void Communicator::barrier_workers() { make_work(groups_->workers->barrier(), {}, "barrier").wait(); }
+void Communicator::barrier_workers() {
+  agree_on_workers();
+  make_work(groups_->workers->barrier(), {}, "barrier", liveness_.get()).wait();
+}
 
-void Communicator::barrier_world() { make_work(groups_->world->barrier(), {}, "barrier").wait(); }
+void Communicator::barrier_world() { make_work(groups_->world->barrier(), {}, "barrier", liveness_.get()).wait(); }
 
 Work Communicator::send(at::Tensor tensor, int64_t destination, int64_t tag) {
   std::vector<at::Tensor> tensors{tensor};
   auto work = groups_->world->send(tensors, static_cast<int>(destination), static_cast<int>(tag));
-  return make_work(work, std::move(tensors), "send to rank " + std::to_string(destination));
+  return make_work(work, std::move(tensors), "send to rank " + std::to_string(destination), liveness_.get());
 }
 
 Work Communicator::receive(at::Tensor tensor, int64_t source, int64_t tag) {
   std::vector<at::Tensor> tensors{tensor};
   auto work = groups_->world->recv(tensors, static_cast<int>(source), static_cast<int>(tag));
-  return make_work(work, std::move(tensors), "receive from rank " + std::to_string(source));
+  return make_work(work, std::move(tensors), "receive from rank " + std::to_string(source), liveness_.get());
 }
 
 void Communicator::store_set(const std::string& key, const std::string& value) {
@@ -188,6 +210,66 @@ std::string Communicator::store_get(const std::string& key) {
   } catch (const std::exception& e) {
     throw Error("waiting for '" + key + "' in the rendezvous store failed: " + without_backtrace(e));
   }
+}
+
+void Communicator::start_liveness(LivenessOptions options) {
+  liveness_ = std::make_unique<Liveness>(env_, world_size_, std::move(options));
+}
+
+int64_t Communicator::worker_index() const {
+  const auto found = std::find(worker_ranks_.begin(), worker_ranks_.end(), rank_);
+  return found == worker_ranks_.end() ? -1 : found - worker_ranks_.begin();
+}
+
+// Agreement number k: every worker marks its arrival; worker 0 waits until each member of the current group has
+// arrived or been declared lost, and publishes who takes part; the others wait for that list. Arrival is checked
+// before loss, so a worker that arrived and then died is in the list everyone gets (its collective then fails, as
+// any collective with a dead peer does).
+void Communicator::agree_now() {
+  const std::string base = "members/" + std::to_string(++agreements_);
+  auto& store = *groups_->store;
+  store.set(base + "/arrived/" + std::to_string(rank_), {'1'});
+  std::string list;
+  if (rank_ == 0) {
+    std::vector<int64_t> members;
+    const auto deadline = std::chrono::steady_clock::now() + timeout_;
+    for (const int64_t w : worker_ranks_) {
+      const std::string arrived = base + "/arrived/" + std::to_string(w);
+      for (int polls = 0;; ++polls) {
+        if (store.check({arrived})) {
+          members.push_back(w);
+          break;
+        }
+        if (liveness_ && liveness_->is_lost(w)) break;
+        require(std::chrono::steady_clock::now() < deadline,
+                "waited " + std::to_string(timeout_.count() / 1000) + " s for worker " + std::to_string(w) +
+                    " to join a collective (it is alive but stuck; see --timeout)");
+        std::this_thread::sleep_for(std::chrono::microseconds(polls < 100 ? 200 : 2000));
+      }
+    }
+    for (const int64_t w : members) list += (list.empty() ? "" : ",") + std::to_string(w);
+    store.set(base, std::vector<uint8_t>(list.begin(), list.end()));
+  } else {
+    const auto bytes = store.get(base);
+    list.assign(bytes.begin(), bytes.end());
+  }
+  std::vector<int64_t> members;
+  std::stringstream items(list);
+  for (std::string item; std::getline(items, item, ',');) members.push_back(std::stoll(item));
+  if (members == worker_ranks_) return;
+  require(std::find(members.begin(), members.end(), rank_) != members.end(),
+          "worker " + std::to_string(rank_) + " was declared lost by worker 0 and the others went on without it");
+  const auto index = std::find(members.begin(), members.end(), rank_) - members.begin();
+  groups_->retired.push_back(groups_->workers);
+  try {
+    groups_->workers = c10::make_intrusive<c10d::ProcessGroupGloo>(
+        c10::make_intrusive<c10d::PrefixStore>("workers/" + std::to_string(agreements_), groups_->store),
+        static_cast<int>(index), static_cast<int>(members.size()), groups_->options);
+  } catch (const std::exception& e) {
+    throw Error("worker " + std::to_string(rank_) + ": regrouping with the " + std::to_string(members.size() - 1) +
+                " other surviving workers failed: " + without_backtrace(e));
+  }
+  worker_ranks_ = std::move(members);
 }
 
 }  // namespace distsgd::comm

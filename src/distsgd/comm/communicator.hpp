@@ -2,6 +2,7 @@
 // point-to-point parameter-server traffic) and one over the workers only (for collectives). Nothing outside comm/
 // includes c10d, so moving to another libtorch touches this folder only.
 #pragma once
+#include "distsgd/comm/liveness.hpp"
 #include "distsgd/comm/process_env.hpp"
 
 #include <ATen/core/Tensor.h>
@@ -44,7 +45,8 @@ class Communicator {
   int64_t servers() const { return world_size_ - workers_; }
   bool is_worker() const { return rank_ < workers_; }
 
-  // Collectives among the workers (rank = worker index). Tensors must stay alive until the work is waited.
+  // Collectives among the workers in the current group (worker_index() is this worker's place in it, worker 0 is
+  // always index 0). Tensors must stay alive until the work is waited.
   Work allreduce_sum(at::Tensor tensor);
   // Equal splits: slice j of `input` goes to worker j; slice i of `output` comes from worker i.
   Work alltoall(at::Tensor output, at::Tensor input);
@@ -65,11 +67,33 @@ class Communicator {
 
   std::chrono::milliseconds timeout() const { return timeout_; }
 
+  // Starts watching every process of the run (liveness.hpp); null until then.
+  void start_liveness(LivenessOptions options);
+  Liveness* liveness() { return liveness_.get(); }
+
+  // For runs that go on without lost workers: before every collective, the workers agree through the store on who
+  // takes part (worker 0 waits for each member to arrive or be declared lost, then publishes the list), and the
+  // survivors form a new group when someone is missing. Costs a few store round trips per collective.
+  void agree_on_workers_before_collectives() { agree_before_collectives_ = true; }
+  int64_t worker_index() const;  // in the current group
+  int64_t worker_count() const { return static_cast<int64_t>(worker_ranks_.size()); }
+  const std::vector<int64_t>& worker_ranks() const { return worker_ranks_; }  // of the current group, ascending
+  // The agreement now (when enabled; otherwise nothing), e.g. before cutting work by worker_index().
+  void agree_on_workers() {
+    if (agree_before_collectives_) agree_now();
+  }
+
  private:
+  void agree_now();
   struct Groups;
   std::unique_ptr<Groups> groups_;
+  ProcessEnv env_;
   int64_t rank_, world_size_, workers_;
   std::chrono::milliseconds timeout_;
+  std::unique_ptr<Liveness> liveness_;
+  bool agree_before_collectives_ = false;
+  int64_t agreements_ = 0;
+  std::vector<int64_t> worker_ranks_;
 };
 
 }  // namespace distsgd::comm

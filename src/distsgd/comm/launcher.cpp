@@ -211,6 +211,13 @@ class Supervisor {
     read_pipe(child.process.stderr_pipe, child.stderr_lines, ReadMode::UntilEmpty);
     const bool succeeded = result > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
     if (succeeded || stopping_) return;
+    if (child.rank < spec_.survivable.size() && spec_.survivable[child.rank]) {
+      const std::string last_line = without_error_prefix(child.stderr_lines.last_line());
+      write_fully(STDERR_FILENO, "distsgd: warning: " + child.label + " (rank " + std::to_string(child.rank) + ") " +
+                                     (result > 0 ? describe_exit(status) : "ended") +
+                                     (last_line.empty() ? "" : ": " + last_line) + "; the others go on without it\n");
+      return;
+    }
     first_failure_ =
         Failure{child.rank, result > 0 ? describe_exit(status) : "ended with an unknown status (reaped elsewhere)"};
     stop_all();

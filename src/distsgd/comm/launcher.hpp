@@ -18,6 +18,9 @@ struct LaunchSpec {
   // Optional: what the launcher knows of the failure's cause (e.g. an emulated link that was down), appended in
   // parentheses to the failure line; empty text adds nothing.
   std::function<std::string()> failure_context;
+  // Optional, one per child: the job goes on when this child fails (a worker of a run with --on-worker-loss
+  // continue); its failure is reported as a warning and does not stop the others or change the exit status.
+  std::vector<bool> survivable;
 };
 
 // Starts one child per label with RANK=<i>, WORLD_SIZE=<n>, LOCAL_RANK=<i>, LOCAL_WORLD_SIZE=<n>,

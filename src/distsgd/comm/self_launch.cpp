@@ -14,8 +14,10 @@ constexpr int kEmulatedStorePort = 29500;
 }  // namespace
 
 int launch_self(int argc, char** argv, std::vector<std::string> labels,
-                std::vector<std::pair<std::string, std::string>> extra_env, const EmulatedHosts* hosts) {
+                std::vector<std::pair<std::string, std::string>> extra_env, const EmulatedHosts* hosts,
+                std::vector<bool> survivable) {
   LaunchSpec spec;
+  spec.survivable = std::move(survivable);
   // Not argv[0]: the program may have been found through PATH, which the launcher does not search.
   spec.argv.push_back("/proc/self/exe");
   for (int i = 1; i < argc; ++i) spec.argv.push_back(argv[i]);

@@ -20,8 +20,9 @@ struct EmulatedHosts {
 
 // Starts one copy of this program (argv[1..] unchanged) per label, in rank order, with MASTER_ADDR/MASTER_PORT of a
 // store hosted here (or, with `hosts`, by rank 0) plus `extra_env`, and supervises them (launch_local). Returns the
-// status to exit with.
+// status to exit with. `survivable` (optional, one per label): see LaunchSpec::survivable.
 int launch_self(int argc, char** argv, std::vector<std::string> labels,
-                std::vector<std::pair<std::string, std::string>> extra_env = {}, const EmulatedHosts* hosts = nullptr);
+                std::vector<std::pair<std::string, std::string>> extra_env = {}, const EmulatedHosts* hosts = nullptr,
+                std::vector<bool> survivable = {});
 
 }  // namespace distsgd::comm

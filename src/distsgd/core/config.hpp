@@ -18,6 +18,16 @@ inline const EnumNames<LrScaling>& enum_names(LrScaling) {
   return names;
 }
 
+// What a distributed run does when a worker process is lost (it died, or gave no sign of life for the liveness
+// limit): end with one line naming it (abort), or go on with the others (continue). kDefault: the algorithm's own
+// choice (continue where no step waits for every worker: the asynchronous parameter-server and gossip algorithms).
+enum class WorkerLoss { kDefault, kAbort, kContinue };
+inline const EnumNames<WorkerLoss>& enum_names(WorkerLoss) {
+  static const EnumNames<WorkerLoss> names{
+      {WorkerLoss::kDefault, "default"}, {WorkerLoss::kAbort, "abort"}, {WorkerLoss::kContinue, "continue"}};
+  return names;
+}
+
 struct TrainConfig {
   // Model and data.
   std::string model = "lenet5";  // registry name or TorchScript .pt path
@@ -62,6 +72,7 @@ struct TrainConfig {
   int64_t workers = 1;
   int64_t servers = 0;
   double timeout = 300;                               // seconds; bounds every communication
+  WorkerLoss on_worker_loss = WorkerLoss::kDefault;
   std::vector<std::pair<int64_t, double>> slowdowns;  // worker rank -> compute time factor
   bool trace = false;                                 // write trace.json (Chrome trace format)
   // The emulated cluster the launcher builds (cluster/cluster_plan.hpp reads these); empty net: plain loopback.

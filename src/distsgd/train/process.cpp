@@ -1,5 +1,6 @@
 #include "distsgd/train/process.hpp"
 
+#include "distsgd/algo/algorithm.hpp"
 #include "distsgd/comm/communicator.hpp"
 #include "distsgd/comm/process_env.hpp"
 #include "distsgd/core/error.hpp"
@@ -18,6 +19,7 @@
 #include <ATen/ops/zeros.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <filesystem>
 
 namespace distsgd::train {
@@ -78,6 +80,28 @@ void check_world_size(const TrainConfig& c, const comm::ProcessEnv& env) {
                                                " (without --workers, the launcher's count less --servers is taken)");
 }
 
+namespace {
+
+// Every process watches the others (comm/liveness.hpp): a lost process ends the run with a line naming it, under
+// any launcher, unless the run goes on without lost workers (--on-worker-loss continue), where worker 0 declares
+// them lost and the workers agree on who takes part before each collective.
+void watch_the_other_processes(Process& p) {
+  constexpr double kShortestSilenceSeconds = 2, kLongestSilenceSeconds = 10;
+  const TrainConfig& c = p.config;
+  const bool continues = algo::continues_after_worker_loss(c);
+  comm::LivenessOptions options;
+  // Well inside --timeout: the survivors' waits for the declaration must not time out their other peers.
+  // At least 2 s, so that a loaded host's scheduling delays are not taken for a death.
+  options.silence_seconds =
+      std::min(c.timeout, std::clamp(c.timeout / 3, kShortestSilenceSeconds, kLongestSilenceSeconds));
+  options.label = [c](int64_t rank) { return role_label(c, rank); };
+  options.survivable = [continues, workers = c.workers](int64_t rank) { return continues && rank < workers; };
+  p.comm->start_liveness(std::move(options));
+  if (continues) p.comm->agree_on_workers_before_collectives();
+}
+
+}  // namespace
+
 void start_process(Process& p, TrainConfig config) {
   validate(config);
   if (config.out.empty()) {
@@ -113,6 +137,7 @@ void start_process(Process& p, TrainConfig config) {
   if (distributed) {
     p.comm = std::make_unique<comm::Communicator>(
         *env, config.workers, std::chrono::milliseconds(static_cast<int64_t>(config.timeout * 1000)));
+    watch_the_other_processes(p);
   }
 }
 
@@ -123,11 +148,34 @@ std::vector<double> sum_over_workers(Process& p, std::vector<double> values) {
   return std::vector<double>(t.data_ptr<double>(), t.data_ptr<double>() + t.numel());
 }
 
+std::vector<int64_t> agree_on_workers(Process& p) {
+  if (p.comm) p.comm->agree_on_workers();
+  return worker_ranks(p);
+}
+
+int64_t worker_index(const Process& p) { return p.comm ? p.comm->worker_index() : 0; }
+int64_t worker_count(const Process& p) { return p.comm ? p.comm->worker_count() : 1; }
+std::vector<int64_t> worker_ranks(const Process& p) {
+  return p.comm ? p.comm->worker_ranks() : std::vector<int64_t>{0};
+}
+
+nlohmann::json lost_workers(Process& p) {
+  nlohmann::json lost = nlohmann::json::array();
+  if (!p.comm || !p.comm->liveness()) return lost;
+  for (const auto& l : p.comm->liveness()->lost()) lost.push_back({{"worker", l.rank}, {"seconds", l.seconds}});
+  return lost;
+}
+
+void finish_process(Process& p) {
+  if (p.comm && p.comm->liveness()) p.comm->liveness()->finish(p.comm->timeout());
+}
+
 std::vector<std::vector<double>> gather_from_workers(Process& p, const std::vector<double>& values) {
-  const int64_t workers = p.comm ? p.comm->workers() : 1;
+  agree_on_workers(p);  // the table's size is the group's
+  const int64_t workers = worker_count(p);
   const auto k = static_cast<int64_t>(values.size());
   auto table = at::zeros({workers, k}, at::kDouble);
-  table[p.rank].copy_(at::tensor(values, at::kDouble));
+  table[worker_index(p)].copy_(at::tensor(values, at::kDouble));
   if (p.comm) p.comm->allreduce_sum(table).wait();
   std::vector<std::vector<double>> rows;
   for (int64_t w = 0; w < workers; ++w) {
@@ -147,6 +195,7 @@ void publish_trace(Process& p) {
   if (p.rank != 0) return;
   std::vector<nlohmann::json> all;
   for (int64_t r = 0; r < p.comm->world_size(); ++r) {
+    if (p.comm->liveness() && p.comm->liveness()->is_lost(r)) continue;  // it died with its events
     all.push_back(nlohmann::json::parse(p.comm->store_get("trace/" + std::to_string(r))));
   }
   write_chrome_trace(path, all);

@@ -63,8 +63,21 @@ models::ModelOptions model_options(const TrainConfig& config);
 
 // Sums values over the workers (identity in a single process).
 std::vector<double> sum_over_workers(Process& p, std::vector<double> values);
-// Row w of the result is worker w's `values` (just `values` in a single process).
+// Every worker's `values` (just `values` in a single process), a row per worker of the current group, in the order
+// of worker_ranks(p).
 std::vector<std::vector<double>> gather_from_workers(Process& p, const std::vector<double>& values);
+
+// The workers taking part in collectives (all of them, unless some were lost and the run went on without them),
+// after agreeing on them with the others (a collective: every worker calls it at the same point).
+std::vector<int64_t> agree_on_workers(Process& p);
+// This worker's place among them and their number, as agreed last.
+int64_t worker_index(const Process& p);
+int64_t worker_count(const Process& p);
+std::vector<int64_t> worker_ranks(const Process& p);
+// Workers lost so far (as known to this process): [{"worker": rank, "seconds": when}], in the order declared.
+nlohmann::json lost_workers(Process& p);
+// The end of a process that finished normally: the others stop watching it (worker 0 waits until all did).
+void finish_process(Process& p);
 
 // Gathers every process's trace events through the store; rank 0 writes trace.json (with --trace).
 void publish_trace(Process& p);

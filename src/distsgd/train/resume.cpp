@@ -50,6 +50,19 @@ bool all_written(WorkerState& s) {
   return s.pending_written == processes;
 }
 
+// A checkpoint holds every process's state; once a worker is lost (the run went on without it) no new one can be
+// complete, and the last complete one stays the latest.
+bool a_worker_was_lost(WorkerState& s) {
+  if (!s.p.comm || !s.p.comm->liveness() || s.p.comm->liveness()->lost().empty()) return false;
+  if (!s.checkpoints_stopped && s.leader()) {
+    log::info("checkpoints stop: a worker was lost and a checkpoint needs every process's state (the last "
+              "complete one stays the latest)");
+  }
+  s.checkpoints_stopped = true;
+  s.pending_checkpoint = -1;
+  return true;
+}
+
 void complete_pending(WorkerState& s) {
   complete_checkpoint(s.c, s.pending_checkpoint, s.pending_position, s.p.flat->numel());
   s.pending_checkpoint = -1;
@@ -60,6 +73,7 @@ void complete_pending(WorkerState& s) {
 void wait_for_pending(WorkerState& s) {
   const auto deadline = Clock::now() + std::chrono::duration<double>(s.c.timeout);
   while (!all_written(s)) {
+    if (a_worker_was_lost(s)) return;
     if (Clock::now() > deadline) {
       log::info("checkpoint " + std::to_string(s.pending_checkpoint) +
                 " left incomplete: " + role_label(s.c, s.pending_written) + " did not write its file within --timeout");
@@ -98,6 +112,7 @@ void restore_algorithm_state(WorkerState& s) {
 }
 
 void save_checkpoint_now(WorkerState& s) {
+  if (a_worker_was_lost(s)) return;
   const int64_t id = s.position.global_step;
   if (id == s.last_checkpoint_id) return;  // an epoch end that was also a periodic checkpoint
   s.last_checkpoint_id = id;
@@ -130,7 +145,7 @@ void save_checkpoint_now(WorkerState& s) {
 }
 
 void poll_checkpoint(WorkerState& s) {
-  if (s.pending_checkpoint >= 0 && all_written(s)) complete_pending(s);
+  if (s.pending_checkpoint >= 0 && !a_worker_was_lost(s) && all_written(s)) complete_pending(s);
 }
 
 void finish_checkpoints(WorkerState& s) {

@@ -37,6 +37,7 @@ nlohmann::json report_run(WorkerState& s) {
   const auto stats = s.algorithm->stats();
   // Every worker's own figures (stragglers show here), and their mean.
   const auto rows = gather_from_workers(s.p, own_row(s, stats));
+  const auto ranks = worker_ranks(s.p);
   // The gather is a collective: every worker has stopped training, so every divergence is on record.
   const auto divergence = s.divergence.first_of_all();
   if (divergence) s.stop_reason = "diverged";
@@ -60,7 +61,7 @@ nlohmann::json report_run(WorkerState& s) {
       seconds[kPhases[k]] = row[k] / iterations;
       mean_per_iteration[kPhases[k]] = mean_per_iteration[kPhases[k]].get<double>() + row[k] / iterations / workers;
     }
-    nlohmann::json entry = {{"worker", w},
+    nlohmann::json entry = {{"worker", ranks[w]},
                             {"steps", row[Row::kSteps]},
                             {"samples_per_second", rate},
                             {"seconds_per_iteration", seconds},
@@ -96,6 +97,7 @@ nlohmann::json report_run(WorkerState& s) {
       {"seconds_per_iteration", mean_per_iteration},
       {"bytes_sent_per_worker", mean_bytes},
       {"per_worker", per_worker},
+      {"lost_workers", lost_workers(s.p)},
       {"out", s.c.out},
   };
   // The algorithm's own figures; servers published theirs when their last worker was done (after finish()).

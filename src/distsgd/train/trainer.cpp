@@ -38,9 +38,12 @@ nlohmann::json run_training(TrainConfig config, const TrainHooks& hooks) {
   start_process(p, std::move(config));
   if (!p.is_worker()) {
     run_server(p);
+    finish_process(p);
     return {{"role", "server"}};
   }
-  return run_worker(p, hooks);
+  auto summary = run_worker(p, hooks);
+  finish_process(p);
+  return summary;
 }
 
 }  // namespace distsgd::train

@@ -26,8 +26,8 @@ Evaluation evaluate_current_parameters(WorkerState& s) {
     for (auto& b : buffers) p.comm->broadcast(b, 0).wait();
   }
   const auto& test = p.dataset.test;
-  const int64_t workers = s.c.workers, n = test.size();
-  const int64_t begin = n * p.rank / workers, end = n * (p.rank + 1) / workers;
+  const int64_t workers = worker_count(p), index = worker_index(p), n = test.size();
+  const int64_t begin = n * index / workers, end = n * (index + 1) / workers;
   data::Split part{test.images.narrow(0, begin, end - begin), test.labels.narrow(0, begin, end - begin)};
   Evaluation mine = evaluate(*p.model, p.dataset, part, s.c.eval_batch_size);
   auto sums =
@@ -52,14 +52,14 @@ at::Tensor weighted_mean_across_workers(WorkerState& s, const at::Tensor& own, d
 double variance_across_workers(WorkerState& s, const at::Tensor& own, const at::Tensor& mean) {
   at::NoGradGuard no_grad;
   const double squared_distance = (own - mean).pow(2).sum(at::kDouble).item<double>();
-  return sum_over_workers(s.p, {squared_distance})[0] / static_cast<double>(s.c.workers);
+  return sum_over_workers(s.p, {squared_distance})[0] / static_cast<double>(worker_count(s.p));
 }
 
 double variance_around_plain_mean(WorkerState& s, const at::Tensor& own) {
   at::NoGradGuard no_grad;
   at::Tensor mean = own.clone();
   s.p.comm->allreduce_sum(mean).wait();
-  return variance_across_workers(s, own, mean.div_(static_cast<double>(s.c.workers)));
+  return variance_across_workers(s, own, mean.div_(static_cast<double>(worker_count(s.p))));
 }
 
 // The workers hold one model (or the servers do): evaluate it.
@@ -110,6 +110,7 @@ void log_evaluation(const WorkerState& s, double epoch, double train_loss) {
 }  // namespace
 
 void evaluate_and_record(WorkerState& s) {
+  agree_on_workers(s.p);  // the test set is cut by the group that evaluates
   const bool average_of_workers = s.info.decentralized && s.p.comm;
   s.last_eval = average_of_workers ? evaluate_average_and_worker0(s) : evaluate_shared_model(s);
   s.last_eval_step = s.position.global_step;
@@ -118,7 +119,7 @@ void evaluate_and_record(WorkerState& s) {
   }
   // Every worker takes part: the sum is a collective.
   const double bytes_sent = static_cast<double>(s.algorithm->stats().bytes_sent);
-  const double bytes_per_worker = sum_over_workers(s.p, {bytes_sent})[0] / static_cast<double>(s.c.workers);
+  const double bytes_per_worker = sum_over_workers(s.p, {bytes_sent})[0] / static_cast<double>(worker_count(s.p));
   if (!s.leader()) return;
   const auto& position = s.position;
   const double epoch = static_cast<double>(position.global_step) / static_cast<double>(s.steps_per_epoch);

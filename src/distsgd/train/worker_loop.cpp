@@ -206,7 +206,7 @@ bool WorkerLoop::train_one_epoch(data::ShardedLoader& loader, int64_t epoch) {
     if (hooks_.on_step) hooks_.on_step({step, epoch, loss_value, lr});
     ++position.global_step;
     position.step_in_epoch = batch->step + 1;
-    position.samples += batch->labels.size(0) * c().workers;
+    position.samples += batch->labels.size(0) * worker_count(p);
 
     if (c().checkpoint_every_steps > 0 && position.global_step % c().checkpoint_every_steps == 0 &&
         !s_.divergence.here()) {

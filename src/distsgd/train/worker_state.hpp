@@ -56,6 +56,7 @@ struct WorkerState {
   int64_t pending_checkpoint = -1;
   TrainingPosition pending_position;
   int64_t pending_written = 0;
+  bool checkpoints_stopped = false;  // a worker was lost: no checkpoint can be complete any more
 
   double wall_now() const { return wall_seconds_before + seconds_since(wall_start); }
   bool leader() const { return p.leader(); }

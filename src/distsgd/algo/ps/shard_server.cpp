@@ -130,7 +130,7 @@ nlohmann::json ShardServer::statistics() {
   return s;
 }
 
-void ShardServer::serve(const Handler& handle, const DoneHandler& on_done) {
+void ShardServer::serve(const Handler& handle, const DoneHandler& on_done, const LostHandler& on_lost) {
   std::mutex state_mutex;
   std::condition_variable state_changed;
   int64_t finished = 0;
@@ -156,7 +156,12 @@ void ShardServer::serve(const Handler& handle, const DoneHandler& on_done) {
           }
         }
       } catch (const std::exception& e) {
-        error = "serving worker " + std::to_string(w) + ": " + e.what();
+        auto* liveness = comm_.liveness();
+        if (liveness && liveness->survivable(w) && liveness->wait_until_lost(w)) {
+          if (on_lost) on_lost(w);
+        } else {
+          error = "serving worker " + std::to_string(w) + ": " + e.what();
+        }
       }
       std::lock_guard<std::mutex> lock(state_mutex);
       ++finished;

@@ -1,8 +1,9 @@
 // A parameter-server shard: its slice of x~ and one handler thread per worker, each receiving that worker's
 // requests and passing them to the algorithm's handler (ps-lite / MXNet KVStore style: the update rule is
 // pluggable, the serving loop is shared). Evaluation pulls (kPull with clock < 0) are answered here for every
-// algorithm. serve() returns when every worker has sent kDone; an error in any handler (a worker died, a
-// timeout) ends the process with a message (other handlers may be blocked on workers that will never answer).
+// algorithm. serve() returns when every worker has sent kDone or was lost; an error in any other handler (a worker
+// died in a run that cannot go on without it, a timeout) ends the process with a message (other handlers may be
+// blocked on workers that will never answer).
 // For tests and experiments, DISTSGD_SERVER_DELAY_MS=T makes every shard sleep T ms before taking each request's
 // payload (a busy or slow server: the worker's send cannot complete before the shard posts its receive).
 #pragma once
@@ -58,6 +59,7 @@ class ShardServer {
  public:
   using Handler = std::function<void(const Request&, WorkerChannel&)>;
   using DoneHandler = std::function<void(WorkerChannel&)>;
+  using LostHandler = std::function<void(int64_t worker)>;
 
   // Takes this shard's slice of `initial` (the whole flat parameter vector) as its starting x~.
   ShardServer(comm::Communicator& comm, int64_t shard, ShardRange range, const at::Tensor& initial);
@@ -66,8 +68,10 @@ class ShardServer {
 
   // Runs one handler thread per worker until all are done. `handle` is called for every request but kDone and
   // evaluation pulls, concurrently from the worker threads: it does its own locking (mutex() is there for that).
-  // `on_done` (optional) runs when a worker says kDone, before its thread ends.
-  void serve(const Handler& handle, const DoneHandler& on_done = nullptr);
+  // `on_done` (optional) runs when a worker says kDone, before its thread ends. A worker whose messages fail and
+  // that is then declared lost (comm/liveness.hpp; --on-worker-loss continue) is dropped: its thread ends, `on_lost`
+  // (optional) runs, and the others are served on.
+  void serve(const Handler& handle, const DoneHandler& on_done = nullptr, const LostHandler& on_lost = nullptr);
 
   at::Tensor& parameters() { return parameters_; }  // x~ of this shard
   std::mutex& mutex() { return mutex_; }
