@@ -48,7 +48,8 @@ int launch_on_emulated_cluster(const cluster::NetworkRequest& request, int64_t w
   // A rank that timed out behind a link that was down: the failure line names that link and its ranks.
   hosts.failure_context = [&emulated] { return emulated.outages_so_far(); };
   const auto start = Clock::now();
-  const int status = comm::launch_self(argc, argv, std::move(labels), std::move(extra_env), &hosts, std::move(survivable));
+  const int status =
+      comm::launch_self(argc, argv, std::move(labels), std::move(extra_env), &hosts, std::move(survivable));
   on_report(emulated.report(seconds_since(start)));
   return status;
 }

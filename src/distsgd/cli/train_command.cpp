@@ -120,7 +120,8 @@ int launch_processes(TrainConfig& config, const cluster::NetworkRequest& network
     return status_of_launch(status, config.out);
   }
   log::info("launching " + what + " on this host; run directory " + config.out);
-  return status_of_launch(comm::launch_self(argc, argv, labels, {{"DISTSGD_OUT", config.out}}, nullptr, survivable), config.out);
+  return status_of_launch(comm::launch_self(argc, argv, labels, {{"DISTSGD_OUT", config.out}}, nullptr, survivable),
+                          config.out);
 }
 
 }  // namespace
