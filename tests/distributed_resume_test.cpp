@@ -125,6 +125,8 @@ TEST(DistributedResume, RunKilledAtRandomResumesAndFinishes) {
   auto r = run_distsgd("train" + task + " --no-checkpoint --out " + (dir / "reference"));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const double reference = summary_of(dir / "reference")["test_accuracy"];
+  // The task is learnt to 100% accuracy, so the loss is what tells a resumed run from a restarted or damaged one.
+  const double reference_loss = summary_of(dir / "reference")["test_loss"];
 
   std::random_device random;
   const int rank = static_cast<int>(random() % 3);
@@ -144,6 +146,8 @@ TEST(DistributedResume, RunKilledAtRandomResumesAndFinishes) {
   const auto summary = summary_of(run);
   EXPECT_EQ(summary["stop_reason"], "epochs");
   EXPECT_NEAR(summary["test_accuracy"].get<double>(), reference, 0.05) << "killed rank " << rank;
+  EXPECT_NEAR(summary["test_loss"].get<double>(), reference_loss, 0.02 * reference_loss) << "killed rank " << rank;
   std::cout << "killed rank " << rank << " " << delay << " s after the first checkpoint; accuracy "
-            << summary["test_accuracy"] << " vs " << reference << " uninterrupted\n";
+            << summary["test_accuracy"] << " vs " << reference << ", test loss " << summary["test_loss"] << " vs "
+            << reference_loss << " uninterrupted\n";
 }
