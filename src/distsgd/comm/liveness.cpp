@@ -123,7 +123,25 @@ struct Liveness::State {
   void declare_lost(int64_t r) {
     const double seconds = std::chrono::duration<double>(Clock::now() - started).count();
     store->set("lost/" + std::to_string(r), bytes_of(std::to_string(seconds)));
-    store->add("lost-count", 1);
+    declarations_seen = store->add("lost-count", 1);
+    record_lost(r, seconds);
+  }
+
+  void record_lost(int64_t r, double seconds) {
+    std::vector<std::function<void(int64_t)>> to_call;
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      lost_flags[r] = true;
+      lost.push_back({r, seconds});
+      to_call = callbacks;
+    }
+    if (rank == 0) {
+      log::info("distsgd: warning: " + label(r) + " was lost " + seconds_text(seconds) +
+                " after the processes connected; the run goes on without it");
+    }
+    for (const auto& callback : to_call) callback(r);
+    std::lock_guard<std::mutex> lock(mutex);
+    changed.notify_all();
   }
 
   // Declarations the leader made since the last beat: record them, tell the callbacks.
@@ -144,19 +162,7 @@ struct Liveness::State {
         fatal(label(rank) + " was declared lost by the leader after " + seconds_text(options.silence_seconds) +
               " without a sign of life (it was stopped or cut off); the others went on without it");
       }
-      std::vector<std::function<void(int64_t)>> to_call;
-      {
-        std::lock_guard<std::mutex> lock(mutex);
-        lost_flags[r] = true;
-        lost.push_back({r, seconds});
-        to_call = callbacks;
-        changed.notify_all();
-      }
-      if (rank == 0) {
-        log::info("distsgd: warning: " + label(r) + " was lost " + seconds_text(seconds) +
-                  " after the processes connected; the run goes on without it");
-      }
-      for (const auto& callback : to_call) callback(r);
+      record_lost(r, seconds);
     }
   }
 
