@@ -110,7 +110,6 @@ AlgorithmInfo asp_algorithm() {
   for (const auto* o : compression::compression_options()) info.options.push_back(o);
   info.validate = [](const TrainConfig& c) {
     ps::check_momentum_placement(c, "asp", {ps::MomentumAt::kWorker, ps::MomentumAt::kServer});
-    compression::check_compression(c);
     ps::check_overlap(c, "asp");
   };
   info.make_worker = [](const WorkerSetup& s) { return std::make_unique<AspWorker>(s); };

@@ -236,7 +236,6 @@ AlgorithmInfo bsp_algorithm() {
                   &allreduce::kFirstBucketMb.spec(), &ps::kLocalAggregation.spec()};
   for (const auto* o : compression::compression_options()) info.options.push_back(o);
   info.validate = [](const TrainConfig& c) {
-    compression::check_compression(c);
     ps::check_overlap(c, "bsp");
     require(!compression::dgc_enabled(c) || ps::kLocalAggregation.of(c) == ps::LocalAggregation::kNone,
             "--local-aggregation host sums dense gradients: it does not combine with --compress dgc");

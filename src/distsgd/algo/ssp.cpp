@@ -247,7 +247,6 @@ AlgorithmInfo ssp_algorithm() {
   for (const auto* o : compression::compression_options()) info.options.push_back(o);
   info.validate = [](const TrainConfig& c) {
     ps::check_momentum_placement(c, "ssp", {ps::MomentumAt::kWorker, ps::MomentumAt::kServer});
-    compression::check_compression(c);
     ps::check_overlap(c, "ssp");
   };
   info.make_worker = [](const WorkerSetup& s) { return std::make_unique<SspWorker>(s); };

@@ -16,7 +16,6 @@ AlgorithmInfo allreduce_sgd_algorithm() {
   info.options = {&allreduce::kOverlap.spec(), &allreduce::kBucketMb.spec(), &allreduce::kFirstBucketMb.spec()};
   for (const auto* o : compression::compression_options()) info.options.push_back(o);
   info.validate = [](const TrainConfig& c) {
-    compression::check_compression(c);
     // The sparse exchange is one allgather after backward: that is --overlap none, and any other overlap given
     // would be ignored.
     const bool overlap_ignored = allreduce::kOverlap.given(c) && allreduce::kOverlap.of(c) != Overlap::kNone;

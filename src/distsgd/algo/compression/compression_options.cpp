@@ -29,8 +29,4 @@ std::vector<const OptionSpec*> compression_options() {
   return {&kCompress.spec(), &kDensity.spec(), &kDgcClipNorm.spec(), &kDgcWarmupEpochs.spec()};
 }
 
-void check_compression(const TrainConfig& c) {
-  if (!dgc_enabled(c)) return;
-}
-
 }  // namespace distsgd::algo::compression

@@ -19,7 +19,4 @@ bool dgc_enabled(const TrainConfig& config);
 // The compression flags, for an algorithm's AlgorithmInfo::options.
 std::vector<const OptionSpec*> compression_options();
 
-// Rules of compression that do not depend on the algorithm.
-void check_compression(const TrainConfig& config);
-
 }  // namespace distsgd::algo::compression
