@@ -5,6 +5,10 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
 #include <set>
 #include <vector>
 
@@ -268,6 +272,70 @@ TEST(Kernels, TopMagnitudesBreaksTiesByIndexAndRanksNanFirst) {
   x[12000] = std::nanf("");
   bool sampled = false;
   EXPECT_EQ(selected(x, 3, &sampled), (std::vector<int64_t>{5, 17, 12000}));
+}
+
+namespace {
+
+// Every entry ranked by sorting: larger magnitude first (NaN as the largest), ties to the lower index.
+std::vector<int64_t> ranking(const at::Tensor& x) {
+  const float* v = x.data_ptr<float>();
+  const auto magnitude = [](float f) { return std::isnan(f) ? std::numeric_limits<float>::infinity() : std::fabs(f); };
+  std::vector<int64_t> order(static_cast<size_t>(x.numel()));
+  std::iota(order.begin(), order.end(), int64_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return magnitude(v[a]) > magnitude(v[b]); });
+  return order;
+}
+
+// The first k of a ranking, ascending.
+std::vector<int64_t> first_of(const std::vector<int64_t>& ranked, int64_t k) {
+  std::vector<int64_t> top(ranked.begin(), ranked.begin() + k);
+  std::sort(top.begin(), top.end());
+  return top;
+}
+
+}  // namespace
+
+TEST(Kernels, TopMagnitudesKeepsTheTieRuleOnTheSampledPath) {
+  torch::manual_seed(8);
+  // Magnitudes on n/100 levels: wherever k falls, the k-th ties with about 100 others, and the scan (not the
+  // fallback) must keep the lowest-indexed of them. NaN, +inf and -inf tie as the largest, one of each in the last
+  // 8 entries (the scan's scalar tail: no size is a multiple of 8). k = 3 cuts among those four.
+  for (const int64_t n : {16391, 100003, 1000003}) {
+    const int64_t levels = n / 100;
+    auto x = torch::randint(1, levels + 1, {n}).to(torch::kFloat) / static_cast<float>(levels) *
+             (torch::randint(0, 2, {n}).to(torch::kFloat) * 2 - 1);
+    x[7] = std::numeric_limits<float>::infinity();
+    x[n / 2] = std::nanf("");
+    x[n - 3] = -std::numeric_limits<float>::infinity();
+    x[n - 1] = std::nanf("");
+    const auto ranked = ranking(x);
+    for (const int64_t k : {int64_t{1}, int64_t{3}, int64_t{97}, n / 100, n / 16}) {
+      bool sampled = false;
+      const auto got = selected(x, k, &sampled);
+      EXPECT_TRUE(sampled) << n << " " << k;
+      EXPECT_EQ(got, first_of(ranked, k)) << n << " " << k;
+    }
+  }
+}
+
+TEST(Kernels, TopMagnitudesEdgeCases) {
+  std::vector<int64_t> out(5, -1);
+  auto x = torch::randn({5});
+  EXPECT_TRUE(kernels::top_magnitudes(f(x), 5, 0, out.data()));  // k = 0 writes nothing
+  EXPECT_EQ(out, std::vector<int64_t>(5, -1));
+  EXPECT_TRUE(kernels::top_magnitudes(f(x), 5, 5, out.data()));  // k = n: all, in order
+  EXPECT_EQ(out, (std::vector<int64_t>{0, 1, 2, 3, 4}));
+  // All magnitudes equal: the lowest indices, whichever path (here every entry reaches the sampled threshold, too
+  // many to collect, and the fallback ranks them).
+  for (const int64_t n : {int64_t{7}, int64_t{100003}}) {
+    auto same = torch::ones({n}) - 2 * torch::randint(0, 2, {n}).to(torch::kFloat);
+    for (const int64_t k : {int64_t{1}, n / 20, n - 1}) {
+      bool sampled = true;
+      std::vector<int64_t> first(static_cast<size_t>(k));
+      std::iota(first.begin(), first.end(), int64_t{0});
+      EXPECT_EQ(selected(same, k, &sampled), first) << n << " " << k;
+    }
+  }
 }
 
 TEST(Kernels, SplittingAcrossComputeThreadsGivesTheSameBits) {

@@ -11,16 +11,33 @@
 #include <stdexcept>
 #include <vector>
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#endif
+
 // DGC's top-k selection, shared by both builds of the loops (the scan for candidates is one of them).
 namespace distsgd::optim::kernels::selection {
 // NaN ranks above everything (a diverging run should send it, not hide it); the comparison is a strict weak order.
 inline float magnitude(float x) { return std::isnan(x) ? std::numeric_limits<float>::infinity() : std::fabs(x); }
 
-// A candidate with its magnitude beside it, so that ranking reads a small contiguous array and never x again.
-struct Ranked {
-  float magnitude;
-  uint32_t index;
+// The scan's block: the cap is checked once per block, so the output may run this far past it.
+constexpr size_t kSelectionBlock = 8192;
+
+// For each 8-bit mask, the lanes whose bit is set, lowest first, then zeros: the AVX2 scan's left-pack.
+struct LeftPack {
+  alignas(32) uint32_t lanes[256][8];
 };
+constexpr LeftPack make_left_pack() {
+  LeftPack t{};
+  for (uint32_t mask = 0; mask < 256; ++mask) {
+    uint32_t n = 0;
+    for (uint32_t lane = 0; lane < 8; ++lane) {
+      if (mask >> lane & 1) t.lanes[mask][n++] = lane;
+    }
+  }
+  return t;
+}
+inline constexpr LeftPack kLeftPack = make_left_pack();
 }  // namespace distsgd::optim::kernels::selection
 
 // The loops, twice: for any x86-64 (two roundings where ATen's default kernels round twice) and for AVX2 + FMA
@@ -190,24 +207,111 @@ void triad(float* a, const float* b, const float* c, size_t n, double s) {
 namespace {
 
 using selection::magnitude;
-using selection::Ranked;
 
-// The k best of `candidates` (larger magnitude first, then lower index), written ascending by index.
-void keep_best(std::vector<Ranked>& candidates, size_t k, int64_t* indices) {
-  const auto better = [](const Ranked& a, const Ranked& b) {
-    return a.magnitude > b.magnitude || (a.magnitude == b.magnitude && a.index < b.index);
-  };
-  const auto kth = candidates.begin() + static_cast<std::ptrdiff_t>(k);
-  if (candidates.size() > k) std::nth_element(candidates.begin(), kth, candidates.end(), better);
-  std::sort(candidates.begin(), kth, [](const Ranked& a, const Ranked& b) { return a.index < b.index; });
-  for (size_t j = 0; j < k; ++j) indices[j] = candidates[j].index;
+inline uint32_t bits_of(float f) {
+  uint32_t b;
+  std::memcpy(&b, &f, sizeof b);
+  return b;
+}
+
+// The k-th largest (1 <= k <= count) of v[0, count), which it reorders: non-negative floats without NaN (+inf
+// allowed), whose bits order as their values do. A radix selection: count the entries per digit, find the digit of
+// the k-th, keep only the entries with it, again on the next digit until few are left. The digit is the 11 bits
+// from the highest one in which the entries differ, so that a narrow range (the candidates sit just above the
+// threshold) splits as finely as a wide one; at most 3 rounds of about 2 cycles per entry each, where nth_element
+// mispredicts most of its comparisons (2 ms for the 256K sample of 64M floats).
+float kth_largest(float* v, size_t count, size_t k) {
+  constexpr size_t kSmall = 256;  // nth_element is as fast below this
+  constexpr int kDigitBits = 11;
+  constexpr uint32_t kDigits = (1u << kDigitBits) - 1;
+  size_t m = count;
+  while (m > kSmall) {
+    uint32_t lo = std::numeric_limits<uint32_t>::max(), hi = 0;
+    for (size_t j = 0; j < m; ++j) {
+      lo = std::min(lo, bits_of(v[j]));
+      hi = std::max(hi, bits_of(v[j]));
+    }
+    if (lo == hi) return v[0];
+    const int shift = std::max(0, 31 - __builtin_clz(lo ^ hi) - (kDigitBits - 1));
+    // Four tables, so that runs of equal digits do not wait on one counter.
+    uint32_t counts[4][kDigits + 1] = {};
+    size_t j = 0;
+    for (; j + 4 <= m; j += 4) {
+      for (size_t t = 0; t < 4; ++t) ++counts[t][bits_of(v[j + t]) >> shift & kDigits];
+    }
+    for (; j < m; ++j) ++counts[0][bits_of(v[j]) >> shift & kDigits];
+    uint32_t digit = kDigits;
+    for (size_t above = 0;; --digit) {
+      const size_t here = size_t{counts[0][digit]} + counts[1][digit] + counts[2][digit] + counts[3][digit];
+      if (above + here >= k) {
+        k -= above;
+        break;
+      }
+      above += here;
+    }
+    size_t kept = 0;
+    for (j = 0; j < m; ++j) {
+      v[kept] = v[j];
+      kept += (bits_of(v[j]) >> shift & kDigits) == digit;
+    }
+    m = kept;
+  }
+  std::nth_element(v, v + (k - 1), v + m, std::greater<float>());
+  return v[k - 1];
+}
+
+// Arrays reused from call to call (DGC selects per layer and step): fresh ones cost a page fault per 4 KB, about 5%
+// of a call at 64M floats. One set per thread, each array as large as the largest call asked for.
+struct Scratch {
+  std::vector<float> sample, mags, ranked;
+  std::vector<uint32_t> indices;
+};
+thread_local Scratch scratch;
+
+template <class T>
+T* at_least(std::vector<T>& v, size_t n) {
+  if (v.size() < n) v.resize(n);
+  return v.data();
+}
+
+// The k best of `count` candidates (larger magnitude first, then lower index), written ascending by index; mags[j]
+// is magnitude() of entry indices[j] (indices null: of entry j), indices ascending. With the k-th largest magnitude
+// known, one pass in index order keeps those above it and, of those equal to it, the lowest-indexed ones: the same
+// set as ranking by (magnitude, index), without sorting the k selected.
+void keep_best(const float* mags, const uint32_t* indices, size_t count, size_t k, int64_t* out) {
+  const auto index = [&](size_t j) { return indices ? int64_t{indices[j]} : static_cast<int64_t>(j); };
+  if (count == k) {
+    for (size_t j = 0; j < k; ++j) out[j] = index(j);
+    return;
+  }
+  float* ranked = at_least(scratch.ranked, count);
+  std::copy(mags, mags + count, ranked);
+  const float kth = kth_largest(ranked, count, k);
+  size_t above = 0;
+  for (size_t j = 0; j < count; ++j) above += mags[j] > kth;
+  // Of the entries equal to the k-th, the first k - above in index order are kept: up to the one at last_tie.
+  size_t last_tie = 0;
+  for (size_t j = 0, ties = k - above; ties > 0; ++j) {
+    if (mags[j] == kth) {
+      last_tie = j;
+      --ties;
+    }
+  }
+  // Branch-free on the bits (they order as the magnitudes do): about half the candidates are kept, so a branch on
+  // each would be mispredicted half the time.
+  const uint32_t kth_bits = bits_of(kth);
+  size_t written = 0;
+  for (size_t j = 0; j < count && written < k; ++j) {
+    const uint32_t b = bits_of(mags[j]);
+    out[written] = index(j);
+    written += static_cast<size_t>(b > kth_bits) | (static_cast<size_t>(b == kth_bits) & (j <= last_tie));
+  }
 }
 
 // Below this size, or above this density, ranking everything is as cheap as sampling.
 constexpr size_t kMinSampled = 1 << 14;
 constexpr size_t kMaxDensityDivisor = 16;  // k <= n / 16
 constexpr size_t kMinSample = 512;
-constexpr size_t kScanBlock = 32;  // collect_at_least's block (kernels_loops.inc): what it may push past its cap
 
 }  // namespace
 
@@ -226,28 +330,27 @@ bool top_magnitudes(const float* x, size_t n, size_t k, int64_t* indices) {
     constexpr size_t kRun = 64;
     const size_t samples = std::min(n, std::max(kMinSample, n / 256)) / kRun * kRun;
     const size_t runs = samples / kRun, spacing = n / runs;
-    std::vector<float> sample(samples);
+    float* sample = at_least(scratch.sample, samples);
     for (size_t j = 0; j < runs; ++j) {
       const float* run = x + j * spacing + (spacing - kRun) / 2;
       for (size_t i = 0; i < kRun; ++i) sample[j * kRun + i] = magnitude(run[i]);
     }
     const size_t expected = (k * samples + n - 1) / n;
     const size_t r = std::min(samples, 2 * expected + 8);
-    std::nth_element(sample.begin(), sample.begin() + static_cast<std::ptrdiff_t>(r - 1), sample.end(),
-                     std::greater<float>());
-    const float threshold = sample[r - 1];
+    const float threshold = kth_largest(sample, samples, r);
     const size_t cap = 4 * k + 4096;
-    std::vector<Ranked> candidates;
-    candidates.reserve(cap + kScanBlock);
+    float* mags = at_least(scratch.mags, cap + selection::kSelectionBlock);
+    uint32_t* candidates = at_least(scratch.indices, cap + selection::kSelectionBlock);
+    const size_t found = DISTSGD_DISPATCH(collect_at_least, x, n, threshold, cap, mags, candidates);
     // At least k reach the threshold: then the k largest all do, and the k largest candidates are the exact top k.
-    if (DISTSGD_DISPATCH(collect_at_least, x, n, threshold, cap, candidates) && candidates.size() >= k) {
-      keep_best(candidates, k, indices);
+    if (found <= cap && found >= k) {
+      keep_best(mags, candidates, found, k, indices);
       return true;
     }
   }
-  std::vector<Ranked> all(n);
-  for (size_t i = 0; i < n; ++i) all[i] = {magnitude(x[i]), static_cast<uint32_t>(i)};
-  keep_best(all, k, indices);
+  std::vector<float> all(n);
+  for (size_t i = 0; i < n; ++i) all[i] = magnitude(x[i]);
+  keep_best(all.data(), nullptr, n, k, indices);
   return false;
 }
 
