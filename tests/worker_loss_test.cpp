@@ -66,7 +66,7 @@ TEST(WorkerLoss, ParameterServerRunsGoOnWithoutAKilledWorker) {
     const std::string run = dir / "killed";
     std::filesystem::remove_all(run);
     const std::string output =
-        train_and_kill(" --algo " + algo + " --workers 4 --servers 1 --epochs 6 --timeout 6" + kTask, run, 2, 0.3);
+        train_and_kill(" --algo " + algo + " --workers 4 --servers 1 --epochs 6 --timeout 12" + kTask, run, 2, 0.3);
     ASSERT_NE(output.find("launcher=0"), std::string::npos) << algo << "\n" << output;
     const auto summary = summary_of(run);
     expect_went_on_without_worker_2(output, summary, 6.0);
@@ -86,7 +86,7 @@ TEST(WorkerLoss, AspWithoutAKilledWorkerLearnsAsWell) {
   TempDir dir;
   const std::string flags =
       " --algo asp --momentum 0 --lr 0.05 --batch-size 16 --workers 4 --servers 1 --model lenet5 "
-      "--dataset fashion-mnist --epochs 1 --seed 1 --threads 1 --no-checkpoint --progress-seconds 1000 --timeout 6";
+      "--dataset fashion-mnist --epochs 1 --seed 1 --threads 1 --no-checkpoint --progress-seconds 1000 --timeout 12";
   auto reference = run_distsgd("train" + flags + " --out " + (dir / "reference"));
   ASSERT_EQ(reference.exit_code, 0) << reference.output;
   const double uninterrupted = summary_of(dir / "reference")["test_accuracy"];
@@ -101,7 +101,7 @@ TEST(WorkerLoss, AspWithoutAKilledWorkerLearnsAsWell) {
 
 TEST(WorkerLoss, SynchronousAlgorithmsRefuseToContinue) {
   for (const std::string algo : {"bsp --servers 1", "arsgd"}) {
-    auto r = run_distsgd("train --algo " + algo + " --workers 2 --on-worker-loss continue --timeout 6" + kTask);
+    auto r = run_distsgd("train --algo " + algo + " --workers 2 --on-worker-loss continue --timeout 12" + kTask);
     EXPECT_EQ(r.exit_code, 1) << r.output;
     EXPECT_NE(r.output.find("distsgd: error: --on-worker-loss continue: " + algo.substr(0, algo.find(' ')) +
                             " cannot go on without a worker"),
@@ -153,17 +153,18 @@ Ending kill_one_of_a_world(const std::string& flags, const std::string& run, int
 TEST(WorkerLoss, WithoutAWatchingLauncherALostWorkerOrServerEndsTheRunNamingIt) {
   TempDir dir;
   // A synchronous run: worker 2 of 3.
-  auto ending = kill_one_of_a_world(" --algo arsgd --workers 3 --epochs 1000 --timeout 9" + kTask, dir / "arsgd", 3, 2);
+  auto ending =
+      kill_one_of_a_world(" --algo arsgd --workers 3 --epochs 1000 --timeout 15" + kTask, dir / "arsgd", 3, 2);
   EXPECT_EQ(ending.failed, 2) << ending.output;
-  EXPECT_LT(ending.seconds_after_kill, 9) << ending.output;
+  EXPECT_LT(ending.seconds_after_kill, 15) << ending.output;
   EXPECT_NE(ending.output.find("distsgd: error: worker 2 (rank 2) was lost: no sign of life for"), std::string::npos)
       << ending.output;
 
   // An asynchronous run that would go on without a worker cannot go on without its server.
   ending =
-      kill_one_of_a_world(" --algo asp --workers 2 --servers 1 --epochs 1000 --timeout 9" + kTask, dir / "asp", 3, 2);
+      kill_one_of_a_world(" --algo asp --workers 2 --servers 1 --epochs 1000 --timeout 15" + kTask, dir / "asp", 3, 2);
   EXPECT_EQ(ending.failed, 2) << ending.output;
-  EXPECT_LT(ending.seconds_after_kill, 9) << ending.output;
+  EXPECT_LT(ending.seconds_after_kill, 15) << ending.output;
   EXPECT_NE(ending.output.find("server 0 (rank 2) was lost"), std::string::npos) << ending.output;
 }
 

@@ -7,6 +7,8 @@
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
+#include <signal.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <optional>
@@ -21,6 +23,7 @@ struct Work::Impl {
   std::vector<std::vector<at::Tensor>> outputs;
   std::string what;
   const Liveness* liveness = nullptr;  // asked, when the operation fails, which process was lost
+  int64_t peer = -1;                   // of a send or receive
   // Only a receive from any source has a source rank to ask for. Asking any other work throws a c10::Error, whose
   // backtrace capture and symbolization cost milliseconds per wait() on a loaded host.
 };
@@ -33,9 +36,10 @@ std::string without_backtrace(const std::exception& e) {
 }
 
 Work make_work(c10::intrusive_ptr<c10d::Work> work, std::vector<at::Tensor> tensors, std::string what,
-               const Liveness* liveness, std::vector<std::vector<at::Tensor>> outputs = {}) {
+               const Liveness* liveness, std::vector<std::vector<at::Tensor>> outputs = {}, int64_t peer = -1) {
   auto impl = std::make_shared<Work::Impl>();
   impl->liveness = liveness;
+  impl->peer = peer;
   impl->work = std::move(work);
   impl->tensors = std::move(tensors);
   impl->outputs = std::move(outputs);
@@ -62,9 +66,10 @@ void Work::wait() {
   } catch (const std::exception& e) {
     const std::string what = impl_->what;
     const Liveness* liveness = impl_->liveness;
+    const int64_t peer = impl_->peer;
     impl_.reset();
     // A lost process that the run cannot do without ends this one inside explain_failure(), naming it.
-    const std::string lost = liveness ? liveness->explain_failure() : "";
+    const std::string lost = liveness ? liveness->explain_failure(peer) : "";
     throw Error(what + " failed: " + without_backtrace(e) +
                 (lost.empty() ? " (a peer process died or timed out)" : lost));
   }
@@ -88,8 +93,10 @@ struct Communicator::Groups {
   c10::intrusive_ptr<c10d::ProcessGroupGloo> world;
   c10::intrusive_ptr<c10d::ProcessGroupGloo> workers;
   c10::intrusive_ptr<c10d::ProcessGroupGloo::Options> options;
-  // Groups replaced by a smaller one after a loss: kept, as work on them may still hold references.
+  // Groups replaced by a smaller one after a loss, and operations given up when a member was lost in them: kept,
+  // as they may still run (until Gloo's timeout) on buffers they hold.
   std::vector<c10::intrusive_ptr<c10d::ProcessGroupGloo>> retired;
+  std::vector<c10::intrusive_ptr<c10d::Work>> abandoned;
 };
 
 Communicator::Communicator(const ProcessEnv& env, int64_t workers, std::chrono::milliseconds timeout)
@@ -118,6 +125,9 @@ Communicator::Communicator(const ProcessEnv& env, int64_t workers, std::chrono::
     throw Error("rank " + std::to_string(env.rank) + ": cannot reach the rendezvous store at " + env.master_addr + ":" +
                 std::to_string(env.port) + ": " + without_backtrace(e));
   }
+  // Gloo writes to its sockets without MSG_NOSIGNAL: a write to a peer that died must fail that operation (dropped
+  // if the peer is declared lost), not end this process by SIGPIPE.
+  ::signal(SIGPIPE, SIG_IGN);
   for (int64_t w = 0; w < workers; ++w) worker_ranks_.push_back(w);
   auto options = c10d::ProcessGroupGloo::Options::create(timeout);
   options->devices.push_back(make_device(env.master_addr));
@@ -138,10 +148,18 @@ Communicator::Communicator(const ProcessEnv& env, int64_t workers, std::chrono::
   }
 }
 
-Communicator::~Communicator() = default;
+Communicator::~Communicator() {
+  // Operations abandoned to a lost worker may still be blocked in their group's threads until Gloo's timeout, and
+  // a group's destructor waits for them: leave those groups to the process's exit.
+  if (!groups_->retired.empty())
+    new std::vector<c10::intrusive_ptr<c10d::ProcessGroupGloo>>(std::move(groups_->retired));
+  if (!groups_->abandoned.empty()) new std::vector<c10::intrusive_ptr<c10d::Work>>(std::move(groups_->abandoned));
+}
 
 Work Communicator::allreduce_sum(at::Tensor tensor) {
-  agree_on_workers();
+  if (agree_before_collectives_)
+    return among_survivors(tensor, "allreduce",
+                           [&](std::vector<at::Tensor>& data) { return groups_->workers->allreduce(data); });
   std::vector<at::Tensor> tensors{tensor};
   auto work = groups_->workers->allreduce(tensors);
   return make_work(work, std::move(tensors), "allreduce", liveness_.get());
@@ -164,10 +182,14 @@ Work Communicator::allgather(std::vector<at::Tensor> outputs, at::Tensor input) 
 }
 
 Work Communicator::broadcast(at::Tensor tensor, int64_t root) {
-  agree_on_workers();
-  std::vector<at::Tensor> tensors{tensor};
   c10d::BroadcastOptions options;
   options.rootRank = root;
+  if (agree_before_collectives_) {
+    require(root == 0, "a broadcast among surviving workers must come from worker 0");
+    return among_survivors(tensor, "broadcast",
+                           [&](std::vector<at::Tensor>& data) { return groups_->workers->broadcast(data, options); });
+  }
+  std::vector<at::Tensor> tensors{tensor};
   auto work = groups_->workers->broadcast(tensors, options);
   return make_work(work, std::move(tensors), "broadcast", liveness_.get());
 }
@@ -182,13 +204,15 @@ void Communicator::barrier_world() { make_work(groups_->world->barrier(), {}, "b
 Work Communicator::send(at::Tensor tensor, int64_t destination, int64_t tag) {
   std::vector<at::Tensor> tensors{tensor};
   auto work = groups_->world->send(tensors, static_cast<int>(destination), static_cast<int>(tag));
-  return make_work(work, std::move(tensors), "send to rank " + std::to_string(destination), liveness_.get());
+  return make_work(work, std::move(tensors), "send to rank " + std::to_string(destination), liveness_.get(), {},
+                   destination);
 }
 
 Work Communicator::receive(at::Tensor tensor, int64_t source, int64_t tag) {
   std::vector<at::Tensor> tensors{tensor};
   auto work = groups_->world->recv(tensors, static_cast<int>(source), static_cast<int>(tag));
-  return make_work(work, std::move(tensors), "receive from rank " + std::to_string(source), liveness_.get());
+  return make_work(work, std::move(tensors), "receive from rank " + std::to_string(source), liveness_.get(), {},
+                   source);
 }
 
 void Communicator::store_set(const std::string& key, const std::string& value) {
@@ -209,6 +233,69 @@ std::string Communicator::store_get(const std::string& key) {
     return std::string(bytes.begin(), bytes.end());
   } catch (const std::exception& e) {
     throw Error("waiting for '" + key + "' in the rendezvous store failed: " + without_backtrace(e));
+  }
+}
+
+// A member can die inside a collective: its neighbours fail at once, the others wait for it until Gloo's timeout,
+// and some may even complete. So each attempt runs on a copy of the data and is given up as soon as a member is
+// declared lost; then every member says whether its attempt completed, worker 0 says whether all did, and if not,
+// all of them run it again among the survivors (from the original data), so that everyone ends with the same result.
+Work Communicator::among_survivors(
+    at::Tensor tensor, const std::string& what,
+    const std::function<c10::intrusive_ptr<c10d::Work>(std::vector<at::Tensor>&)>& start) {
+  const at::Tensor original = tensor.clone();
+  auto& store = *groups_->store;
+  while (true) {
+    agree_now();
+    const std::string base = "members/" + std::to_string(agreements_) + "/outcome/";
+    std::vector<at::Tensor> data{original.clone()};
+    auto work = start(data);
+    bool completed = false;
+    std::string error;
+    const auto member_lost = [&] {
+      return std::any_of(worker_ranks_.begin(), worker_ranks_.end(),
+                         [&](int64_t w) { return liveness_ && liveness_->is_lost(w); });
+    };
+    while (!work->isCompleted() && !member_lost()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    if (work->isCompleted()) {
+      try {
+        work->wait();
+        completed = true;
+      } catch (const std::exception& e) {
+        error = without_backtrace(e);
+      }
+    }
+    if (!completed) {
+      groups_->abandoned.push_back(work);
+      // Failed without a member lost (yet): a lost one is declared within the silence limit, or the error is real.
+      if (!member_lost() && liveness_) liveness_->explain_failure();
+      require(member_lost(), what + " failed: " + error + " (a peer process died or timed out)");
+    }
+    store.set(base + std::to_string(rank_), {static_cast<uint8_t>(completed ? '1' : '0')});
+    bool all_completed = completed;
+    std::string verdict;
+    if (rank_ == 0) {
+      for (const int64_t w : worker_ranks_) {
+        const std::string key = base + std::to_string(w);
+        for (int polls = 0;; ++polls) {
+          if (store.check({key})) {
+            all_completed = all_completed && store.get(key)[0] == '1';
+            break;
+          }
+          if (liveness_ && liveness_->is_lost(w)) break;  // it died before saying: its result is not needed
+          std::this_thread::sleep_for(std::chrono::milliseconds(polls < 20 ? 1 : 5));
+        }
+      }
+      verdict = all_completed ? "done" : "again";
+      store.set(base + "verdict", {verdict.begin(), verdict.end()});
+    } else {
+      const auto bytes = store.get(base + "verdict");
+      verdict.assign(bytes.begin(), bytes.end());
+    }
+    if (verdict == "done") {
+      tensor.copy_(data[0]);
+      return Work();
+    }
   }
 }
 
@@ -244,7 +331,7 @@ void Communicator::agree_now() {
         require(std::chrono::steady_clock::now() < deadline,
                 "waited " + std::to_string(timeout_.count() / 1000) + " s for worker " + std::to_string(w) +
                     " to join a collective (it is alive but stuck; see --timeout)");
-        std::this_thread::sleep_for(std::chrono::microseconds(polls < 100 ? 200 : 2000));
+        std::this_thread::sleep_for(std::chrono::microseconds(polls < 20 ? 1000 : 5000));
       }
     }
     for (const int64_t w : members) list += (list.empty() ? "" : ",") + std::to_string(w);

@@ -10,7 +10,12 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <string>
 #include <vector>
+
+namespace c10d {
+class Work;
+}
 
 namespace distsgd::comm {
 
@@ -85,6 +90,8 @@ class Communicator {
 
  private:
   void agree_now();
+  Work among_survivors(at::Tensor tensor, const std::string& what,
+                       const std::function<c10::intrusive_ptr<c10d::Work>(std::vector<at::Tensor>&)>& start);
   struct Groups;
   std::unique_ptr<Groups> groups_;
   ProcessEnv env_;

@@ -263,8 +263,9 @@ bool Liveness::wait_until_lost(int64_t rank) const {
   return s.changed.wait_until(lock, deadline, [&] { return s.lost_flags[rank]; });
 }
 
-std::string Liveness::explain_failure() const {
+std::string Liveness::explain_failure(int64_t peer) const {
   auto& s = *state_;
+  if (peer >= 0 && is_lost(peer)) return " (" + s.label(peer) + " was lost)";
   const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(
                                            s.options.silence_seconds + 5 * s.options.beat_seconds + 1));
   std::unique_lock<std::mutex> lock(s.mutex);

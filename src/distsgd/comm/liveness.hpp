@@ -56,7 +56,8 @@ class Liveness {
   // lost, at most the silence limit and a few beats. A loss the run cannot survive ends this process on the beat
   // thread, with the line naming the lost process; a survivable one is returned as " (worker 2 (rank 2) was lost)";
   // none (the failure has another cause): "".
-  std::string explain_failure() const;
+  // `peer`: the one rank the operation involved, if it was point to point (already lost: no wait).
+  std::string explain_failure(int64_t peer = -1) const;
   std::string label(int64_t rank) const;
   bool survivable(int64_t rank) const;  // may the run go on without it?
   double silence_seconds() const;

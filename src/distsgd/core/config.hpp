@@ -71,7 +71,7 @@ struct TrainConfig {
   std::string algorithm = "arsgd";
   int64_t workers = 1;
   int64_t servers = 0;
-  double timeout = 300;                               // seconds; bounds every communication
+  double timeout = 300;  // seconds; bounds every communication
   WorkerLoss on_worker_loss = WorkerLoss::kDefault;
   std::vector<std::pair<int64_t, double>> slowdowns;  // worker rank -> compute time factor
   bool trace = false;                                 // write trace.json (Chrome trace format)

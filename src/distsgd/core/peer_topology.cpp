@@ -72,6 +72,43 @@ int64_t peer_at(Topology topology, int64_t rank, int64_t n, int64_t t, uint64_t 
   return -1;
 }
 
+int64_t live_peer_at(Topology topology, int64_t rank, int64_t n, int64_t t, uint64_t seed,
+                     const std::function<bool(int64_t)>& is_lost) {
+  const int64_t peer = peer_at(topology, rank, n, t, seed);
+  if (peer < 0 || !is_lost || !is_lost(peer)) return peer;
+  std::vector<int64_t> cycle;  // the candidates in the order they are tried
+  switch (topology) {
+    case Topology::kRing:
+      for (int64_t k = 1; k < n; ++k) cycle.push_back(modulo(rank + k, n));
+      break;
+    case Topology::kExponential: {
+      const int64_t hops = exponential_hops(n);
+      for (int64_t k = 1; k < hops; ++k) cycle.push_back(peer_at(topology, rank, n, t + k));
+      break;
+    }
+    case Topology::kBipartiteExponential: {
+      const auto peers = bipartite_neighbors(rank, n);
+      const auto size = static_cast<int64_t>(peers.size());
+      for (int64_t k = 1; k < size; ++k) cycle.push_back(peers[static_cast<size_t>((t + k) % size)]);
+      break;
+    }
+    case Topology::kRandom: {
+      std::vector<int64_t> live;
+      for (int64_t j = 0; j < n; ++j) {
+        if (j != rank && !is_lost(j)) live.push_back(j);
+      }
+      if (live.empty()) return -1;
+      // A live draw keeps its peer and a lost one is redrawn among the live: each live one has 1/|live|.
+      const uint64_t draw = mix_hash(seed + 1, static_cast<uint64_t>(rank), static_cast<uint64_t>(t));
+      return live[static_cast<size_t>(draw % live.size())];
+    }
+  }
+  for (int64_t candidate : cycle) {
+    if (candidate != rank && !is_lost(candidate)) return candidate;
+  }
+  return -1;
+}
+
 std::vector<int64_t> out_neighbors(Topology topology, int64_t rank, int64_t n) {
   std::vector<int64_t> peers;
   switch (topology) {

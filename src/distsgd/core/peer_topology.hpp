@@ -4,6 +4,7 @@
 // discrete-event simulation (sim/) pick the very same peers.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,13 @@ int64_t random_peer(uint64_t seed, int64_t rank, int64_t n, int64_t t);
 // The peer `rank` sends to (or, for bipartite, exchanges with: active ranks cycle through their neighbours)
 // at iteration t. n must be >= 2. For a passive rank of the bipartite graph there is no initiated peer: -1.
 int64_t peer_at(Topology topology, int64_t rank, int64_t n, int64_t t, uint64_t seed = 0);
+
+// peer_at when that peer is not lost; otherwise the run goes on without it (--on-worker-loss continue): random, a
+// uniform draw among the live others (from a second hash, so every live one is equally likely); exponential and
+// bipartite, the next live peer of the cycle (the following hops or neighbours); ring, the next live rank. -1
+// when no live peer is left. With nobody lost, the very same peer as peer_at.
+int64_t live_peer_at(Topology topology, int64_t rank, int64_t n, int64_t t, uint64_t seed,
+                     const std::function<bool(int64_t)>& is_lost);
 
 // Every rank `rank` may send to at some iteration, and every rank that may send to `rank`.
 std::vector<int64_t> out_neighbors(Topology topology, int64_t rank, int64_t n);

@@ -165,9 +165,9 @@ std::vector<OptionSpec> declare_options() {
                              positive<double>()),
                 field_option(
                     "--on-worker-loss", &C::on_worker_loss,
-                    "when a worker dies (or is silent for --timeout / 3 s, within 2..10 s): abort ends the run with a "
-                    "line naming it; continue goes on with the others (asp, ssp, easgd, aladdin: their "
-                    "default); default: the algorithm's choice. Worker 0 and the servers are never "
+                    "when a worker dies (or is silent for --timeout / 3 s, within 4..10 s): abort ends the run with a "
+                    "line naming it; continue goes on with the others (asp, ssp, easgd, aladdin and the gossip "
+                    "family: their default); default: the algorithm's choice. Worker 0 and the servers are never "
                     "optional"),
                 slowdown_option(),
                 switch_option("--trace", &C::trace, true, "trace",

@@ -55,8 +55,9 @@ bool all_written(WorkerState& s) {
 bool a_worker_was_lost(WorkerState& s) {
   if (!s.p.comm || !s.p.comm->liveness() || s.p.comm->liveness()->lost().empty()) return false;
   if (!s.checkpoints_stopped && s.leader()) {
-    log::info("checkpoints stop: a worker was lost and a checkpoint needs every process's state (the last "
-              "complete one stays the latest)");
+    log::info(
+        "checkpoints stop: a worker was lost and a checkpoint needs every process's state (the last "
+        "complete one stays the latest)");
   }
   s.checkpoints_stopped = true;
   s.pending_checkpoint = -1;

@@ -34,7 +34,7 @@ class Adpsgd final : public GossipWorker {
   explicit Adpsgd(const WorkerSetup& s)
       : GossipWorker(s),
         active_(topology::is_active(rank_)),
-        timeout_(s.comm->timeout()),
+        timeout_(exchange_timeout(s)),
         model_(make_model(s)),
         endpoint_(*s.comm, endpoint_options(s, topology::Topology::kBipartiteExponential), handlers(model_)) {
     if (active_) communication_thread_ = std::thread([this] { communicate(); });
@@ -103,6 +103,16 @@ class Adpsgd final : public GossipWorker {
     };
   }
 
+  // An exchange fails within the timeout; when the run goes on without lost workers, one with a peer that hung
+  // is then dropped once that peer is declared lost (within the silence limit and a few beats).
+  static std::chrono::milliseconds exchange_timeout(const WorkerSetup& s) {
+    const auto* liveness = s.comm->liveness();
+    // Rank 1 (a worker, as every decentralized rank) stands for any worker but 0: may the run go on without it?
+    if (liveness == nullptr || !liveness->survivable(1)) return s.comm->timeout();
+    return s.comm->timeout() +
+           std::chrono::milliseconds(static_cast<int64_t>(liveness->silence_seconds() * 1000) + 3000);
+  }
+
   static std::shared_ptr<LockedModel> make_model(const WorkerSetup& s) {
     auto model = std::make_shared<LockedModel>();
     model->x = s.flat.params().detach().clone();
@@ -134,16 +144,22 @@ class Adpsgd final : public GossipWorker {
           if (completed_ >= requested_) return;  // stopping, nothing left to do
           step = completed_;
         }
-        const int64_t peer = topology::peer_at(topology::Topology::kBipartiteExponential, rank_, workers_, step);
-        at::Tensor sent;
-        {
-          std::lock_guard<std::mutex> lock(model_->mutex);
-          sent = model_->x.clone();
-        }
-        endpoint_.exchange(peer, step, sent, reply).wait();
-        {
-          std::lock_guard<std::mutex> lock(model_->mutex);
-          average_with_sent(model_->x, sent, reply);
+        // The next live passive neighbour; with none left, this worker trains alone (the step counts as done).
+        const int64_t peer = live_peer(topology::Topology::kBipartiteExponential, step);
+        if (peer >= 0) {
+          at::Tensor sent;
+          {
+            std::lock_guard<std::mutex> lock(model_->mutex);
+            sent = model_->x.clone();
+          }
+          if (endpoint_.exchange(peer, step, sent, reply).wait()) {
+            std::lock_guard<std::mutex> lock(model_->mutex);
+            average_with_sent(model_->x, sent, reply);
+          } else {
+            // The peer failed and was declared lost: this step keeps this model; a late receive may still write
+            // the old reply buffer.
+            reply = at::empty({flat_.numel()});
+          }
         }
         std::lock_guard<std::mutex> lock(state_mutex_);
         ++completed_;

@@ -36,6 +36,7 @@ AlgorithmInfo gosgd_algorithm() {
   info.name = "gosgd";
   info.description = "GoSGD: with probability --gossip-prob push (x, w/2) to a random peer; weighted merge";
   info.decentralized = true;
+  info.survives_worker_loss = true;  // peers stop choosing a lost worker (protocol.hpp)
   info.options = {&kGossipProb.spec(), &kTestDelayMs.spec()};
   info.make_worker = [](const WorkerSetup& s) {
     return decentralized::make_push_gossip(s, PushGossipOptions{Topology::kRandom, kGossipProb.of(s.config), -1});
@@ -48,6 +49,7 @@ AlgorithmInfo gossip_algorithm() {
   info.name = "gossip";
   info.description = "gossiping SGD (--gossip-mode pull: average with a random peer's model; push: push-sum)";
   info.decentralized = true;
+  info.survives_worker_loss = true;  // peers stop choosing a lost worker (protocol.hpp)
   info.options = {&kGossipMode.spec(), &kTestDelayMs.spec()};
   info.make_worker = [](const WorkerSetup& s) {
     if (kGossipMode.of(s.config) == GossipMode::kPull) return decentralized::make_pull_gossip(s);
@@ -61,6 +63,7 @@ AlgorithmInfo adpsgd_algorithm() {
   info.name = "adpsgd";
   info.description = "AD-PSGD: odd ranks average with even ranks (bipartite exponential graph), async";
   info.decentralized = true;
+  info.survives_worker_loss = true;  // peers stop choosing a lost worker (protocol.hpp)
   info.options = {&kTestDelayMs.spec()};
   info.make_worker = [](const WorkerSetup& s) { return decentralized::make_adpsgd(s); };
   return info;
@@ -71,6 +74,7 @@ AlgorithmInfo sgp_algorithm() {
   info.name = "sgp";
   info.description = "stochastic gradient push on the directed exponential graph (--sgp-overlap)";
   info.decentralized = true;
+  info.survives_worker_loss = true;  // peers stop choosing a lost worker (protocol.hpp)
   info.options = {&kSgpOverlap.spec(), &kTestDelayMs.spec()};
   info.make_worker = [](const WorkerSetup& s) {
     return decentralized::make_push_gossip(s, PushGossipOptions{Topology::kExponential, 1.0, kSgpOverlap.of(s.config)});

@@ -16,6 +16,7 @@ GossipWorker::GossipWorker(const WorkerSetup& s)
       rank_(s.comm->rank()),
       workers_(s.comm->workers()),
       seed_(s.config.seed),
+      liveness_(s.comm->liveness()),
       optimizer_(s.flat.numel(), s.config.momentum, s.config.weight_decay),
       initial_sum_(s.flat.params().sum(at::kDouble).item<double>()) {}
 
@@ -28,6 +29,12 @@ EndpointOptions GossipWorker::endpoint_options(const WorkerSetup& s, topology::T
   e.seed = s.config.seed * 131 + static_cast<uint64_t>(s.comm->rank());
   return e;
 }
+
+int64_t GossipWorker::live_peer(topology::Topology topology, int64_t step) const {
+  return topology::live_peer_at(topology, rank_, workers_, step, seed_, [this](int64_t r) { return is_lost(r); });
+}
+
+bool GossipWorker::is_lost(int64_t rank) const { return liveness_ != nullptr && liveness_->is_lost(rank); }
 
 void GossipWorker::finish_endpoint(GossipEndpoint& endpoint) {
   waiting_.start();

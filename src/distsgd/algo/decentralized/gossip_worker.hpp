@@ -32,13 +32,17 @@ class GossipWorker : public WorkerAlgorithm {
   virtual std::vector<std::pair<std::string, double>> figures() const = 0;
   // Tells the peers this worker is done and waits until they are (timed as communication wait).
   void finish_endpoint(GossipEndpoint& endpoint);
+  // This worker's peer at iteration `step` on `topology`, skipping the peers declared lost (-1: none is left).
+  int64_t live_peer(topology::Topology topology, int64_t step) const;
+  bool is_lost(int64_t rank) const;
 
   optim::FlatParameters& flat_;
   Timeline& timeline_;
   int64_t rank_, workers_;
   uint64_t seed_;
-  optim::MomentumSgd optimizer_;  // momentum lives here, local to the worker
-  double initial_sum_;            // sum of the starting parameters (conservation checks with lr 0)
+  const comm::Liveness* liveness_;  // null: a run that stops at any loss (or has no liveness)
+  optim::MomentumSgd optimizer_;    // momentum lives here, local to the worker
+  double initial_sum_;              // sum of the starting parameters (conservation checks with lr 0)
   Stopwatch waiting_, update_;
 };
 

@@ -13,6 +13,7 @@
 #include <chrono>
 #include <mutex>
 #include <thread>
+#include <utility>
 
 namespace distsgd::algo::decentralized {
 
@@ -30,11 +31,25 @@ void sleep_up_to(double max_ms, uint64_t draw) {
   std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(max_ms * fraction));
 }
 
+// After an operation with `peer` failed: true when the run goes on without it (it was declared lost, which the
+// leader does within the silence limit of its death), false when the failure is an error.
+bool went_on_without(const comm::Liveness* liveness, int64_t peer) {
+  return liveness != nullptr && liveness->survivable(peer) && liveness->wait_until_lost(peer);
+}
+
 }  // namespace
 
 struct GossipEndpoint::Shared {
   std::mutex mutex;
   std::string first_error;
+  // Receiving threads whose peer failed and may be declared lost: when, and the error it is unless it is. The
+  // training thread decides (check(), finish()): a receiving thread never touches the liveness, which a detached
+  // one could outlive.
+  struct PeerFailure {
+    std::chrono::steady_clock::time_point when;
+    std::string error;
+  };
+  std::map<int64_t, PeerFailure> peer_failures;
   int64_t served = 0;
   std::vector<std::thread> threads;
   std::atomic<int64_t> step{0};  // the worker's iteration (set_step)
@@ -59,10 +74,23 @@ PendingReply::~PendingReply() {
   }
 }
 
-void PendingReply::wait() {
-  for (auto& w : works_) w.wait();
+bool PendingReply::wait() {
+  if (lost_) return false;
+  try {
+    if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
+    for (auto& w : works_) w.wait();
+  } catch (const std::exception&) {
+    lost_ = went_on_without(liveness_, peer_);
+    // The rest failed with the peer's connection; waiting for each would wait for another loss in vain.
+    works_.clear();
+    if (lost_) return false;
+    throw;
+  }
   works_.clear();
+  return true;
 }
+
+void PendingReply::fail_now() { error_ = std::current_exception(); }
 
 GossipEndpoint::GossipEndpoint(comm::Communicator& comm, EndpointOptions options, GossipHandlers handlers)
     : comm_(comm),
@@ -72,8 +100,10 @@ GossipEndpoint::GossipEndpoint(comm::Communicator& comm, EndpointOptions options
   const auto handlers_ptr = std::make_shared<GossipHandlers>(std::move(handlers));
   for (int64_t peer : options_.listeners) {
     // The thread holds the shared state and the handlers, so both outlive it even if it must be detached.
-    shared_->threads.emplace_back([&comm, peer, shared = shared_, handlers = handlers_ptr, bytes = bytes_sent_,
-                                   numel = options_.numel, delay_ms = options_.test_delay_ms, seed = options_.seed] {
+    const bool survivable = comm.liveness() != nullptr && comm.liveness()->survivable(peer);
+    shared_->threads.emplace_back([&comm, peer, survivable, shared = shared_, handlers = handlers_ptr,
+                                   bytes = bytes_sent_, numel = options_.numel, delay_ms = options_.test_delay_ms,
+                                   seed = options_.seed] {
       uint64_t draws = 0;
       try {
         auto header = at::empty({kGossipHeaderSize}, at::kDouble);
@@ -120,9 +150,13 @@ GossipEndpoint::GossipEndpoint(comm::Communicator& comm, EndpointOptions options
           ++shared->served;
         }
       } catch (const std::exception& e) {
+        const std::string error = "serving rank " + std::to_string(peer) + ": " + e.what();
         std::lock_guard<std::mutex> lock(shared->mutex);
-        if (shared->first_error.empty()) {
-          shared->first_error = "serving rank " + std::to_string(peer) + ": " + e.what();
+        if (survivable) {
+          // A peer declared lost sends no "done": this thread ends without it (decided by the training thread).
+          shared->peer_failures[peer] = {std::chrono::steady_clock::now(), error};
+        } else if (shared->first_error.empty()) {
+          shared->first_error = error;
         }
       }
     });
@@ -141,6 +175,22 @@ GossipEndpoint::~GossipEndpoint() {
 void GossipEndpoint::check() const {
   std::lock_guard<std::mutex> lock(shared_->mutex);
   if (!shared_->first_error.empty()) throw Error("gossip: " + shared_->first_error);
+  const auto now = std::chrono::steady_clock::now();
+  for (const auto& [peer, failure] : shared_->peer_failures) {
+    // Not declared lost well after the leader would have (the bound of Liveness::wait_until_lost): an error.
+    if (!is_lost(peer) && now - failure.when > lost_verdict_wait()) throw Error("gossip: " + failure.error);
+  }
+}
+
+std::chrono::steady_clock::duration GossipEndpoint::lost_verdict_wait() const {
+  const auto* liveness = comm_.liveness();
+  const double seconds = liveness != nullptr ? liveness->silence_seconds() + 3 : 0;
+  return std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(seconds));
+}
+
+bool GossipEndpoint::is_lost(int64_t peer) const {
+  const auto* liveness = comm_.liveness();
+  return liveness != nullptr && liveness->is_lost(peer);
 }
 
 void GossipEndpoint::set_step(int64_t step) { shared_->step.store(step); }
@@ -175,44 +225,70 @@ void GossipEndpoint::send_header(int64_t peer, MessageKind kind, int64_t step, d
 
 void GossipEndpoint::sent_to(int64_t peer) { last_sent_[peer] = std::chrono::steady_clock::now(); }
 
+void GossipEndpoint::deliver_oldest() {
+  InFlight oldest = std::move(pushes_in_flight_.front());
+  pushes_in_flight_.pop_front();
+  if (is_lost(oldest.peer)) return;  // it failed with the peer's connection, or goes nowhere
+  try {
+    for (auto& w : oldest.works) w.wait();
+  } catch (const std::exception&) {
+    // Push-sum: the weight it carried is lost with the peer (the survivors' weights then sum to less than 1; the
+    // evaluated average sum_i w_i z_i / sum_i w_i divides by what is left).
+    if (!went_on_without(comm_.liveness(), oldest.peer)) throw;
+  }
+}
+
 void GossipEndpoint::keep_alive() {
   const auto now = std::chrono::steady_clock::now();
   for (int64_t peer : options_.contacts) {
+    if (is_lost(peer)) continue;
     auto it = last_sent_.find(peer);
     if (it == last_sent_.end()) {
       last_sent_[peer] = now;  // the receiving threads started with the endpoint
       continue;
     }
     if (now - it->second < comm_.timeout() / 4) continue;
-    std::vector<comm::Work> works;
-    send_header(peer, MessageKind::kKeepAlive, 0, 0, works);
-    pushes_in_flight_.push_back(std::move(works));
+    InFlight sending{peer, {}};
+    try {
+      send_header(peer, MessageKind::kKeepAlive, 0, 0, sending.works);
+    } catch (const std::exception&) {
+      if (!went_on_without(comm_.liveness(), peer)) throw;
+      continue;
+    }
+    pushes_in_flight_.push_back(std::move(sending));
   }
 }
 
 void GossipEndpoint::push(int64_t peer, int64_t step, double weight, at::Tensor values) {
   check();
   delay();
-  std::vector<comm::Work> works;
-  send_header(peer, MessageKind::kPush, step, weight, works);
-  works.push_back(comm_.send(values, peer, kPayloadTag));
+  InFlight sending{peer, {}};
+  try {
+    send_header(peer, MessageKind::kPush, step, weight, sending.works);
+    sending.works.push_back(comm_.send(values, peer, kPayloadTag));
+  } catch (const std::exception&) {
+    // Gloo refuses at once to send to a peer whose connection closed. Its weight is lost (see deliver_oldest).
+    if (!went_on_without(comm_.liveness(), peer)) throw;
+    return;
+  }
   bytes_sent_->fetch_add(values.numel() * 4);
   ++messages_sent_;
-  pushes_in_flight_.push_back(std::move(works));
+  pushes_in_flight_.push_back(std::move(sending));
   // The peer's receiving thread takes every message as it comes, so waiting for the oldest is bounded.
-  while (pushes_in_flight_.size() > options_.max_pushes_in_flight) {
-    for (auto& w : pushes_in_flight_.front()) w.wait();
-    pushes_in_flight_.pop_front();
-  }
+  while (pushes_in_flight_.size() > options_.max_pushes_in_flight) deliver_oldest();
 }
 
 PendingReply GossipEndpoint::pull(int64_t peer, int64_t step, at::Tensor into) {
   check();
   delay();
-  PendingReply pending;
-  // The reply's receive is posted first so the peer's reply never waits on this worker.
-  pending.works_.push_back(comm_.receive(into, peer, kReplyTag));
-  send_header(peer, MessageKind::kPullRequest, step, 0, pending.works_);
+  PendingReply pending = pending_from(peer);
+  try {
+    // The reply's receive is posted first so the peer's reply never waits on this worker.
+    pending.works_.push_back(comm_.receive(into, peer, kReplyTag));
+    send_header(peer, MessageKind::kPullRequest, step, 0, pending.works_);
+  } catch (const std::exception&) {
+    pending.fail_now();
+  }
   ++messages_sent_;
   return pending;
 }
@@ -220,29 +296,51 @@ PendingReply GossipEndpoint::pull(int64_t peer, int64_t step, at::Tensor into) {
 PendingReply GossipEndpoint::exchange(int64_t peer, int64_t step, at::Tensor mine, at::Tensor into) {
   check();
   delay();
-  PendingReply pending;
-  pending.works_.push_back(comm_.receive(into, peer, kReplyTag));
-  send_header(peer, MessageKind::kExchange, step, 0, pending.works_);
-  pending.works_.push_back(comm_.send(mine, peer, kPayloadTag));
+  PendingReply pending = pending_from(peer);
+  try {
+    pending.works_.push_back(comm_.receive(into, peer, kReplyTag));
+    send_header(peer, MessageKind::kExchange, step, 0, pending.works_);
+    pending.works_.push_back(comm_.send(mine, peer, kPayloadTag));
+  } catch (const std::exception&) {
+    pending.fail_now();
+  }
   bytes_sent_->fetch_add(mine.numel() * 4);
   ++messages_sent_;
   return pending;
 }
 
+PendingReply GossipEndpoint::pending_from(int64_t peer) {
+  PendingReply pending;
+  pending.peer_ = peer;
+  pending.liveness_ = comm_.liveness();
+  return pending;
+}
+
 void GossipEndpoint::finish() {
   if (finished_) return;
-  while (!pushes_in_flight_.empty()) {
-    for (auto& w : pushes_in_flight_.front()) w.wait();
-    pushes_in_flight_.pop_front();
-  }
+  while (!pushes_in_flight_.empty()) deliver_oldest();
   for (int64_t peer : options_.contacts) {
-    std::vector<comm::Work> works;
-    send_header(peer, MessageKind::kDone, 0, 0, works);
-    for (auto& w : works) w.wait();
+    if (is_lost(peer)) continue;
+    try {
+      std::vector<comm::Work> works;
+      send_header(peer, MessageKind::kDone, 0, 0, works);
+      for (auto& w : works) w.wait();
+    } catch (const std::exception&) {
+      if (!went_on_without(comm_.liveness(), peer)) throw;
+    }
   }
-  // Each receiving thread ends at its peer's "done" (or at an error, which its receive's timeout bounds).
+  // Each receiving thread ends at its peer's "done", or at an error, which its receive's timeout bounds: a lost
+  // peer's thread ends once its receive fails (at once when the peer's process died, its connections closed).
   for (auto& t : shared_->threads) t.join();
   finished_ = true;
+  std::map<int64_t, Shared::PeerFailure> failures;
+  {
+    std::lock_guard<std::mutex> lock(shared_->mutex);
+    failures = shared_->peer_failures;
+  }
+  for (const auto& [peer, failure] : failures) {
+    if (!went_on_without(comm_.liveness(), peer)) throw Error("gossip: " + failure.error);
+  }
   check();
 }
 

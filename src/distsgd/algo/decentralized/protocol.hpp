@@ -9,6 +9,10 @@
 // payloads and replies are float32[numel]. Each message kind travels on its own tag so the receiving thread, the
 // requesting thread and async pushes never match each other's messages. Every wait is bounded by the communicator's
 // timeout (Gloo's), and fails with the peer's rank.
+// A lost peer (comm/liveness.hpp, --on-worker-loss continue): an operation with a peer that fails and that the
+// leader then declares lost is dropped instead of failing (its receiving thread ends quietly, a push to it is
+// lost, a pull or exchange brings no reply), and finish() neither tells it nor waits for it. A failure with a
+// peer that is not declared lost stays an error.
 #pragma once
 #include "distsgd/algo/decentralized/gossip_header.hpp"
 #include "distsgd/comm/communicator.hpp"
@@ -20,6 +24,7 @@
 #include <chrono>
 #include <cstdint>
 #include <deque>
+#include <exception>
 #include <functional>
 #include <map>
 #include <memory>
@@ -65,18 +70,27 @@ struct MessageAges {
   double mean() const { return count > 0 ? sum / static_cast<double>(count) : 0.0; }
 };
 
-// A request in flight (pull or exchange): wait() returns once the reply is in the tensor given at its start.
+// A request in flight (pull or exchange): wait() returns once the reply is in the tensor given at its start
+// (true), or once the peer, which failed, was declared lost (false: no reply, the tensor's contents are undefined
+// and a late write into it is possible: use another one next time).
 class PendingReply {
  public:
   PendingReply();
   PendingReply(PendingReply&&) noexcept;
   PendingReply& operator=(PendingReply&&) noexcept;
   ~PendingReply();
-  void wait();
+  bool wait();
 
  private:
   friend class GossipEndpoint;
+  // The request could not even start (Gloo refuses a peer whose connection closed): wait() decides as for a
+  // failure in flight.
+  void fail_now();
   std::vector<comm::Work> works_;
+  int64_t peer_ = -1;
+  const comm::Liveness* liveness_ = nullptr;  // null: every failure is an error
+  bool lost_ = false;                         // the peer failed and was declared lost
+  std::exception_ptr error_;                  // fail_now's, rethrown by wait() unless the peer is lost
 };
 
 class GossipEndpoint {
@@ -103,6 +117,8 @@ class GossipEndpoint {
   void finish();
   // Throws the first error of a receiving thread (a peer died or timed out), if any.
   void check() const;
+  // Was `peer` declared lost (the run goes on without it)? Never waits.
+  bool is_lost(int64_t peer) const;
 
   // This worker's current iteration, for the ages of the models it serves (pull, exchange).
   void set_step(int64_t step);
@@ -118,15 +134,24 @@ class GossipEndpoint {
 
  private:
   struct Shared;
+  struct InFlight {
+    int64_t peer = -1;
+    std::vector<comm::Work> works;
+  };
   void send_header(int64_t peer, MessageKind kind, int64_t step, double weight, std::vector<comm::Work>& works);
   void delay();
   void sent_to(int64_t peer);
+  // Waits for the oldest send in flight; a failure with a peer declared lost drops it.
+  void deliver_oldest();
+  PendingReply pending_from(int64_t peer);
+  // How long after a receiving thread's failure check() waits for its peer to be declared lost.
+  std::chrono::steady_clock::duration lost_verdict_wait() const;
 
   comm::Communicator& comm_;
   EndpointOptions options_;
   std::shared_ptr<Shared> shared_;  // also held by the receiving threads
   std::shared_ptr<std::atomic<int64_t>> bytes_sent_;
-  std::deque<std::vector<comm::Work>> pushes_in_flight_;
+  std::deque<InFlight> pushes_in_flight_;
   std::atomic<int64_t> messages_sent_{0};
   bool finished_ = false;
   uint64_t delay_draws_ = 0;

@@ -39,18 +39,25 @@ class PullGossip final : public GossipWorker {
   void before_forward(int64_t step) override {
     endpoint_.set_step(step);
     waiting_.start();
-    pending_ = endpoint_.pull(topology::random_peer(seed_, rank_, workers_, step), step, pulled_);
+    // A random live peer; with none left, this worker trains alone.
+    const int64_t peer = live_peer(topology::Topology::kRandom, step);
+    pulling_ = peer >= 0;
+    if (pulling_) pending_ = endpoint_.pull(peer, step, pulled_);
     waiting_.stop();
   }
 
   void after_backward(int64_t, double lr) override {
-    {
+    bool pulled = false;
+    if (pulling_) {
       TimedPhase phase(timeline_, "wait for pull", waiting_);
-      pending_.wait();
+      pulled = pending_.wait();
+      // The peer failed and was declared lost: keep this model for this step; its reply buffer may still be
+      // written by a late receive, so take a fresh one.
+      if (!pulled) pulled_ = at::empty({flat_.numel()});
     }
     TimedPhase phase(timeline_, "average and update", update_);
     std::lock_guard<std::mutex> lock(served_->mutex);
-    average_into(flat_.params(), pulled_);
+    if (pulled) average_into(flat_.params(), pulled_);
     optimizer_.step(flat_.params(), flat_.grads(), lr);
   }
 
@@ -94,6 +101,7 @@ class PullGossip final : public GossipWorker {
 
   at::Tensor pulled_;
   PendingReply pending_;
+  bool pulling_ = false;  // pending_ is this iteration's pull
   std::shared_ptr<ServedModel> served_;
   GossipEndpoint endpoint_;  // last: its threads start once everything above exists
 };

@@ -14,12 +14,54 @@
 
 #include <ATen/core/Tensor.h>
 
+#include <chrono>
+#include <condition_variable>
+#include <map>
+#include <mutex>
 #include <random>
 
 namespace distsgd::algo::decentralized {
 namespace {
 
 double sum_of(const at::Tensor& t) { return t.sum(at::kDouble).item<double>(); }
+
+// The iterations s in [first, last] with s mod period == phase.
+int64_t count_in_phase(int64_t first, int64_t last, int64_t period, int64_t phase) {
+  const auto up_to = [&](int64_t x) { return x < phase ? 0 : (x - phase) / period + 1; };
+  return last < first ? 0 : up_to(last) - up_to(first - 1);
+}
+
+// Per sender, the messages that arrived on their scheduled edge of the topology (the sender's peer_at was this
+// worker); a message redirected here because the sender's own peer was lost is merged but not counted.
+class ScheduledArrivals {
+ public:
+  void add(int64_t sender) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    ++count_[sender];
+    ++arrived_;
+    changed_.notify_all();
+  }
+  int64_t count(int64_t sender) const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = count_.find(sender);
+    return it == count_.end() ? 0 : it->second;
+  }
+  int64_t arrived() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return arrived_;
+  }
+  // Until another counted message arrives after `seen` of them did, or 50 ms (a peer may be declared lost).
+  void wait_after(int64_t seen) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    changed_.wait_for(lock, std::chrono::milliseconds(50), [&] { return arrived_ != seen; });
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  std::condition_variable changed_;
+  std::map<int64_t, int64_t> count_;
+  int64_t arrived_ = 0;
+};
 
 class PushGossip final : public GossipWorker {
  public:
@@ -30,7 +72,20 @@ class PushGossip final : public GossipWorker {
         weight_(1.0 / static_cast<double>(workers_)),
         coin_(s.config.seed * 1000003 + static_cast<uint64_t>(rank_)),
         inbox_(std::make_shared<Inbox>()),
-        endpoint_(*s.comm, endpoint_options(s, options.topology), handlers(inbox_)) {}
+        arrivals_(std::make_shared<ScheduledArrivals>()),
+        endpoint_(*s.comm, endpoint_options(s, options.topology),
+                  handlers(inbox_, arrivals_, options.topology, rank_, workers_, seed_)) {
+    // SGP's wait: each in-neighbour j sends here on its hop k, at the iterations s with s mod hops == k.
+    if (options_.wait_lag >= 0) {
+      require(options_.topology == topology::Topology::kExponential, "push gossip waits on the exponential graph only");
+      const int64_t hops = topology::exponential_hops(workers_);
+      for (int64_t j : topology::in_neighbors(options_.topology, rank_, workers_)) {
+        for (int64_t k = 0; k < hops; ++k) {
+          if (topology::peer_at(options_.topology, j, workers_, k) == rank_) sender_phase_[j] = k;
+        }
+      }
+    }
+  }
 
   void before_forward(int64_t step) override {
     step_ = step;
@@ -44,15 +99,17 @@ class PushGossip final : public GossipWorker {
     }
     if (options_.send_probability >= 1 || std::bernoulli_distribution(options_.send_probability)(coin_)) {
       TimedPhase phase(timeline_, "push", waiting_);
-      const int64_t peer = peer_at(options_.topology, rank_, workers_, step, seed_);
-      const double sent_weight = split_weight(weight_);
-      endpoint_.push(peer, step, sent_weight, flat_.params().detach().clone());
+      // A lost peer is skipped; with none left, the push is not made and the weight stays here.
+      const int64_t peer = live_peer(options_.topology, step);
+      if (peer >= 0) {
+        const double sent_weight = split_weight(weight_);
+        endpoint_.push(peer, step, sent_weight, flat_.params().detach().clone());
+      }
     }
     endpoint_.keep_alive();
     if (options_.wait_lag >= 0) {
       TimedPhase phase(timeline_, "wait for messages", waiting_);
-      inbox_->wait_for_received(step + 1 - options_.wait_lag - resumed_steps_, comm_.timeout(),
-                                [this] { endpoint_.check(); });
+      wait_for_scheduled(step - options_.wait_lag);
       merge_arrived();
     }
   }
@@ -93,10 +150,42 @@ class PushGossip final : public GossipWorker {
     };
   }
 
-  static GossipHandlers handlers(const std::shared_ptr<Inbox>& inbox) {
+  static GossipHandlers handlers(const std::shared_ptr<Inbox>& inbox,
+                                 const std::shared_ptr<ScheduledArrivals>& arrivals, topology::Topology topology,
+                                 int64_t rank, int64_t workers, uint64_t seed) {
     GossipHandlers h;
-    h.on_push = [inbox](PushMessage m) { inbox->put(std::move(m)); };
+    h.on_push = [inbox, arrivals, topology, rank, workers, seed](PushMessage m) {
+      const bool scheduled = topology::peer_at(topology, m.sender, workers, m.step, seed) == rank;
+      const int64_t sender = m.sender;
+      inbox->put(std::move(m));
+      if (scheduled) arrivals->add(sender);  // after put: a counted message is in the inbox
+    };
     return h;
+  }
+
+  // SGP: waits, bounded by the timeout, until every in-neighbour that is not lost delivered the messages it
+  // sends here at this run's iterations up to `last_step` (a lost one's never come).
+  void wait_for_scheduled(int64_t last_step) {
+    const auto deadline = std::chrono::steady_clock::now() + comm_.timeout();
+    const int64_t hops = topology::exponential_hops(workers_);
+    while (true) {
+      endpoint_.check();
+      const int64_t seen = arrivals_->arrived();
+      int64_t missing = -1;
+      for (const auto& [sender, phase] : sender_phase_) {
+        if (is_lost(sender)) continue;
+        if (arrivals_->count(sender) < count_in_phase(resumed_steps_, last_step, hops, phase)) {
+          missing = sender;
+          break;
+        }
+      }
+      if (missing < 0) return;
+      require(std::chrono::steady_clock::now() < deadline,
+              "waited " + std::to_string(comm_.timeout().count() / 1000) + " s for the message of iteration " +
+                  std::to_string(last_step) + " or earlier from rank " + std::to_string(missing) +
+                  " (a peer is stuck or died; see --timeout)");
+      arrivals_->wait_after(seen);
+    }
   }
 
   void merge_arrived() {
@@ -115,8 +204,10 @@ class PushGossip final : public GossipWorker {
   int64_t step_ = 0;           // the iteration under way (the age of a merged message is step_ less the sender's)
   int64_t resumed_steps_ = 0;  // a resumed run: the iterations before it (its inbox counts from there)
   std::mt19937_64 coin_;
-  std::shared_ptr<Inbox> inbox_;  // held by the receiving threads too
-  GossipEndpoint endpoint_;       // last: its threads start once everything above exists
+  std::shared_ptr<Inbox> inbox_;                 // held by the receiving threads too
+  std::shared_ptr<ScheduledArrivals> arrivals_;  // likewise
+  std::map<int64_t, int64_t> sender_phase_;      // SGP: in-neighbour -> the hop on which it sends here
+  GossipEndpoint endpoint_;                      // last: its threads start once everything above exists
 };
 
 }  // namespace

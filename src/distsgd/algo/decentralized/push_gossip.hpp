@@ -7,6 +7,9 @@
 //   SGP (--algo sgp):              directed exponential graph (2^k hops, k cycling), every iteration, and iteration
 //                                  t waits for the messages of iterations <= t - --sgp-overlap.
 // Momentum: a local momentum-SGD optimizer per worker, over z; momentum buffers are never sent.
+// A lost worker (--on-worker-loss continue): the others stop choosing it (live_peer_at) and SGP stops waiting for
+// its messages. Its weight, and the weight pushed to it that it never merged, are lost with it: the survivors'
+// weights sum to less than 1, and the evaluated average sum_i w_i z_i / sum_i w_i is over what is left.
 #pragma once
 #include "distsgd/algo/algorithm.hpp"
 #include "distsgd/core/peer_topology.hpp"
