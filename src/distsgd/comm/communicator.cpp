@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <optional>
 #include <sstream>
+#include <stdexcept>
 #include <thread>
 
 namespace distsgd::comm {
@@ -24,6 +25,7 @@ struct Work::Impl {
   std::string what;
   const Liveness* liveness = nullptr;  // asked, when the operation fails, which process was lost
   int64_t peer = -1;                   // of a send or receive
+  std::string start_error;             // the operation failed as it started (a peer's connection already closed)
   // Only a receive from any source has a source rank to ask for. Asking any other work throws a c10::Error, whose
   // backtrace capture and symbolization cost milliseconds per wait() on a loaded host.
 };
@@ -62,6 +64,7 @@ std::shared_ptr<::gloo::transport::Device> make_device(const std::string& master
 void Work::wait() {
   if (!impl_) return;
   try {
+    if (!impl_->work) throw std::runtime_error(impl_->start_error);
     impl_->work->wait();
   } catch (const std::exception& e) {
     const std::string what = impl_->what;
@@ -77,7 +80,7 @@ void Work::wait() {
 }
 
 void Work::on_complete(std::function<void()> callback) {
-  if (!impl_) {
+  if (!impl_ || !impl_->work) {
     callback();
     return;
   }
@@ -201,18 +204,36 @@ void Communicator::barrier_workers() {
 
 void Communicator::barrier_world() { make_work(groups_->world->barrier(), {}, "barrier", liveness_.get()).wait(); }
 
+// Gloo throws at once, rather than failing the work, when the peer's connection is already closed: the error is
+// kept for wait(), where every failure is reported alike (and a lost peer is recognised).
 Work Communicator::send(at::Tensor tensor, int64_t destination, int64_t tag) {
   std::vector<at::Tensor> tensors{tensor};
-  auto work = groups_->world->send(tensors, static_cast<int>(destination), static_cast<int>(tag));
-  return make_work(work, std::move(tensors), "send to rank " + std::to_string(destination), liveness_.get(), {},
-                   destination);
+  c10::intrusive_ptr<c10d::Work> work;
+  std::string error;
+  try {
+    work = groups_->world->send(tensors, static_cast<int>(destination), static_cast<int>(tag));
+  } catch (const std::exception& e) {
+    error = without_backtrace(e);
+  }
+  auto result = make_work(work, std::move(tensors), "send to rank " + std::to_string(destination), liveness_.get(), {},
+                          destination);
+  if (!work) result.impl()->start_error = error;
+  return result;
 }
 
 Work Communicator::receive(at::Tensor tensor, int64_t source, int64_t tag) {
   std::vector<at::Tensor> tensors{tensor};
-  auto work = groups_->world->recv(tensors, static_cast<int>(source), static_cast<int>(tag));
-  return make_work(work, std::move(tensors), "receive from rank " + std::to_string(source), liveness_.get(), {},
-                   source);
+  c10::intrusive_ptr<c10d::Work> work;
+  std::string error;
+  try {
+    work = groups_->world->recv(tensors, static_cast<int>(source), static_cast<int>(tag));
+  } catch (const std::exception& e) {
+    error = without_backtrace(e);
+  }
+  auto result =
+      make_work(work, std::move(tensors), "receive from rank " + std::to_string(source), liveness_.get(), {}, source);
+  if (!work) result.impl()->start_error = error;
+  return result;
 }
 
 void Communicator::store_set(const std::string& key, const std::string& value) {
@@ -353,8 +374,17 @@ void Communicator::agree_now() {
         c10::make_intrusive<c10d::PrefixStore>("workers/" + std::to_string(agreements_), groups_->store),
         static_cast<int>(index), static_cast<int>(members.size()), groups_->options);
   } catch (const std::exception& e) {
-    throw Error("worker " + std::to_string(rank_) + ": regrouping with the " + std::to_string(members.size() - 1) +
-                " other surviving workers failed: " + without_backtrace(e));
+    // A member that arrived and then died never connects, so no member's group can form: once it is declared
+    // lost, every survivor agrees again (without it).
+    const auto lost = [&](int64_t w) { return liveness_ && liveness_->is_lost(w); };
+    if (!std::any_of(members.begin(), members.end(), lost) && liveness_) liveness_->explain_failure();
+    if (!std::any_of(members.begin(), members.end(), lost)) {
+      throw Error("worker " + std::to_string(rank_) + ": regrouping with the " + std::to_string(members.size() - 1) +
+                  " other surviving workers failed: " + without_backtrace(e));
+    }
+    worker_ranks_ = std::move(members);
+    agree_now();
+    return;
   }
   worker_ranks_ = std::move(members);
 }

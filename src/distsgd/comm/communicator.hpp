@@ -30,6 +30,7 @@ class Work {
 
   struct Impl;
   explicit Work(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
+  Impl* impl() { return impl_.get(); }
 
  private:
   std::shared_ptr<Impl> impl_;
