@@ -206,34 +206,43 @@ void Communicator::barrier_world() { make_work(groups_->world->barrier(), {}, "b
 
 // Gloo throws at once, rather than failing the work, when the peer's connection is already closed: the error is
 // kept for wait(), where every failure is reported alike (and a lost peer is recognised).
-Work Communicator::send(at::Tensor tensor, int64_t destination, int64_t tag) {
+Work Communicator::point_to_point(at::Tensor tensor, int64_t peer, int64_t tag, bool sending) {
   std::vector<at::Tensor> tensors{tensor};
   c10::intrusive_ptr<c10d::Work> work;
   std::string error;
   try {
-    work = groups_->world->send(tensors, static_cast<int>(destination), static_cast<int>(tag));
-  } catch (const std::exception& e) {
-    error = without_backtrace(e);
-  }
-  auto result = make_work(work, std::move(tensors), "send to rank " + std::to_string(destination), liveness_.get(), {},
-                          destination);
-  if (!work) result.impl()->start_error = error;
-  return result;
-}
-
-Work Communicator::receive(at::Tensor tensor, int64_t source, int64_t tag) {
-  std::vector<at::Tensor> tensors{tensor};
-  c10::intrusive_ptr<c10d::Work> work;
-  std::string error;
-  try {
-    work = groups_->world->recv(tensors, static_cast<int>(source), static_cast<int>(tag));
+    work = sending ? groups_->world->send(tensors, static_cast<int>(peer), static_cast<int>(tag))
+                   : groups_->world->recv(tensors, static_cast<int>(peer), static_cast<int>(tag));
   } catch (const std::exception& e) {
     error = without_backtrace(e);
   }
   auto result =
-      make_work(work, std::move(tensors), "receive from rank " + std::to_string(source), liveness_.get(), {}, source);
+      make_work(work, std::move(tensors), (sending ? "send to rank " : "receive from rank ") + std::to_string(peer),
+                liveness_.get(), {}, peer);
   if (!work) result.impl()->start_error = error;
   return result;
+}
+
+Work Communicator::send(at::Tensor tensor, int64_t destination, int64_t tag) {
+  return point_to_point(std::move(tensor), destination, tag, /*sending=*/true);
+}
+
+Work Communicator::receive(at::Tensor tensor, int64_t source, int64_t tag) {
+  return point_to_point(std::move(tensor), source, tag, /*sending=*/false);
+}
+
+// Worker 0's wait, in an agreement, for worker w's key: true once it is there, false once w is declared lost; an
+// error after --timeout (w is alive but stuck).
+bool Communicator::key_or_loss(const std::string& key, int64_t w, std::chrono::steady_clock::time_point deadline) {
+  auto& store = *groups_->store;
+  for (int polls = 0;; ++polls) {
+    if (store.check({key})) return true;
+    if (liveness_ && liveness_->is_lost(w)) return false;
+    require(std::chrono::steady_clock::now() < deadline,
+            "waited " + std::to_string(timeout_.count() / 1000) + " s for worker " + std::to_string(w) +
+                " to join a collective (it is alive but stuck; see --timeout)");
+    std::this_thread::sleep_for(std::chrono::milliseconds(polls < 20 ? 1 : 5));
+  }
 }
 
 void Communicator::store_set(const std::string& key, const std::string& value) {
@@ -296,16 +305,11 @@ Work Communicator::among_survivors(
     bool all_completed = completed;
     std::string verdict;
     if (rank_ == 0) {
+      const auto deadline = std::chrono::steady_clock::now() + timeout_;
       for (const int64_t w : worker_ranks_) {
+        // One that died before saying is not needed: its result is not used.
         const std::string key = base + std::to_string(w);
-        for (int polls = 0;; ++polls) {
-          if (store.check({key})) {
-            all_completed = all_completed && store.get(key)[0] == '1';
-            break;
-          }
-          if (liveness_ && liveness_->is_lost(w)) break;  // it died before saying: its result is not needed
-          std::this_thread::sleep_for(std::chrono::milliseconds(polls < 20 ? 1 : 5));
-        }
+        if (key_or_loss(key, w, deadline)) all_completed = all_completed && store.get(key)[0] == '1';
       }
       verdict = all_completed ? "done" : "again";
       store.set(base + "verdict", {verdict.begin(), verdict.end()});
@@ -342,18 +346,7 @@ void Communicator::agree_now() {
     std::vector<int64_t> members;
     const auto deadline = std::chrono::steady_clock::now() + timeout_;
     for (const int64_t w : worker_ranks_) {
-      const std::string arrived = base + "/arrived/" + std::to_string(w);
-      for (int polls = 0;; ++polls) {
-        if (store.check({arrived})) {
-          members.push_back(w);
-          break;
-        }
-        if (liveness_ && liveness_->is_lost(w)) break;
-        require(std::chrono::steady_clock::now() < deadline,
-                "waited " + std::to_string(timeout_.count() / 1000) + " s for worker " + std::to_string(w) +
-                    " to join a collective (it is alive but stuck; see --timeout)");
-        std::this_thread::sleep_for(std::chrono::microseconds(polls < 20 ? 1000 : 5000));
-      }
+      if (key_or_loss(base + "/arrived/" + std::to_string(w), w, deadline)) members.push_back(w);
     }
     for (const int64_t w : members) list += (list.empty() ? "" : ",") + std::to_string(w);
     store.set(base, std::vector<uint8_t>(list.begin(), list.end()));

@@ -91,6 +91,8 @@ class Communicator {
 
  private:
   void agree_now();
+  bool key_or_loss(const std::string& key, int64_t worker, std::chrono::steady_clock::time_point deadline);
+  Work point_to_point(at::Tensor tensor, int64_t peer, int64_t tag, bool sending);
   Work among_survivors(at::Tensor tensor, const std::string& what,
                        const std::function<c10::intrusive_ptr<c10d::Work>(std::vector<at::Tensor>&)>& start);
   struct Groups;

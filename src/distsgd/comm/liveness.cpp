@@ -57,6 +57,12 @@ struct Liveness::State {
     return options.label ? options.label(r) + " (rank " + std::to_string(r) + ")" : "rank " + std::to_string(r);
   }
 
+  // How long a process that just failed an operation waits for a dead peer to be declared lost.
+  Clock::time_point verdict_deadline() const {
+    return Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                              std::chrono::duration<double>(options.silence_seconds + 5 * options.beat_seconds + 1));
+  }
+
   [[noreturn]] void fatal(const std::string& message) const {
     log::info("distsgd: error: " + message);
     std::_Exit(1);
@@ -257,8 +263,7 @@ void Liveness::on_lost(std::function<void(int64_t)> callback) {
 
 bool Liveness::wait_until_lost(int64_t rank) const {
   auto& s = *state_;
-  const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(
-                                           s.options.silence_seconds + 5 * s.options.beat_seconds + 1));
+  const auto deadline = s.verdict_deadline();
   std::unique_lock<std::mutex> lock(s.mutex);
   return s.changed.wait_until(lock, deadline, [&] { return s.lost_flags[rank]; });
 }
@@ -266,8 +271,7 @@ bool Liveness::wait_until_lost(int64_t rank) const {
 std::string Liveness::explain_failure(int64_t peer) const {
   auto& s = *state_;
   if (peer >= 0 && is_lost(peer)) return " (" + s.label(peer) + " was lost)";
-  const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(
-                                           s.options.silence_seconds + 5 * s.options.beat_seconds + 1));
+  const auto deadline = s.verdict_deadline();
   std::unique_lock<std::mutex> lock(s.mutex);
   const size_t before = s.lost.size();
   if (!s.changed.wait_until(lock, deadline, [&] { return s.lost.size() > before || s.stop; })) {
