@@ -3,6 +3,7 @@
 
 #include "distsgd/core/error.hpp"
 #include "distsgd/models/builders.hpp"
+#include "distsgd/models/direct_linear.hpp"
 #include "distsgd/models/module_model.hpp"
 
 namespace distsgd::models {
@@ -13,11 +14,11 @@ class MlpImpl : public torch::nn::Module {
   MlpImpl(int64_t inputs, int64_t width, int64_t hidden_layers, int64_t classes) {
     int64_t previous = inputs;
     for (int64_t i = 0; i < hidden_layers; ++i) {
-      layers_->push_back(torch::nn::Linear(previous, width));
+      layers_->push_back(DirectLinear(previous, width));
       layers_->push_back(torch::nn::ReLU());
       previous = width;
     }
-    layers_->push_back(torch::nn::Linear(previous, classes));
+    layers_->push_back(DirectLinear(previous, classes));
     register_module("layers", layers_);
   }
 

@@ -46,6 +46,11 @@ class Model {
   virtual bool supports_forward_gate() const { return false; }
   // Installs the gate (an empty function removes it). Ignored by models that do not support gates (TorchScript).
   virtual void set_forward_gate(ForwardGate gate) {}
+
+  // One tensor per parameter, of its shape (views of the flat gradient buffer), into which layers that can
+  // (DirectLinear) write their gradients during backward instead of handing autograd fresh ones to add up.
+  // Undefined tensors, or an empty list, undo it. Ignored by models without such layers.
+  virtual void set_gradient_destinations(const std::vector<at::Tensor>& destinations) {}
 };
 
 // Valid registry names.

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "distsgd/models/direct_linear.hpp"
 #include "distsgd/models/forward_gate.hpp"
 #include "distsgd/models/model.hpp"
 
@@ -39,6 +40,21 @@ class ModuleModel final : public Model {
 
   bool supports_forward_gate() const override { return true; }
   void set_forward_gate(ForwardGate gate) override { module_->forward_gate.install(std::move(gate), parameters()); }
+
+  void set_gradient_destinations(const std::vector<at::Tensor>& destinations) override {
+    const auto all = parameters();
+    auto destination_of = [&](const at::Tensor& parameter) {
+      for (size_t i = 0; i < all.size() && i < destinations.size(); ++i) {
+        if (all[i].unsafeGetTensorImpl() == parameter.unsafeGetTensorImpl()) return destinations[i];
+      }
+      return at::Tensor();
+    };
+    for (const auto& module : module_->modules(/*include_self=*/false)) {
+      if (auto* linear = module->template as<DirectLinear>()) {
+        linear->set_gradient_destinations(destination_of(linear->weight), destination_of(linear->bias));
+      }
+    }
+  }
 
  private:
   Holder module_;

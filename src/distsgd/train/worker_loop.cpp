@@ -187,8 +187,9 @@ bool WorkerLoop::train_one_epoch(data::ShardedLoader& loader, int64_t epoch) {
     {
       s_.algorithm->before_backward(step, lr);
       TimedPhase phase(timeline, "backward", s_.backward);
-      p.flat->zero_grads();
+      p.flat->begin_backward();
       loss.backward();
+      p.flat->end_backward();
     }
     if (slowdown > 1) {
       // Emulate a slower machine: this worker's compute takes `slowdown` times as long.

@@ -2,8 +2,8 @@
 
 #include "distsgd/models/model.hpp"
 #include "distsgd/optim/flat_parameters.hpp"
+#include "distsgd/optim/gradient_hooks.hpp"
 
-#include <torch/csrc/autograd/utils/lambda_post_hook.h>
 #include <torch/torch.h>
 
 namespace distsgd::algo {
@@ -27,36 +27,19 @@ std::vector<Bucket> make_buckets(const std::vector<optim::ParameterSlot>& slots,
   return buckets;
 }
 
-struct BucketReadyTracker::Hooks {
-  // The gradient accumulators must be kept alive, or autograd makes new ones without our hooks.
-  std::vector<std::shared_ptr<torch::autograd::Node>> accumulators;
-  std::vector<uintptr_t> keys;
-};
-
 BucketReadyTracker::BucketReadyTracker(models::Model& model, std::vector<Bucket> buckets,
                                        std::function<void(size_t)> on_ready)
-    : hooks_(std::make_unique<Hooks>()), buckets_(std::move(buckets)), on_ready_(std::move(on_ready)) {
+    : buckets_(std::move(buckets)), on_ready_(std::move(on_ready)) {
   auto parameters = model.parameters();
   bucket_of_.assign(parameters.size(), 0);
   for (size_t b = 0; b < buckets_.size(); ++b) {
     for (size_t p : buckets_[b].parameters) bucket_of_[p] = b;
   }
-  for (size_t p = 0; p < parameters.size(); ++p) {
-    auto accumulator = torch::autograd::impl::grad_accumulator(parameters[p]);
-    auto key = accumulator->add_post_hook(std::make_unique<torch::autograd::utils::LambdaPostHook>(
-        [this, p](const torch::autograd::variable_list& outputs, const torch::autograd::variable_list&) {
-          parameter_ready(p);
-          return outputs;
-        }));
-    hooks_->accumulators.push_back(accumulator);
-    hooks_->keys.push_back(key);
-  }
+  hooks_ = std::make_unique<optim::GradientHooks>(parameters, [this](size_t p) { parameter_ready(p); });
   arm();
 }
 
-BucketReadyTracker::~BucketReadyTracker() {
-  for (size_t i = 0; i < hooks_->accumulators.size(); ++i) hooks_->accumulators[i]->del_post_hook(hooks_->keys[i]);
-}
+BucketReadyTracker::~BucketReadyTracker() = default;
 
 void BucketReadyTracker::arm() {
   pending_.clear();

@@ -15,7 +15,8 @@ class Model;
 }
 namespace distsgd::optim {
 struct ParameterSlot;
-}
+class GradientHooks;
+}  // namespace distsgd::optim
 
 namespace distsgd::algo {
 
@@ -46,8 +47,7 @@ class BucketReadyTracker {
  private:
   void parameter_ready(size_t parameter);
 
-  struct Hooks;
-  std::unique_ptr<Hooks> hooks_;
+  std::unique_ptr<optim::GradientHooks> hooks_;
   std::vector<Bucket> buckets_;
   std::vector<size_t> bucket_of_;
   std::vector<int64_t> pending_;
