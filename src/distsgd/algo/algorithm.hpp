@@ -131,9 +131,11 @@ struct AlgorithmInfo {
   // The workers' models differ: the trainer evaluates their average (test_accuracy) and worker 0's own model
   // (test_accuracy_worker0), and reports the parameter variance across workers.
   bool decentralized = false;
-  // Workers never meet in a collective while training (asynchronous parameter-server algorithms), so each may
-  // stop on its own: under --time-budget every worker trains until its own deadline and the run evaluates once,
-  // at the end (epoch-end evaluations are collective and would hold the workers together).
+  // No training step waits for another worker (the asynchronous parameter-server algorithms; GoSGD, gossiping SGD
+  // and AD-PSGD, whose peers answer from their own threads), so each worker may stop on its own and none is held
+  // by a collective: under --time-budget every worker trains until its own deadline and the run evaluates once, at
+  // the end (epoch-end evaluations are collective and would hold the workers together). SGP is not: its step t
+  // waits for its in-neighbours' messages of t - overlap.
   bool independent_workers = false;
   // No step waits for every worker, so the run can go on when one is lost (--on-worker-loss continue, the default
   // for these): the servers drop it, gossip peers stop choosing it.
