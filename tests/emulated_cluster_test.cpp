@@ -68,23 +68,28 @@ TEST(EmulatedCluster, SendAndAllreduceRunAtTheLinkRate) {
 
   auto four = commbench(dir, "--processes 4 --net 1gbit --min-kb 4096 --max-mb 16 --repeats 5 --no-send-recv");
   ASSERT_FALSE(four.is_null());
-  EXPECT_NEAR(median_at(four, "allreduce", bytes), 1.5 * bytes / rate, 0.15 * 1.5 * bytes / rate) << four.dump(1);
+  // Four processes on this host's two cores: never much faster than the links allow, slower when the cores are busy
+  // (a CI run beside other tests measured 1.16x).
+  EXPECT_GE(median_at(four, "allreduce", bytes), 0.85 * 1.5 * bytes / rate) << four.dump(1);
+  EXPECT_LE(median_at(four, "allreduce", bytes), 1.3 * 1.5 * bytes / rate) << four.dump(1);
 }
 
-// delay=5ms on every host's link: a small message's round trip crosses two hosts' links, so 10 ms more. Compared on
-// the fastest repeats: a loaded host's scheduling noise only ever adds time.
+// delay=5ms on every host's link: a small message's round trip crosses two hosts' links, so 10 ms more. Time only
+// ever adds to a round trip (a loaded host's scheduling noise), never takes from it, so the delayed run's fastest
+// repeat bounds the delay from below on its own; comparing it with the plain run's (which noise can inflate too: a
+// CI run's plain 1 KiB one-way was 2 ms) would not. The plain run bounds it from above.
 TEST(EmulatedCluster, DelayAddsToTheRoundTrip) {
   REQUIRE_NAMESPACES();
   TempDir dir;
-  const std::string small = "--processes 2 --min-kb 1 --max-mb 1 --repeats 5";
+  const std::string small = "--processes 2 --min-kb 1 --max-mb 1 --repeats 9";
   auto plain = commbench(dir, small + " --net 1gbit");
   auto delayed = commbench(dir, small + " --net 1gbit,delay=5ms");
   ASSERT_FALSE(plain.is_null());
   ASSERT_FALSE(delayed.is_null());
-  const double added =
-      2 * (time_at(delayed, "send_recv", 1024, "min_seconds") - time_at(plain, "send_recv", 1024, "min_seconds"));
-  EXPECT_GT(added, 0.0095) << delayed.dump(1);
-  EXPECT_LT(added, 0.0125) << delayed.dump(1);
+  const double delayed_round_trip = 2 * time_at(delayed, "send_recv", 1024, "min_seconds");
+  const double plain_round_trip = 2 * time_at(plain, "send_recv", 1024, "min_seconds");
+  EXPECT_GT(delayed_round_trip, 0.0099) << delayed.dump(1);
+  EXPECT_LT(delayed_round_trip - plain_round_trip, 0.0125) << delayed.dump(1) << plain.dump(1);
 }
 
 // Four workers push m bytes each to one server at once: the server's downlink carries 4m, taking 4m/R.
