@@ -79,6 +79,18 @@ TEST(ValidateCommand, TinyGridAgreesWithItsRunsAndResumes) {
     const double measured = row["measured_samples_per_second"];
     EXPECT_DOUBLE_EQ(p["error"].get<double>(), (p["samples_per_second"].get<double>() - measured) / measured);
     errors[row["algorithm"]].push_back(std::fabs(p["samples_per_second"].get<double>() - measured) / measured);
+    // The diagnostic (ana*) is the same model on a profile whose forward and backward sum to the run's own.
+    const auto& diagnostic = row["predictions"]["analytical-run-compute"];
+    ASSERT_TRUE(diagnostic.contains("samples_per_second")) << diagnostic.dump();
+    EXPECT_NE(diagnostic["command"].get<std::string>().find(run_dir + "/profile-run-compute.json"), std::string::npos);
+    double forward = 0, backward = 0;
+    const auto rescaled = read_json(run_dir + "/profile-run-compute.json");
+    for (const auto& t : rescaled["tensors"]) {
+      forward += t["forward_seconds"].get<double>();
+      backward += t["backward_seconds"].get<double>();
+    }
+    EXPECT_NEAR(forward, summary["seconds_per_iteration"]["forward"].get<double>(), 1e-9);
+    EXPECT_NEAR(backward, summary["seconds_per_iteration"]["backward"].get<double>(), 1e-9);
   }
   // asp runs with its server and the recipe's flags, and the simulator is told the same.
   EXPECT_EQ(rows[1]["servers"].get<int64_t>(), 1);

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -218,14 +219,27 @@ std::string percent(double fraction) {
   return text;
 }
 
-// A diagnostic beside the fidelities: the analytical model given the run's own compute time, so that its error is
-// the rest of the model's (communication, synchronisation, contention) and the profile's share of a miss shows.
-constexpr const char* kRunCompute = "analytical-run-compute";
+// Diagnostics beside the fidelities: each fidelity given the run's own compute time (ana*, des*), so that their error
+// is the rest of the model's (communication, synchronisation, contention) and the profile's share of a miss shows.
+constexpr const char* kRunComputeSuffix = "-run-compute";
 
-// The predictions of every row: each fidelity asked for, and the diagnostic with the analytical one.
+bool is_run_compute(const std::string& kind) {
+  return kind.size() > std::strlen(kRunComputeSuffix) &&
+         kind.compare(kind.size() - std::strlen(kRunComputeSuffix), std::string::npos, kRunComputeSuffix) == 0;
+}
+std::string fidelity_of(const std::string& kind) {
+  return is_run_compute(kind) ? kind.substr(0, kind.size() - std::strlen(kRunComputeSuffix)) : kind;
+}
+// The table's name of a prediction: "analytical", "des", "ana*", "des*".
+std::string short_name(const std::string& kind) {
+  if (!is_run_compute(kind)) return kind;
+  return (fidelity_of(kind) == "analytical" ? std::string("ana") : fidelity_of(kind)) + "*";
+}
+
+// The predictions of every row: each fidelity asked for, then each one's run-compute diagnostic.
 std::vector<std::string> prediction_kinds(const ValidateCommand& c) {
   std::vector<std::string> kinds = c.fidelities;
-  if (std::find(kinds.begin(), kinds.end(), "analytical") != kinds.end()) kinds.push_back(kRunCompute);
+  for (const auto& f : c.fidelities) kinds.push_back(f + kRunComputeSuffix);
   return kinds;
 }
 
@@ -249,13 +263,14 @@ void write_profile_with_run_compute(const std::string& profile, const nlohmann::
   write_json_atomically(out, *json);
 }
 
-// One prediction of a configuration by `distsgd simulate` (`kind`: a fidelity or kRunCompute), or why there is none.
+// One prediction of a configuration by `distsgd simulate` (`kind`: a fidelity or its run-compute diagnostic), or why
+// there is none.
 nlohmann::json predict(const ValidateCommand& c, const Configuration& k, const std::string& kind,
                        const SimulatorFeatures& features, std::string profile, const std::string& cluster,
                        const std::string& run_dir, const nlohmann::json& row) {
-  const std::string fidelity = kind == kRunCompute ? "analytical" : kind;
+  const std::string fidelity = fidelity_of(kind);
   nlohmann::json scale;
-  if (kind == kRunCompute) {
+  if (is_run_compute(kind)) {
     if (!k.straggler.none()) return {{"not_predicted", "a diagnostic of the runs without a straggler"}};
     const std::string scaled = run_dir + "/profile-run-compute.json";
     write_profile_with_run_compute(profile, row["seconds_per_iteration"], scaled, scale);
@@ -300,7 +315,7 @@ nlohmann::json predict(const ValidateCommand& c, const Configuration& k, const s
   nlohmann::json prediction = {{"samples_per_second", (*json)["predictions"][0]["samples_per_second"].get<double>()},
                                {"command", command_text(args)},
                                {"file", out}};
-  if (kind == kRunCompute) prediction["compute_scale"] = scale;
+  if (is_run_compute(kind)) prediction["compute_scale"] = scale;
   return prediction;
 }
 
@@ -397,7 +412,7 @@ std::string tables(const ValidateCommand& c, const nlohmann::json& rows, const n
   std::snprintf(line, sizeof line, "  %-8s %7s %-9s %-9s %10s", "algo", "workers", "network", "straggler", "measured");
   out << line;
   for (const auto& f : prediction_kinds(c)) {
-    std::snprintf(line, sizeof line, " %11s %8s", f == kRunCompute ? "ana*" : f.c_str(), "error");
+    std::snprintf(line, sizeof line, " %11s %8s", short_name(f).c_str(), "error");
     out << line;
   }
   out << "\n";
@@ -425,20 +440,17 @@ std::string tables(const ValidateCommand& c, const nlohmann::json& rows, const n
     out << "\n";
   }
   out << "\nmean absolute percentage error per algorithm (rows); the issue's target: 10% synchronous, 15% others\n"
-      << "(ana*: a diagnostic, the analytical model given each run's own forward and backward time)\n";
+      << "(ana*, des*: diagnostics, each fidelity given each run's own forward and backward time)\n";
   std::snprintf(line, sizeof line, "  %-8s %-14s %6s", "algo", "family", "target");
   out << line;
   for (const auto& f : prediction_kinds(c)) {
-    std::snprintf(line, sizeof line, " %16s", ((f == kRunCompute ? "ana*" : f) + " MAPE").c_str());
+    std::snprintf(line, sizeof line, " %16s", (short_name(f) + " MAPE").c_str());
     out << line;
   }
   for (const auto& n : c.networks) {
     for (const auto& f : prediction_kinds(c)) {
-      std::snprintf(line, sizeof line, " %16s",
-                    (n.substr(0, 11) + (f == "des"          ? " des"
-                                        : f == "analytical" ? " ana"
-                                                            : " ana*"))
-                        .c_str());
+      const std::string name = short_name(f) == "analytical" ? "ana" : short_name(f);
+      std::snprintf(line, sizeof line, " %16s", (n.substr(0, 11) + " " + name).c_str());
       out << line;
     }
   }
