@@ -9,6 +9,7 @@
 #include <cmath>
 #include <filesystem>
 #include <map>
+#include <thread>
 
 #include "distsgd/cli/run_directory.hpp"
 #include "distsgd/core/error.hpp"
@@ -83,6 +84,12 @@ TEST(ValidateCommand, TinyGridAgreesWithItsRunsAndResumes) {
     const auto& diagnostic = row["predictions"]["analytical-run-compute"];
     ASSERT_TRUE(diagnostic.contains("samples_per_second")) << diagnostic.dump();
     EXPECT_NE(diagnostic["command"].get<std::string>().find(run_dir + "/profile-run-compute.json"), std::string::npos);
+    // The run's compute already holds the sharing of the host's cores, so the diagnostic does not share them again
+    // (the prediction does, as the run did).
+    EXPECT_NE(diagnostic["command"].get<std::string>().find("--shared-cores 0"), std::string::npos);
+    EXPECT_NE(p["command"].get<std::string>().find("--shared-cores " +
+                                                   std::to_string(std::max(1u, std::thread::hardware_concurrency()))),
+              std::string::npos);
     double forward = 0, backward = 0;
     const auto rescaled = read_json(run_dir + "/profile-run-compute.json");
     for (const auto& t : rescaled["tensors"]) {

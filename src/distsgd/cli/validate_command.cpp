@@ -294,9 +294,11 @@ nlohmann::json predict(const ValidateCommand& c, const Configuration& k, const s
     if (features.seed) args.insert(args.end(), {"--seed", std::to_string(c.config.seed)});
   }
   if (!k.straggler.none()) args.insert(args.end(), {"--slowdown", k.straggler.text});
-  // Every measured run here, loopback or emulated, shares this host's cores: so does the simulated one.
+  // Every measured run here, loopback or emulated, shares this host's cores: so does the simulated one. Not the
+  // diagnostics: the run's own forward and backward times already hold the sharing (0 overrides the cluster file's).
   if (features.shared_cores) {
-    args.insert(args.end(), {"--shared-cores", std::to_string(std::max(1u, std::thread::hardware_concurrency()))});
+    const auto cores = is_run_compute(kind) ? 0u : std::max(1u, std::thread::hardware_concurrency());
+    args.insert(args.end(), {"--shared-cores", std::to_string(cores)});
   }
   const std::string out = run_dir + "/prediction-" + kind + ".json";
   args.insert(args.end(), {"--out", out});
