@@ -72,12 +72,7 @@ distsgd::TrainConfig small_run(const std::string& out, const std::string& shrink
 }
 
 std::string error_of(const distsgd::TrainConfig& c) {
-  try {
-    distsgd::train::validate(c);
-    return "";
-  } catch (const distsgd::Error& e) {
-    return e.what();
-  }
+  return distsgd::testing::error_of_call([&] { distsgd::train::validate(c); });
 }
 
 }  // namespace

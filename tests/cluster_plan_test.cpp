@@ -5,18 +5,12 @@
 #include "distsgd/cluster/emulated_cluster.hpp"
 #include "distsgd/cluster/link_spec.hpp"
 #include "distsgd/core/error.hpp"
+#include "test_util.hpp"
 
 namespace distsgd::cluster {
 namespace {
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
+std::string error_of(const std::function<void()>& f) { return distsgd::testing::error_of_call(f); }
 
 TEST(LinkSpec, ParsesRatesInTcUnits) {
   EXPECT_DOUBLE_EQ(parse_link("--net", "1gbit").rate_bits_per_second, 1e9);

@@ -33,12 +33,7 @@ ClusterDescription link(double bytes_per_second) {
 }
 
 std::string error_of(const nlohmann::json& json) {
-  try {
-    model_profile_from_json(json, "p.json");
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
+  return distsgd::testing::error_of_call([&] { model_profile_from_json(json, "p.json"); });
 }
 
 TEST(ModelProfile, ReadsAndWritesTheSameProfile) {

@@ -3,6 +3,7 @@
 #include "distsgd/cli/study_spec.hpp"
 #include "distsgd/cli/study_grid.hpp"
 #include "distsgd/core/error.hpp"
+#include "test_util.hpp"
 
 #include <gtest/gtest.h>
 
@@ -20,12 +21,7 @@ std::vector<StudyCell> expand(const std::string& text) {
 
 // The error expanding `text` gives (empty when none).
 std::string error_of(const std::string& text) {
-  try {
-    expand(text);
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
+  return distsgd::testing::error_of_call([&] { expand(text); });
 }
 
 std::string value_of(const StudyCell& cell, const std::string& flag) {

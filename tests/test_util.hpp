@@ -3,10 +3,13 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <random>
 #include <string>
 
 #include <nlohmann/json.hpp>
+
+#include "distsgd/core/error.hpp"
 
 namespace distsgd::testing {
 
@@ -62,6 +65,16 @@ inline std::string read_file(const std::string& path) {
 // A run directory's summary.json.
 inline nlohmann::json summary_of(const std::string& run_dir) {
   return nlohmann::json::parse(read_file(run_dir + "/summary.json"));
+}
+
+// The message of the distsgd::Error that `f` throws, or "" when it throws none.
+inline std::string error_of_call(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const distsgd::Error& e) {
+    return e.what();
+  }
+  return "";
 }
 
 }  // namespace distsgd::testing

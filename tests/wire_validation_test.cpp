@@ -6,6 +6,7 @@
 #include "distsgd/algo/ps/messages.hpp"
 #include "distsgd/comm/communicator.hpp"
 #include "distsgd/core/error.hpp"
+#include "test_util.hpp"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
@@ -28,12 +29,7 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 // The error a decode throws, or "" when it accepts the header.
 template <typename Decode>
 std::string error_of(Decode decode) {
-  try {
-    decode();
-  } catch (const distsgd::Error& e) {
-    return e.what();
-  }
-  return "";
+  return distsgd::testing::error_of_call(decode);
 }
 
 std::vector<double> request_header(const ps::Request& r) {
