@@ -18,8 +18,7 @@ read -r -a variants <<< "${VARIANTS:-none wfbp multistep}"
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 
-steps_for() { case $1 in lenet5) echo 400 ;; mlp) echo 200 ;; *) echo 200 ;; esac; }
-median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+source bench/lib.sh
 # One line per run: samples/s and the breakdown in ms per iteration.
 summary_line() {
   "$PYTHON" -c "import json; s = json.load(open('$1')); t = s['seconds_per_iteration']

@@ -20,7 +20,7 @@ parts=("$@")
 read -r -a overlaps <<< "${ARSGD_OVERLAP:-none wfbp}"
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+source bench/lib.sh
 col() { awk -v c="$2" '{print $c}' "$1" | median; }
 # samples/s, ms per iteration of compute (forward + backward), of the update, the update's share of the step.
 summary() {

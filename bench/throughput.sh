@@ -11,8 +11,7 @@ models=("$@")
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 
-steps_for() { case $1 in lenet5) echo 400 ;; mlp) echo 200 ;; *) echo 200 ;; esac; }
-median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+source bench/lib.sh
 
 printf '%-8s %14s %14s %8s\n' model distsgd pytorch ratio
 for model in "${models[@]}"; do
