@@ -584,8 +584,10 @@ CLI::App* add_validate_command(CLI::App& app, ValidateCommand& c) {
   cmd->add_option("--straggler", c.stragglers, "none and/or RANK:FACTOR (train's --slowdown), e.g. none,1:4")
       ->delimiter(',')
       ->capture_default_str();
-  cmd->add_option("--fidelity", c.fidelities,
-                  "the simulator's fidelities to compare: analytical and/or des (used when distsgd simulate has it)")
+  cmd->add_option(
+         "--fidelity", c.fidelities,
+         "the simulator's fidelities to compare: analytical and/or des (used when distsgd simulate has it); each "
+         "also gives a diagnostic (ana*, des*) from the run's own forward and backward times")
       ->delimiter(',')
       ->capture_default_str();
   cmd->add_option("--cluster", c.clusters,
