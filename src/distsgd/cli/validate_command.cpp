@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -221,20 +220,21 @@ std::string percent(double fraction) {
 
 // Diagnostics beside the fidelities: each fidelity given the run's own compute time (ana*, des*), so that their error
 // is the rest of the model's (communication, synchronisation, contention) and the profile's share of a miss shows.
-constexpr const char* kRunComputeSuffix = "-run-compute";
+const std::string kRunComputeSuffix = "-run-compute";
 
-bool is_run_compute(const std::string& kind) {
-  return kind.size() > std::strlen(kRunComputeSuffix) &&
-         kind.compare(kind.size() - std::strlen(kRunComputeSuffix), std::string::npos, kRunComputeSuffix) == 0;
-}
+// The fidelity a prediction runs: "des" for "des" and for its diagnostic "des-run-compute".
 std::string fidelity_of(const std::string& kind) {
-  return is_run_compute(kind) ? kind.substr(0, kind.size() - std::strlen(kRunComputeSuffix)) : kind;
+  const size_t n = kind.size(), s = kRunComputeSuffix.size();
+  return n > s && kind.compare(n - s, s, kRunComputeSuffix) == 0 ? kind.substr(0, n - s) : kind;
 }
-// The table's name of a prediction: "analytical", "des", "ana*", "des*".
-std::string short_name(const std::string& kind) {
-  if (!is_run_compute(kind)) return kind;
-  return (fidelity_of(kind) == "analytical" ? std::string("ana") : fidelity_of(kind)) + "*";
+bool is_run_compute(const std::string& kind) { return fidelity_of(kind) != kind; }
+// The compact name of a prediction: "ana", "des", "ana*", "des*".
+std::string abbreviation(const std::string& kind) {
+  const std::string fidelity = fidelity_of(kind);
+  return (fidelity == "analytical" ? "ana" : fidelity) + (is_run_compute(kind) ? "*" : "");
 }
+// The table's name of a prediction: a fidelity by its name, a diagnostic by its abbreviation.
+std::string short_name(const std::string& kind) { return is_run_compute(kind) ? abbreviation(kind) : kind; }
 
 // The predictions of every row: each fidelity asked for, then each one's run-compute diagnostic.
 std::vector<std::string> prediction_kinds(const ValidateCommand& c) {
@@ -451,8 +451,7 @@ std::string tables(const ValidateCommand& c, const nlohmann::json& rows, const n
   }
   for (const auto& n : c.networks) {
     for (const auto& f : prediction_kinds(c)) {
-      const std::string name = short_name(f) == "analytical" ? "ana" : short_name(f);
-      std::snprintf(line, sizeof line, " %16s", (n.substr(0, 11) + " " + name).c_str());
+      std::snprintf(line, sizeof line, " %16s", (n.substr(0, 11) + " " + abbreviation(f)).c_str());
       out << line;
     }
   }
