@@ -92,7 +92,7 @@ double predicted_throughput(const AdviseCommand& c, const AlgorithmRecipe& recip
   std::error_code ignored;
   fs::remove(log, ignored);
   require(run_self(args, log) == 0, "simulating " + recipe.algorithm + " failed: " + error_line_of(log));
-  const auto json = read_json_file(file);
+  const auto json = read_json_file_if_valid(file);
   require(json && json->contains("predictions") && !(*json)["predictions"].empty(),
           file + ": predictions[0].samples_per_second: missing");
   return (*json)["predictions"][0].at("samples_per_second").get<double>();

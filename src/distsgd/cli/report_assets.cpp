@@ -2,6 +2,7 @@
 
 #include "distsgd/cli/run_directory.hpp"
 #include "distsgd/core/error.hpp"
+#include "distsgd/core/json_file.hpp"
 #include "distsgd/core/text.hpp"
 
 #include <unistd.h>
@@ -61,7 +62,7 @@ ReportAssets load_report_assets(const std::string& given) {
     ReportAssets assets;
     assets.dir = dir.string();
     for (const auto& [name, build] : kLibraries) {
-      const auto package = read_json_file((dir / "node_modules" / name / "package.json").string());
+      const auto package = read_json_file_if_valid((dir / "node_modules" / name / "package.json").string());
       assets.libraries.push_back(
           {name, package ? package->value("version", "") : "", file_text(dir / "node_modules" / name / build)});
     }

@@ -2,6 +2,7 @@
 
 #include "distsgd/cli/run_directory.hpp"
 #include "distsgd/core/error.hpp"
+#include "distsgd/core/json_file.hpp"
 #include "distsgd/core/text.hpp"
 
 #include <algorithm>
@@ -78,7 +79,7 @@ StudyData load_study_data(const std::string& dir) {
   std::set<std::string> grids;
   for (size_t r = 0; r < data.results.rows.size(); ++r) grids.insert(data.results.at(r, "grid"));
   data.several_grids = grids.size() > 1;
-  if (const auto study = read_json_file(dir + "/study.json")) {
+  if (const auto study = read_json_file_if_valid(dir + "/study.json")) {
     data.name = study->value("name", "");
     data.description = study->value("description", "");
     for (const auto& cell : study->value("cells", nlohmann::json::array())) {

@@ -19,11 +19,13 @@ double load_average() {
 }
 
 bool ResumableStep::same_command(const std::vector<std::string>& args) const {
-  const auto recorded = read_json_file(record_path_);
+  const auto recorded = read_json_file_if_valid(record_path_);
   return recorded && recorded->value("args", nlohmann::json()) == nlohmann::json(args);
 }
 
-nlohmann::json ResumableStep::record() const { return read_json_file(record_path_).value_or(nlohmann::json::object()); }
+nlohmann::json ResumableStep::record() const {
+  return read_json_file_if_valid(record_path_).value_or(nlohmann::json::object());
+}
 
 bool ResumableStep::run(const std::vector<std::string>& args, bool output_complete, const std::string& what) const {
   if (output_complete && same_command(args)) return false;

@@ -6,19 +6,12 @@
 #include <limits>
 
 #include "distsgd/core/error.hpp"
+#include "distsgd/core/json_file.hpp"
 
 namespace distsgd::cli {
 
-std::optional<nlohmann::json> read_json_file(const std::string& path) {
-  std::ifstream file(path);
-  if (!file) return std::nullopt;
-  auto json = nlohmann::json::parse(file, nullptr, /*allow_exceptions=*/false);
-  if (json.is_discarded()) return std::nullopt;
-  return json;
-}
-
 std::optional<nlohmann::json> finished_summary(const std::string& run_dir) {
-  auto summary = read_json_file(run_dir + "/summary.json");
+  auto summary = read_json_file_if_valid(run_dir + "/summary.json");
   if (!summary || !summary->is_object()) return std::nullopt;
   for (const char* key : {"samples_per_second", "steps", "epochs", "workers", "batch_size"}) {
     if (!summary->contains(key) || !(*summary)[key].is_number()) return std::nullopt;
@@ -39,7 +32,7 @@ std::vector<nlohmann::json> evaluation_records(const std::string& run_dir) {
 
 SteadyThroughput steady_throughput(const std::string& run_dir, const nlohmann::json& summary, int64_t warmup) {
   const std::string path = run_dir + "/trace.json";
-  const auto trace = read_json_file(path);
+  const auto trace = read_json_file_if_valid(path);
   require(trace && trace->contains("traceEvents"), path + ": missing or not a trace (the run needs --trace)");
   const auto workers = summary.at("workers").get<int64_t>();
   const auto batch = summary.at("batch_size").get<double>();

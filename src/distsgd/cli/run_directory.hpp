@@ -10,9 +10,6 @@
 
 namespace distsgd::cli {
 
-// The JSON in `path`, or nothing when the file is missing or not JSON (a run that ended before writing it).
-std::optional<nlohmann::json> read_json_file(const std::string& path);
-
 // summary.json of a run that finished (it is written last, by worker 0, once every worker is done), or nothing.
 std::optional<nlohmann::json> finished_summary(const std::string& run_dir);
 

@@ -23,7 +23,7 @@ std::string cell_log_path(const std::string& study_dir, const StudyCell& cell) {
 }
 
 std::optional<CellRecord> read_cell_record(const std::string& study_dir, const StudyCell& cell) {
-  const auto json = read_json_file(record_path(study_dir, cell));
+  const auto json = read_json_file_if_valid(record_path(study_dir, cell));
   if (!json || !json->is_object()) return std::nullopt;
   CellRecord record;
   record.status = json->value("status", "");

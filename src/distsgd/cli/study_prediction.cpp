@@ -111,7 +111,7 @@ struct Group {
 
 void read_predictions(const std::string& path, const std::vector<const StudyCell*>& cells, const std::string& cluster,
                       std::map<std::string, CellPrediction>& out) {
-  const auto json = read_json_file(path);
+  const auto json = read_json_file_if_valid(path);
   const auto rows = json ? json->value("predictions", nlohmann::json::array()) : nlohmann::json::array();
   for (const StudyCell* cell : cells) {
     CellPrediction& p = out[cell->id];

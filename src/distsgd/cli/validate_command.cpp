@@ -247,7 +247,7 @@ std::vector<std::string> prediction_kinds(const ValidateCommand& c) {
 // run's mean forward and backward per iteration (summary.json); written to `out`.
 void write_profile_with_run_compute(const std::string& profile, const nlohmann::json& split, const std::string& out,
                                     nlohmann::json& scale) {
-  auto json = read_json_file(profile);
+  auto json = read_json_file_if_valid(profile);
   require(json && json->contains("tensors"), profile + ": tensors: missing");
   double forward = 0, backward = 0;
   for (const auto& t : (*json)["tensors"]) {
@@ -310,7 +310,7 @@ nlohmann::json predict(const ValidateCommand& c, const Configuration& k, const s
   } catch (const Error& e) {
     return {{"not_predicted", std::string("simulate failed: ") + e.what()}};
   }
-  const auto json = read_json_file(out);
+  const auto json = read_json_file_if_valid(out);
   const bool ok = json && json->contains("predictions") && (*json)["predictions"].is_array() &&
                   !(*json)["predictions"].empty() && (*json)["predictions"][0].contains("samples_per_second");
   if (!ok) return {{"not_predicted", out + ": predictions[0].samples_per_second: missing"}};

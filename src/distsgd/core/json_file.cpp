@@ -48,13 +48,19 @@ nlohmann::json parse_json_text(const std::string& text, const std::string& path)
   }
 }
 
-bool update_json_file(const std::string& path, const std::function<void(nlohmann::json&)>& update) {
+std::optional<nlohmann::json> read_json_file_if_valid(const std::string& path) {
   std::ifstream file(path);
-  if (!file) return false;
-  nlohmann::json value = nlohmann::json::parse(file, nullptr, /*allow_exceptions=*/false);
-  if (value.is_discarded()) return false;
-  update(value);
-  write_json_atomically(path, value);
+  if (!file) return std::nullopt;
+  auto json = nlohmann::json::parse(file, nullptr, /*allow_exceptions=*/false);
+  if (json.is_discarded()) return std::nullopt;
+  return json;
+}
+
+bool update_json_file(const std::string& path, const std::function<void(nlohmann::json&)>& update) {
+  auto value = read_json_file_if_valid(path);
+  if (!value) return false;
+  update(*value);
+  write_json_atomically(path, *value);
   return true;
 }
 

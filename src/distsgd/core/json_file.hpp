@@ -3,12 +3,15 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include <functional>
+#include <optional>
 #include <string>
 
 namespace distsgd {
 
 // The JSON in `path`; throws Error "PATH: cannot open the WHAT" or "PATH: not valid JSON (...)".
 nlohmann::json read_json_file(const std::string& path, const std::string& what);
+// The JSON in `path`, or nothing when the file is missing or not JSON (a run that ended before writing it).
+std::optional<nlohmann::json> read_json_file_if_valid(const std::string& path);
 // The JSON in `text`, read from `path`; throws Error "PATH: not valid JSON (...)".
 nlohmann::json parse_json_text(const std::string& text, const std::string& path);
 
