@@ -14,7 +14,7 @@
 namespace distsgd::testing {
 namespace {
 
-const char* kProfile = R"({"model": "toy", "batch_size": 32, "update_seconds_per_byte": 1e-10, "tensors": [
+const char* kAdviseProfile = R"({"model": "toy", "batch_size": 32, "update_seconds_per_byte": 1e-10, "tensors": [
   {"name": "a", "parameters": 1000000, "forward_seconds": 0.001, "backward_seconds": 0.002},
   {"name": "b", "parameters": 500000, "forward_seconds": 0.002, "backward_seconds": 0.004}]})";
 
@@ -41,7 +41,7 @@ std::vector<std::string> ranked_algorithms(const nlohmann::json& advice) {
 
 TEST(AdviseCommand, RanksByTimeToTargetNotByThroughput) {
   TempDir dir;
-  std::ofstream(dir / "p.json") << kProfile;
+  std::ofstream(dir / "p.json") << kAdviseProfile;
   const std::string advise = "advise --profile " + (dir / "p.json") + " --cluster emulated-1gbit --workers 8 --algos " +
                              "arsgd,sgp,gosgd,adpsgd --target-accuracy 0.84 --dir " + (dir / "a");
 
@@ -95,7 +95,7 @@ TEST(AdviseCommand, RanksByTimeToTargetNotByThroughput) {
 
 TEST(AdviseCommand, WithoutATargetRanksByThroughputAndSaysSo) {
   TempDir dir;
-  std::ofstream(dir / "p.json") << kProfile;
+  std::ofstream(dir / "p.json") << kAdviseProfile;
   auto r = run_distsgd("advise --profile " + (dir / "p.json") + " --cluster 10gbe --workers 16 --algos bsp,arsgd " +
                        "--dir " + (dir / "a"));
   ASSERT_EQ(r.exit_code, 0) << r.output;
@@ -126,7 +126,7 @@ TEST(AdviseCommand, SamplesToTargetInterpolatesBetweenEvaluations) {
 
 TEST(AdviseCommand, BadFlagsAreOneClearError) {
   TempDir dir;
-  std::ofstream(dir / "p.json") << kProfile;
+  std::ofstream(dir / "p.json") << kAdviseProfile;
   const std::string base = "advise --profile " + (dir / "p.json") + " --dir " + (dir / "a") + " ";
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"--cluster 10gbe --workers 0", "--workers: expected a worker count of at least 1, got 0"},

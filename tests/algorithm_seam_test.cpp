@@ -71,7 +71,7 @@ distsgd::TrainConfig small_run(const std::string& out, const std::string& shrink
   return c;
 }
 
-std::string error_of(const distsgd::TrainConfig& c) {
+std::string error_of_config(const distsgd::TrainConfig& c) {
   return distsgd::testing::error_of_call([&] { distsgd::train::validate(c); });
 }
 
@@ -87,12 +87,13 @@ TEST(AlgorithmSeam, ANewAlgorithmWithItsOwnFlagNeedsNoChangeOutsideItsFile) {
 
   TempDir dir;
   // Its rule is checked, and an algorithm that does not take it refuses it.
-  EXPECT_NE(error_of(small_run(dir / "a", "2", 1)).find("--shrink must be in [0.0, 1.0] (got 2.0)"), std::string::npos)
-      << error_of(small_run(dir / "a", "2", 1));
+  EXPECT_NE(error_of_config(small_run(dir / "a", "2", 1)).find("--shrink must be in [0.0, 1.0] (got 2.0)"),
+            std::string::npos)
+      << error_of_config(small_run(dir / "a", "2", 1));
   auto other = small_run(dir / "a", "0.5", 1);
   other.algorithm = "sgd";
-  EXPECT_NE(error_of(other).find("--shrink applies to shrunk-sgd only (not sgd)"), std::string::npos)
-      << error_of(other);
+  EXPECT_NE(error_of_config(other).find("--shrink applies to shrunk-sgd only (not sgd)"), std::string::npos)
+      << error_of_config(other);
   EXPECT_THROW(distsgd::train::set_option(other, "--shrink", {"half"}), distsgd::Error);
 
   // The training loop runs it, and the flag reaches it: with --shrink 0 the parameters never move, so the test

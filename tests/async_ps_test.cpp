@@ -83,7 +83,7 @@ TEST(Aladdin, LazyUpdateWithMomentumAtTheServer) {
 }
 
 namespace {
-const std::string kSmallRun =
+const std::string kAsyncSmallRun =
     " --model lenet5 --dataset synthetic --synthetic-train-size 1920 --synthetic-test-size 64 --epochs 100 "
     "--threads 1 --no-checkpoint --progress-seconds 1000 --seed 9";
 }
@@ -91,10 +91,10 @@ const std::string kSmallRun =
 // ASP with one worker is single-process SGD: every gradient applied at once with momentum at the server.
 TEST(Asp, OneWorkerEqualsSingleProcessSgd) {
   TempDir dir;
-  auto sgd = run_distsgd("train --algo sgd --max-steps 20" + kSmallRun + " --out " + (dir / "sgd"));
+  auto sgd = run_distsgd("train --algo sgd --max-steps 20" + kAsyncSmallRun + " --out " + (dir / "sgd"));
   ASSERT_EQ(sgd.exit_code, 0) << sgd.output;
-  auto asp =
-      run_distsgd("train --algo asp --workers 1 --servers 2 --max-steps 20" + kSmallRun + " --out " + (dir / "asp"));
+  auto asp = run_distsgd("train --algo asp --workers 1 --servers 2 --max-steps 20" + kAsyncSmallRun + " --out " +
+                         (dir / "asp"));
   ASSERT_EQ(asp.exit_code, 0) << asp.output;
   auto a = distsgd::train::load_parameters(dir / "sgd/parameters.pt");
   auto b = distsgd::train::load_parameters(dir / "asp/parameters.pt");
@@ -108,7 +108,7 @@ TEST(Ssp, BoundHoldsUnderSlowWorkersAndStalenessZeroIsLockstep) {
   for (int s : {2, 0}) {
     const std::string out = dir / ("s" + std::to_string(s));
     auto r = run_distsgd("train --algo ssp --workers 3 --servers 2 --staleness " + std::to_string(s) +
-                         " --slowdown 1:4 --slowdown 2:2 --max-steps 40 --lr 0.01" + kSmallRun + " --out " + out);
+                         " --slowdown 1:4 --slowdown 2:2 --max-steps 40 --lr 0.01" + kAsyncSmallRun + " --out " + out);
     ASSERT_EQ(r.exit_code, 0) << r.output;
     auto summary = nlohmann::json::parse(read_file(out + "/summary.json"));
     ASSERT_EQ(summary["server_statistics"].size(), 2u);
@@ -132,7 +132,7 @@ TEST(AsyncAlgorithms, EachRunsAndReportsItsFigures) {
   TempDir dir;
   for (const std::string algo : {"asp", "ssp --staleness 3", "easgd --tau 2", "aladdin", "aladdin --aladdin-variant l1",
                                  "aladdin --aladdin-variant l2 --aladdin-alpha count", "aladdin --momentum-at both"}) {
-    auto r = run_distsgd("train --algo " + algo + " --workers 3 --servers 1 --max-steps 30 --lr 0.01" + kSmallRun +
+    auto r = run_distsgd("train --algo " + algo + " --workers 3 --servers 1 --max-steps 30 --lr 0.01" + kAsyncSmallRun +
                          " --out " + (dir / "run") + " --overwrite");
     ASSERT_EQ(r.exit_code, 0) << algo << "\n" << r.output;
     auto summary = nlohmann::json::parse(read_file(dir / "run/summary.json"));

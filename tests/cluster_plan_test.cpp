@@ -10,7 +10,7 @@
 namespace distsgd::cluster {
 namespace {
 
-std::string error_of(const std::function<void()>& f) { return distsgd::testing::error_of_call(f); }
+using distsgd::testing::error_of_call;
 
 TEST(LinkSpec, ParsesRatesInTcUnits) {
   EXPECT_DOUBLE_EQ(parse_link("--net", "1gbit").rate_bits_per_second, 1e9);
@@ -48,18 +48,18 @@ TEST(LinkSpec, AnOverrideKeepsWhatItDoesNotSay) {
 }
 
 TEST(LinkSpec, BadInputIsOneClearError) {
-  EXPECT_NE(error_of([] { parse_link("--net", "1gbits"); }).find("'1gbits' is not a rate"), std::string::npos);
-  EXPECT_NE(error_of([] { parse_link("--net", "0mbit"); }).find("rate of zero"), std::string::npos);
-  EXPECT_NE(error_of([] { parse_link("--net", "1gbit,loss=150%"); }).find("above 100%"), std::string::npos);
-  EXPECT_NE(error_of([] { parse_link("--net", "1gbit,delay=5"); }).find("is not a time"), std::string::npos);
-  EXPECT_NE(error_of([] { parse_link("--net", "1gbit,delay=-1ms"); }).find("is not a time"), std::string::npos);
-  EXPECT_NE(error_of([] { parse_link("--net", "1gbit,latency=1ms"); }).find("unknown setting 'latency'"),
+  EXPECT_NE(error_of_call([] { parse_link("--net", "1gbits"); }).find("'1gbits' is not a rate"), std::string::npos);
+  EXPECT_NE(error_of_call([] { parse_link("--net", "0mbit"); }).find("rate of zero"), std::string::npos);
+  EXPECT_NE(error_of_call([] { parse_link("--net", "1gbit,loss=150%"); }).find("above 100%"), std::string::npos);
+  EXPECT_NE(error_of_call([] { parse_link("--net", "1gbit,delay=5"); }).find("is not a time"), std::string::npos);
+  EXPECT_NE(error_of_call([] { parse_link("--net", "1gbit,delay=-1ms"); }).find("is not a time"), std::string::npos);
+  EXPECT_NE(error_of_call([] { parse_link("--net", "1gbit,latency=1ms"); }).find("unknown setting 'latency'"),
             std::string::npos);
-  EXPECT_NE(error_of([] { parse_link("--net", "1gbit,delay=1ms,jitter=2ms"); }).find("jitter must not exceed"),
+  EXPECT_NE(error_of_call([] { parse_link("--net", "1gbit,delay=1ms,jitter=2ms"); }).find("jitter must not exceed"),
             std::string::npos);
-  EXPECT_NE(error_of([] { parse_link("--net", "delay=1ms,1gbit"); }).find("only the first part may be a rate"),
+  EXPECT_NE(error_of_call([] { parse_link("--net", "delay=1ms,1gbit"); }).find("only the first part may be a rate"),
             std::string::npos);
-  EXPECT_NE(error_of([] { parse_link("--net", ""); }).find("empty"), std::string::npos);
+  EXPECT_NE(error_of_call([] { parse_link("--net", ""); }).find("empty"), std::string::npos);
 }
 
 TEST(ClusterPlan, OneHostPerRankByDefault) {
@@ -105,29 +105,31 @@ TEST(ClusterPlan, BadInputIsOneClearError) {
   NetworkRequest request;
   request.net = "1gbit";
   request.hosts = 5;
-  EXPECT_NE(error_of([&] { plan_cluster(request, 3, 1); }).find("--hosts 5 is more hosts than the run's 4 processes"),
-            std::string::npos);
+  EXPECT_NE(
+      error_of_call([&] { plan_cluster(request, 3, 1); }).find("--hosts 5 is more hosts than the run's 4 processes"),
+      std::string::npos);
   request.hosts = 0;
   request.links = {"worker4=1gbit"};
-  EXPECT_NE(error_of([&] { plan_cluster(request, 4, 0); }).find("the run has 4 workers"), std::string::npos);
+  EXPECT_NE(error_of_call([&] { plan_cluster(request, 4, 0); }).find("the run has 4 workers"), std::string::npos);
   request.links = {"server0=1gbit"};
-  EXPECT_NE(error_of([&] { plan_cluster(request, 4, 0); }).find("the run has 0 servers"), std::string::npos);
+  EXPECT_NE(error_of_call([&] { plan_cluster(request, 4, 0); }).find("the run has 0 servers"), std::string::npos);
   request.links = {"gpu1=1gbit"};
-  EXPECT_NE(error_of([&] { plan_cluster(request, 4, 0); }).find("names no rank or host"), std::string::npos);
+  EXPECT_NE(error_of_call([&] { plan_cluster(request, 4, 0); }).find("names no rank or host"), std::string::npos);
   request.links = {"worker1"};
-  EXPECT_NE(error_of([&] { plan_cluster(request, 4, 0); }).find("TARGET=LINK"), std::string::npos);
+  EXPECT_NE(error_of_call([&] { plan_cluster(request, 4, 0); }).find("TARGET=LINK"), std::string::npos);
   request.links = {"worker0=1gbit", "worker2=2gbit"};
   request.hosts = 2;  // round-robin: workers 0 and 2 share host 0
-  EXPECT_NE(error_of([&] { plan_cluster(request, 4, 0); }).find("differently"), std::string::npos);
+  EXPECT_NE(error_of_call([&] { plan_cluster(request, 4, 0); }).find("differently"), std::string::npos);
   request.links = {};
   request.hosts = 0;
   request.placement = "random";
-  EXPECT_NE(error_of([&] { plan_cluster(request, 4, 0); }).find("--placement: unknown 'random'"), std::string::npos);
+  EXPECT_NE(error_of_call([&] { plan_cluster(request, 4, 0); }).find("--placement: unknown 'random'"),
+            std::string::npos);
   request.placement = "round-robin";
-  EXPECT_NE(error_of([&] { plan_cluster(request, 1, 0); }).find("only one"), std::string::npos);
+  EXPECT_NE(error_of_call([&] { plan_cluster(request, 1, 0); }).find("only one"), std::string::npos);
   NetworkRequest no_net;
   no_net.hosts = 2;
-  EXPECT_NE(error_of([&] { plan_cluster(no_net, 4, 0); }).find("give --net too"), std::string::npos);
+  EXPECT_NE(error_of_call([&] { plan_cluster(no_net, 4, 0); }).find("give --net too"), std::string::npos);
 }
 
 TEST(EmulatedCluster, TokenBucketIsSmallAndTheQueueDeep) {

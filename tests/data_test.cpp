@@ -2,6 +2,7 @@
 #include "distsgd/core/error.hpp"
 #include "distsgd/data/dataset.hpp"
 #include "distsgd/data/loader.hpp"
+#include "test_util.hpp"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
@@ -20,23 +21,13 @@
 
 namespace fs = std::filesystem;
 using namespace distsgd::data;
+using distsgd::testing::error_of_call;
 
 namespace {
 
 using Bytes = std::vector<uint8_t>;
 
 // The message of the distsgd::Error that f throws (a test failure when it throws none).
-template <class F>
-std::string error_message(F&& f) {
-  try {
-    f();
-  } catch (const distsgd::Error& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected a distsgd::Error";
-  return "";
-}
-
 #define EXPECT_CONTAINS(text, part) EXPECT_NE(std::string(text).find(part), std::string::npos) << "in: " << (text)
 
 void put_be32(Bytes& bytes, uint32_t value) {
@@ -141,13 +132,13 @@ TEST_F(IdxTest, ReadsConcatenatedGzipMembers) {
 TEST_F(IdxTest, BadMagicNamesFileAndExpectedMagic) {
   write_raw(path("labels"), idx_labels({1, 2}));
   EXPECT_THROW(read_idx_images(path("labels")), distsgd::Error);
-  const std::string message = error_message([&] { read_idx_images(path("labels")); });
+  const std::string message = error_of_call([&] { read_idx_images(path("labels")); });
   EXPECT_CONTAINS(message, path("labels"));
   EXPECT_CONTAINS(message, "bad IDX magic 0x00000801");
   EXPECT_CONTAINS(message, "expected 0x00000803 for images");
 
   write_raw(path("images"), idx_images(1, 2, 2));
-  const std::string labels_message = error_message([&] { read_idx_labels(path("images")); });
+  const std::string labels_message = error_of_call([&] { read_idx_labels(path("images")); });
   EXPECT_CONTAINS(labels_message, path("images"));
   EXPECT_CONTAINS(labels_message, "expected 0x00000801 for labels");
 }
@@ -157,14 +148,14 @@ TEST_F(IdxTest, TruncatedPayloadNamesFileAndSizes) {
   bytes.resize(bytes.size() - 7);
   write_raw(path("images"), bytes);
   EXPECT_THROW(read_idx_images(path("images")), distsgd::Error);
-  const std::string message = error_message([&] { read_idx_images(path("images")); });
+  const std::string message = error_of_call([&] { read_idx_images(path("images")); });
   EXPECT_CONTAINS(message, path("images"));
   EXPECT_CONTAINS(message, "truncated: header says 3 images of 4x5 (60 bytes) but only 53 bytes follow");
 
   Bytes labels = idx_labels({1, 2, 3});
   labels.pop_back();
   write_raw(path("labels"), labels);
-  EXPECT_CONTAINS(error_message([&] { read_idx_labels(path("labels")); }),
+  EXPECT_CONTAINS(error_of_call([&] { read_idx_labels(path("labels")); }),
                   "3 labels (3 bytes) but only 2 bytes follow");
 }
 
@@ -172,27 +163,27 @@ TEST_F(IdxTest, TruncatedHeaderNamesFile) {
   Bytes bytes = idx_images(3, 4, 5);
   bytes.resize(10);
   write_raw(path("images"), bytes);
-  const std::string message = error_message([&] { read_idx_images(path("images")); });
+  const std::string message = error_of_call([&] { read_idx_images(path("images")); });
   EXPECT_CONTAINS(message, path("images"));
   EXPECT_CONTAINS(message, "truncated");
 
   write_raw(path("tiny"), Bytes{0, 0});
-  EXPECT_CONTAINS(error_message([&] { read_idx_labels(path("tiny")); }), path("tiny"));
+  EXPECT_CONTAINS(error_of_call([&] { read_idx_labels(path("tiny")); }), path("tiny"));
   write_raw(path("empty"), Bytes{});
-  EXPECT_CONTAINS(error_message([&] { read_idx_images(path("empty")); }), path("empty"));
+  EXPECT_CONTAINS(error_of_call([&] { read_idx_images(path("empty")); }), path("empty"));
 }
 
 TEST_F(IdxTest, TrailingBytesAreAnError) {
   Bytes bytes = idx_labels({1, 2, 3});
   bytes.push_back(4);
   write_raw(path("labels"), bytes);
-  EXPECT_CONTAINS(error_message([&] { read_idx_labels(path("labels")); }), path("labels"));
+  EXPECT_CONTAINS(error_of_call([&] { read_idx_labels(path("labels")); }), path("labels"));
 }
 
 TEST_F(IdxTest, CorruptGzipNamesFile) {
   write_raw(path("garbage.gz"), Bytes{0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3, 0xff, 0xff, 0xff, 0xff, 0x12, 0x34});
   EXPECT_THROW(read_idx_images(path("garbage.gz")), distsgd::Error);
-  const std::string message = error_message([&] { read_idx_images(path("garbage.gz")); });
+  const std::string message = error_of_call([&] { read_idx_images(path("garbage.gz")); });
   EXPECT_CONTAINS(message, path("garbage.gz"));
   EXPECT_CONTAINS(message, "gzip");
 
@@ -201,17 +192,17 @@ TEST_F(IdxTest, CorruptGzipNamesFile) {
   Bytes half = read_raw(path("whole.gz"));
   half.resize(half.size() / 2);
   write_raw(path("half.gz"), half);
-  const std::string truncated = error_message([&] { read_idx_images(path("half.gz")); });
+  const std::string truncated = error_of_call([&] { read_idx_images(path("half.gz")); });
   EXPECT_CONTAINS(truncated, path("half.gz"));
   EXPECT_CONTAINS(truncated, "truncated gzip");
 }
 
 TEST_F(IdxTest, MissingFileNamesFileAndReason) {
   EXPECT_THROW(read_idx_images(path("nope.gz")), distsgd::Error);
-  const std::string message = error_message([&] { read_idx_labels(path("nope.gz")); });
+  const std::string message = error_of_call([&] { read_idx_labels(path("nope.gz")); });
   EXPECT_CONTAINS(message, "cannot open " + path("nope.gz") + ": No such file or directory");
   // A directory opens but cannot be read.
-  EXPECT_CONTAINS(error_message([&] { read_idx_images(dir_.string()); }), dir_.string());
+  EXPECT_CONTAINS(error_of_call([&] { read_idx_images(dir_.string()); }), dir_.string());
 }
 
 // ---- CIFAR-10 ----
@@ -247,17 +238,17 @@ TEST_F(CifarTest, TruncatedOrEmptyFileNamesIt) {
   bytes.pop_back();
   write_raw(path("cut.bin"), bytes);
   EXPECT_THROW(read_cifar_batches({path("cut.bin")}), distsgd::Error);
-  const std::string message = error_message([&] { read_cifar_batches({path("cut.bin")}); });
+  const std::string message = error_of_call([&] { read_cifar_batches({path("cut.bin")}); });
   EXPECT_CONTAINS(message, path("cut.bin"));
   EXPECT_CONTAINS(message, "3073");
   write_raw(path("empty.bin"), Bytes{});
-  EXPECT_CONTAINS(error_message([&] { read_cifar_batches({path("empty.bin")}); }), path("empty.bin"));
-  EXPECT_CONTAINS(error_message([&] { read_cifar_batches({path("missing.bin")}); }), path("missing.bin"));
+  EXPECT_CONTAINS(error_of_call([&] { read_cifar_batches({path("empty.bin")}); }), path("empty.bin"));
+  EXPECT_CONTAINS(error_of_call([&] { read_cifar_batches({path("missing.bin")}); }), path("missing.bin"));
 }
 
 TEST_F(CifarTest, LabelOutOfRangeNamesFile) {
   write_raw(path("bad.bin"), cifar_records({1, 10}));
-  const std::string message = error_message([&] { read_cifar_batches({path("bad.bin")}); });
+  const std::string message = error_of_call([&] { read_cifar_batches({path("bad.bin")}); });
   EXPECT_CONTAINS(message, path("bad.bin"));
   EXPECT_CONTAINS(message, "label 10");
 }
@@ -295,7 +286,7 @@ TEST(DatasetRegistry, UnknownNameListsValidNames) {
   DatasetOptions options;
   options.name = "imagenet";
   EXPECT_THROW(load_dataset(options), distsgd::Error);
-  const std::string message = error_message([&] { load_dataset(options); });
+  const std::string message = error_of_call([&] { load_dataset(options); });
   EXPECT_CONTAINS(message, "imagenet");
   for (const std::string& name : dataset_names()) EXPECT_CONTAINS(message, name);
 }
@@ -333,7 +324,7 @@ TEST_F(DatasetTest, MissingFileNamesExpectedPathAndFlag) {
   options.name = "mnist";
   options.dir = dir_.string();
   EXPECT_THROW(load_dataset(options), distsgd::Error);
-  const std::string message = error_message([&] { load_dataset(options); });
+  const std::string message = error_of_call([&] { load_dataset(options); });
   EXPECT_CONTAINS(message, (dir_ / "t10k-labels-idx1-ubyte").string());
   EXPECT_CONTAINS(message, "--data-dir");
 }
@@ -344,13 +335,13 @@ TEST_F(DatasetTest, CountMismatchAndBadLabelsNameFiles) {
   DatasetOptions options;
   options.name = "fashion-mnist";
   options.dir = dir_.string();
-  const std::string mismatch = error_message([&] { load_dataset(options); });
+  const std::string mismatch = error_of_call([&] { load_dataset(options); });
   EXPECT_CONTAINS(mismatch, (dir_ / "t10k-images-idx3-ubyte").string());
   EXPECT_CONTAINS(mismatch, "10 images");
   EXPECT_CONTAINS(mismatch, "3 labels");
 
   write_raw(dir_ / "t10k-labels-idx1-ubyte", idx_labels({0, 1, 2, 3, 4, 5, 6, 7, 8, 12}));
-  const std::string bad_label = error_message([&] { load_dataset(options); });
+  const std::string bad_label = error_of_call([&] { load_dataset(options); });
   EXPECT_CONTAINS(bad_label, (dir_ / "t10k-labels-idx1-ubyte").string());
   EXPECT_CONTAINS(bad_label, "label 12");
 }
@@ -371,7 +362,7 @@ TEST_F(DatasetTest, LoadsCifar10FromArchiveSubfolder) {
   EXPECT_EQ(dataset.test.size(), 1);
 
   fs::remove(folder / "data_batch_4.bin");
-  const std::string message = error_message([&] { load_dataset(options); });
+  const std::string message = error_of_call([&] { load_dataset(options); });
   EXPECT_CONTAINS(message, (folder / "data_batch_4.bin").string());
   EXPECT_CONTAINS(message, "--data-dir");
 }
@@ -456,12 +447,12 @@ TEST(Synthetic, LabelsAreLearnableFromPixels) {
 TEST(Synthetic, InvalidOptionsAreErrors) {
   DatasetOptions options = synthetic_options();
   options.synthetic_shape = {28, 28};
-  EXPECT_CONTAINS(error_message([&] { load_dataset(options); }), "shape");
+  EXPECT_CONTAINS(error_of_call([&] { load_dataset(options); }), "shape");
   options.synthetic_shape = {1, 0, 28};
   EXPECT_THROW(load_dataset(options), distsgd::Error);
   options = synthetic_options();
   options.synthetic_classes = 1;
-  EXPECT_CONTAINS(error_message([&] { load_dataset(options); }), "classes");
+  EXPECT_CONTAINS(error_of_call([&] { load_dataset(options); }), "classes");
   options = synthetic_options();
   options.synthetic_test_size = 0;
   EXPECT_THROW(load_dataset(options), distsgd::Error);
@@ -694,7 +685,7 @@ TEST(ShardedLoader, InvalidOptionsAreErrors) {
   EXPECT_THROW(ShardedLoader(dataset, dataset.train, loader_options(3, 3, 5)), distsgd::Error);
   EXPECT_THROW(ShardedLoader(dataset, dataset.train, loader_options(-1, 3, 5)), distsgd::Error);
   EXPECT_THROW(ShardedLoader(dataset, dataset.train, loader_options(0, 3, 5, -1)), distsgd::Error);
-  const std::string message = error_message([&] { ShardedLoader(dataset, dataset.train, loader_options(0, 4, 12)); });
+  const std::string message = error_of_call([&] { ShardedLoader(dataset, dataset.train, loader_options(0, 4, 12)); });
   EXPECT_CONTAINS(message, "47 samples");
   EXPECT_CONTAINS(message, "too small");
   EXPECT_CONTAINS(message, "48");

@@ -22,12 +22,12 @@ using distsgd::testing::TempDir;
 namespace {
 
 constexpr double kSpread = 0.01;
-const std::string kSmallRun =
+const std::string kDecentralizedSmallRun =
     " --workers 4 --model mlp --mlp-width 16 --mlp-layers 1 --dataset synthetic --synthetic-train-size 2048 "
     "--synthetic-test-size 64 --batch-size 8 --threads 1 --no-checkpoint --progress-seconds 1000 --seed 3";
 
 nlohmann::json run_small(const TempDir& dir, const std::string& flags) {
-  auto r = run_distsgd("train" + kSmallRun + " " + flags + " --out " + (dir / "run") + " --overwrite");
+  auto r = run_distsgd("train" + kDecentralizedSmallRun + " " + flags + " --out " + (dir / "run") + " --overwrite");
   EXPECT_EQ(r.exit_code, 0) << flags << "\n" << r.output;
   if (r.exit_code != 0) return {};
   return nlohmann::json::parse(read_file(dir / "run/summary.json"));

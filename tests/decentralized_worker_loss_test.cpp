@@ -61,7 +61,7 @@ TEST(DecentralizedWorkerLoss, PeerChoiceSkipsLostRanks) {
 
 // A synthetic task that learns in a couple of seconds (as in worker_loss_test.cpp): 3 epochs of 128 steps, the
 // first ending about 0.7 s after the processes connect.
-const std::string kTask =
+const std::string kDecentralizedTask =
     " --workers 4 --dataset synthetic --synthetic-shape 1x28x28 --synthetic-classes 4 --synthetic-train-size 8192 "
     "--synthetic-test-size 256 --model lenet5 --batch-size 16 --threads 1 --seed 3 --lr 0.02 --momentum 0 "
     "--epochs 3 --progress-seconds 1000 --no-checkpoint --timeout 12";
@@ -86,7 +86,7 @@ TEST(DecentralizedWorkerLoss, GossipRunsGoOnWithoutAKilledWorker) {
   for (const std::string algo : {"gosgd --gossip-prob 0.5", "sgp", "adpsgd", "gossip"}) {
     const std::string run = dir / "killed";
     std::filesystem::remove_all(run);
-    const std::string output = train_and_kill_worker_2(" --algo " + algo + kTask, run);
+    const std::string output = train_and_kill_worker_2(" --algo " + algo + kDecentralizedTask, run);
     ASSERT_NE(output.find("launcher=0"), std::string::npos) << algo << "\n" << output;
     EXPECT_NE(output.find("worker 2 (rank 2) was lost"), std::string::npos) << algo << "\n" << output;
     EXPECT_EQ(output.find("error"), std::string::npos) << algo << "\n" << output;
@@ -105,7 +105,8 @@ TEST(DecentralizedWorkerLoss, GossipRunsGoOnWithoutAKilledWorker) {
 
 TEST(DecentralizedWorkerLoss, AbortEndsTheRunNamingTheKilledWorker) {
   TempDir dir;
-  const std::string output = train_and_kill_worker_2(" --algo sgp --on-worker-loss abort" + kTask, dir / "killed");
+  const std::string output =
+      train_and_kill_worker_2(" --algo sgp --on-worker-loss abort" + kDecentralizedTask, dir / "killed");
   EXPECT_NE(output.find("launcher=1"), std::string::npos) << output;
   EXPECT_NE(output.find("distsgd: error: worker 2 (rank 2) was killed by signal 9"), std::string::npos) << output;
   EXPECT_FALSE(std::filesystem::exists(dir / "killed/summary.json"));

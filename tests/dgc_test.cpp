@@ -7,6 +7,7 @@
 #include "distsgd/optim/flat_parameters.hpp"
 #include "distsgd/train/checkpoint.hpp"
 #include "test_util.hpp"
+#include "trained_parameters.hpp"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
@@ -18,7 +19,8 @@
 #include <set>
 #include <sstream>
 
-namespace dc = distsgd::algo::compression;
+namespace compression = distsgd::algo::compression;
+using distsgd::testing::parameters_of;
 using distsgd::testing::read_file;
 using distsgd::testing::run_distsgd;
 using distsgd::testing::summary_of;
@@ -26,30 +28,30 @@ using distsgd::testing::TempDir;
 
 TEST(DgcSchedule, DensityWarmsUpExponentiallyThenHoldsTheTarget) {
   // Lin et al.: sparsity 75%, 93.75%, 98.4375%, 99.6%, then 99.9%, one stage per epoch of four.
-  EXPECT_DOUBLE_EQ(dc::dgc_density(0.001, 0.0, 4), 0.25);
-  EXPECT_DOUBLE_EQ(dc::dgc_density(0.001, 1.5, 4), 0.0625);
-  EXPECT_DOUBLE_EQ(dc::dgc_density(0.001, 2.0, 4), 0.015625);
-  EXPECT_DOUBLE_EQ(dc::dgc_density(0.001, 3.99, 4), 0.004);
-  EXPECT_DOUBLE_EQ(dc::dgc_density(0.001, 4.0, 4), 0.001);
-  EXPECT_DOUBLE_EQ(dc::dgc_density(0.001, 0.3, 1), 0.0625);  // a 1-epoch warm-up: stages of a quarter epoch
-  EXPECT_DOUBLE_EQ(dc::dgc_density(0.001, 0.0, 0), 0.001);   // no warm-up
-  EXPECT_DOUBLE_EQ(dc::dgc_density(0.01, 3.5, 4), 0.01);     // never sparser than the target
-  EXPECT_EQ(dc::dgc_entries(48000, 0.001), 48);
-  EXPECT_EQ(dc::dgc_entries(6, 0.001), 1);  // every tensor sends at least one entry
-  EXPECT_EQ(dc::dgc_entries(10, 1.0), 10);
+  EXPECT_DOUBLE_EQ(compression::dgc_density(0.001, 0.0, 4), 0.25);
+  EXPECT_DOUBLE_EQ(compression::dgc_density(0.001, 1.5, 4), 0.0625);
+  EXPECT_DOUBLE_EQ(compression::dgc_density(0.001, 2.0, 4), 0.015625);
+  EXPECT_DOUBLE_EQ(compression::dgc_density(0.001, 3.99, 4), 0.004);
+  EXPECT_DOUBLE_EQ(compression::dgc_density(0.001, 4.0, 4), 0.001);
+  EXPECT_DOUBLE_EQ(compression::dgc_density(0.001, 0.3, 1), 0.0625);  // a 1-epoch warm-up: stages of a quarter epoch
+  EXPECT_DOUBLE_EQ(compression::dgc_density(0.001, 0.0, 0), 0.001);   // no warm-up
+  EXPECT_DOUBLE_EQ(compression::dgc_density(0.01, 3.5, 4), 0.01);     // never sparser than the target
+  EXPECT_EQ(compression::dgc_entries(48000, 0.001), 48);
+  EXPECT_EQ(compression::dgc_entries(6, 0.001), 1);  // every tensor sends at least one entry
+  EXPECT_EQ(compression::dgc_entries(10, 1.0), 10);
 }
 
 // Three steps of the compressor against the spec's rules computed here with plain tensor operations.
 TEST(DgcCompressor, SendsExactlyTheTopKOfEachTensorAndKeepsTheResidual) {
   torch::manual_seed(3);
   std::vector<distsgd::optim::ParameterSlot> slots{{"a", 0, 50}, {"b", 50, 7}, {"c", 57, 200}};
-  dc::DgcOptions options;
+  compression::DgcOptions options;
   options.density = 0.05;  // k = 3, 1, 10
   options.momentum = 0.9;
   options.weight_decay = 0.01;
   options.clip_norm = 8.0;
   options.workers = 4;  // threshold 4
-  dc::DgcCompressor compressor(slots, options);
+  compression::DgcCompressor compressor(slots, options);
 
   auto x = torch::randn({257});
   auto u = torch::zeros({257}), v = torch::zeros({257});
@@ -68,7 +70,7 @@ TEST(DgcCompressor, SendsExactlyTheTopKOfEachTensorAndKeepsTheResidual) {
     v = v + u;
     std::vector<int64_t> expected;
     for (const auto& slot : slots) {
-      const int64_t k = dc::dgc_entries(slot.numel, options.density);
+      const int64_t k = compression::dgc_entries(slot.numel, options.density);
       std::vector<int64_t> order(static_cast<size_t>(slot.numel));
       for (int64_t i = 0; i < slot.numel; ++i) order[static_cast<size_t>(i)] = slot.offset + i;
       auto magnitude = v.abs();
@@ -95,38 +97,36 @@ TEST(DgcCompressor, SendsExactlyTheTopKOfEachTensorAndKeepsTheResidual) {
 }
 
 TEST(DgcWire, PackUnpackAndScatterIntoAShard) {
-  dc::SparseGradient sparse{torch::tensor({3, 9, 12, 40}, torch::kInt64), torch::tensor({1.5f, -2.0f, 0.25f, 7.0f})};
-  auto packed = dc::pack(sparse);
+  compression::SparseGradient sparse{torch::tensor({3, 9, 12, 40}, torch::kInt64),
+                                     torch::tensor({1.5f, -2.0f, 0.25f, 7.0f})};
+  auto packed = compression::pack(sparse);
   ASSERT_EQ(packed.numel(), 8);
-  auto back = dc::unpack(packed);
+  auto back = compression::unpack(packed);
   EXPECT_TRUE(torch::equal(back.indices, sparse.indices));
   EXPECT_TRUE(torch::equal(back.values, sparse.values));
   // A shard holding [8, 48) of the flat vector.
   auto shard = torch::zeros({40});
-  dc::add_sparse(shard, dc::SparseGradient{back.indices.narrow(0, 1, 3), back.values.narrow(0, 1, 3)}, 8);
+  compression::add_sparse(shard, compression::SparseGradient{back.indices.narrow(0, 1, 3), back.values.narrow(0, 1, 3)},
+                          8);
   EXPECT_FLOAT_EQ(shard[1].item<float>(), -2.0f);
   EXPECT_FLOAT_EQ(shard[4].item<float>(), 0.25f);
   EXPECT_FLOAT_EQ(shard[32].item<float>(), 7.0f);
   EXPECT_FLOAT_EQ(shard.abs().sum().item<float>(), 9.25f);
-  EXPECT_THROW(dc::add_sparse(shard, sparse, 8), distsgd::Error) << "index 3 is outside the shard";
+  EXPECT_THROW(compression::add_sparse(shard, sparse, 8), distsgd::Error) << "index 3 is outside the shard";
 }
 
 namespace {
 
-const std::string kSmallRun =
+const std::string kDgcSmallRun =
     " --model lenet5 --dataset synthetic --synthetic-train-size 3840 --synthetic-test-size 64 --epochs 1 "
     "--threads 1 --no-checkpoint --progress-seconds 1000 --seed 5 --max-steps 20";
-
-at::Tensor parameters_of(const std::string& run_dir) {
-  return distsgd::train::load_parameters(run_dir + "/parameters.pt");
-}
 
 // Bytes of one step's DGC message for lenet5 at this density: 8 per entry (value + index).
 int64_t lenet5_dgc_bytes_per_step(double density) {
   auto model = distsgd::models::make_model({}, {});
   distsgd::optim::FlatParameters flat(*model);
   int64_t entries = 0;
-  for (const auto& slot : flat.slots()) entries += dc::dgc_entries(slot.numel, density);
+  for (const auto& slot : flat.slots()) entries += compression::dgc_entries(slot.numel, density);
   return 8 * entries;
 }
 
@@ -138,14 +138,14 @@ int64_t lenet5_dgc_bytes_per_step(double density) {
 TEST(DgcRuns, DensityOneEqualsPlainSgdForBspAndAllreduce) {
   TempDir dir;
   auto ref =
-      run_distsgd("train --algo sgd --batch-size 48 --lr 0.05 --momentum 0" + kSmallRun + " --out " + (dir / "ref"));
+      run_distsgd("train --algo sgd --batch-size 48 --lr 0.05 --momentum 0" + kDgcSmallRun + " --out " + (dir / "ref"));
   ASSERT_EQ(ref.exit_code, 0) << ref.output;
   const auto reference = parameters_of(dir / "ref");
   for (const std::string algo : {"--algo bsp --servers 3 --sharding memory", "--algo arsgd"}) {
     auto r = run_distsgd("train " + algo +
                          " --workers 3 --batch-size 16 --lr 0.05 --momentum 0.9 --compress dgc "
                          "--density 1 --dgc-warmup-epochs 0 --dgc-clip-norm 0" +
-                         kSmallRun + " --out " + (dir / "run") + " --overwrite");
+                         kDgcSmallRun + " --out " + (dir / "run") + " --overwrite");
     ASSERT_EQ(r.exit_code, 0) << r.output;
     auto params = parameters_of(dir / "run");
     const double error = ((params - reference).norm() / reference.norm()).item<double>();
@@ -165,7 +165,7 @@ TEST(DgcRuns, EachAlgorithmSendsTheDensitysShare) {
     auto r = run_distsgd("train --algo " + algo +
                          " --workers 2 --batch-size 16 --lr 0.02 --compress dgc "
                          "--density 0.01 --dgc-warmup-epochs 0" +
-                         kSmallRun + " --out " + out + " --overwrite");
+                         kDgcSmallRun + " --out " + out + " --overwrite");
     ASSERT_EQ(r.exit_code, 0) << r.output;
     auto summary = summary_of(out);
     EXPECT_TRUE(std::isfinite(summary["test_loss"].get<double>())) << algo;
@@ -177,14 +177,14 @@ TEST(DgcRuns, EachAlgorithmSendsTheDensitysShare) {
 }
 
 TEST(DgcRuns, ImpossibleCombinationsAreRefused) {
-  auto r = run_distsgd("train --algo easgd --workers 2 --servers 1 --compress dgc" + kSmallRun);
+  auto r = run_distsgd("train --algo easgd --workers 2 --servers 1 --compress dgc" + kDgcSmallRun);
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.output.find("--compress applies to arsgd, bsp, asp, ssp only (not easgd)"), std::string::npos)
       << r.output;
-  r = run_distsgd("train --algo asp --workers 2 --servers 1 --compress dgc --momentum-at server" + kSmallRun);
+  r = run_distsgd("train --algo asp --workers 2 --servers 1 --compress dgc --momentum-at server" + kDgcSmallRun);
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.output.find("--momentum-at server"), std::string::npos) << r.output;
-  r = run_distsgd("train --algo bsp --workers 2 --servers 1 --compress dgc --density 0" + kSmallRun);
+  r = run_distsgd("train --algo bsp --workers 2 --servers 1 --compress dgc --density 0" + kDgcSmallRun);
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.output.find("--density must be in (0, 1]"), std::string::npos) << r.output;
 }

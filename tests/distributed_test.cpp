@@ -2,6 +2,7 @@
 // equivalence with single-process training, failure handling, and accuracy on real data.
 #include "distsgd/train/checkpoint.hpp"
 #include "test_util.hpp"
+#include "trained_parameters.hpp"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
@@ -19,6 +20,7 @@
 #include <set>
 #include <thread>
 
+using distsgd::testing::parameters_of;
 using distsgd::testing::read_file;
 using distsgd::testing::run_distsgd;
 using distsgd::testing::run_shell;
@@ -27,14 +29,10 @@ using distsgd::testing::TempDir;
 namespace {
 
 // Small, fast, and no BatchNorm (whose batch statistics differ between batch B and 3B by design).
-const std::string kEquivalenceRun =
+const std::string kAllreduceEquivalenceRun =
     " --model lenet5 --dataset synthetic --synthetic-shape 1x28x28 --synthetic-train-size 3840 "
     "--synthetic-test-size 64 --max-steps 20 --epochs 1 --seed 5 --threads 1 --no-checkpoint "
     "--progress-seconds 1000";
-
-at::Tensor parameters_of(const std::string& run_dir) {
-  return distsgd::train::load_parameters(run_dir + "/parameters.pt");
-}
 
 double relative_error(const at::Tensor& a, const at::Tensor& b) { return ((a - b).norm() / b.norm()).item<double>(); }
 
@@ -42,8 +40,8 @@ class Equivalence : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     reference_dir_ = new TempDir();
-    auto r = run_distsgd("train --algo sgd --workers 1 --batch-size 48 --lr 0.05" + kEquivalenceRun + " --out " +
-                         (*reference_dir_ / "ref"));
+    auto r = run_distsgd("train --algo sgd --workers 1 --batch-size 48 --lr 0.05" + kAllreduceEquivalenceRun +
+                         " --out " + (*reference_dir_ / "ref"));
     ASSERT_EQ(r.exit_code, 0) << r.output;
     reference_ = new at::Tensor(parameters_of(*reference_dir_ / "ref"));
   }
@@ -55,8 +53,8 @@ class Equivalence : public ::testing::Test {
   // n=3 workers of batch 16 against one process of batch 48, same samples, 20 steps.
   void expect_equivalent(const std::string& flags) {
     TempDir dir;
-    auto r = run_distsgd("train --workers 3 --batch-size 16 --lr 0.05" + kEquivalenceRun + " " + flags + " --out " +
-                         (dir / "run"));
+    auto r = run_distsgd("train --workers 3 --batch-size 16 --lr 0.05" + kAllreduceEquivalenceRun + " " + flags +
+                         " --out " + (dir / "run"));
     ASSERT_EQ(r.exit_code, 0) << r.output;
     auto params = parameters_of(dir / "run");
     // Training moved the parameters: the comparison is not of two initializations.
@@ -76,7 +74,8 @@ class Equivalence : public ::testing::Test {
   static at::Tensor initial() {
     static at::Tensor init = [] {
       TempDir dir;
-      auto r = run_distsgd("train --algo sgd --batch-size 48 --lr 0" + kEquivalenceRun + " --out " + (dir / "init"));
+      auto r = run_distsgd("train --algo sgd --batch-size 48 --lr 0" + kAllreduceEquivalenceRun + " --out " +
+                           (dir / "init"));
       return r.exit_code == 0 ? parameters_of(dir / "init") : torch::zeros({1});
     }();
     return init;

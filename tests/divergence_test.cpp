@@ -22,25 +22,25 @@ using namespace distsgd::train;
 
 namespace {
 
-const double kNaN = std::numeric_limits<double>::quiet_NaN();
+const double kNaNLoss = std::numeric_limits<double>::quiet_NaN();
 const double kInfinity = std::numeric_limits<double>::infinity();
 
 // Small and fast; the learning rate makes the mlp blow up within a few steps.
-const std::string kSmallRun =
+const std::string kDivergingSmallRun =
     " --model mlp --mlp-width 32 --mlp-layers 1 --dataset synthetic --synthetic-train-size 2048 "
     "--synthetic-test-size 64 --batch-size 16 --threads 1 --no-checkpoint --progress-seconds 1000 --seed 3";
 
-struct Outcome {
+struct RunOutcome {
   int exit_code = -1;
   std::string output;
   double seconds = 0;
   nlohmann::json summary;
 };
 
-Outcome run(const TempDir& dir, const std::string& flags) {
+RunOutcome run(const TempDir& dir, const std::string& flags) {
   const auto start = std::chrono::steady_clock::now();
-  const auto r = run_distsgd("train" + kSmallRun + " " + flags + " --out " + (dir / "run"));
-  Outcome o;
+  const auto r = run_distsgd("train" + kDivergingSmallRun + " " + flags + " --out " + (dir / "run"));
+  RunOutcome o;
   o.exit_code = r.exit_code;
   o.output = r.output;
   o.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -59,7 +59,7 @@ std::vector<std::string> divergence_lines(const std::string& output) {
   return lines;
 }
 
-void expect_diverged(const Outcome& o, const std::string& algorithm, double max_seconds) {
+void expect_diverged(const RunOutcome& o, const std::string& algorithm, double max_seconds) {
   EXPECT_NE(o.exit_code, 0) << o.output;
   EXPECT_LT(o.seconds, max_seconds) << o.output;
   const auto lines = divergence_lines(o.output);
@@ -83,16 +83,16 @@ TEST(DivergenceRule, LimitIsTheFactorTimesTheFirstLossWithAFloorOfOne) {
   EXPECT_DOUBLE_EQ(divergence_limit(2.3, 100), 230);
   EXPECT_DOUBLE_EQ(divergence_limit(0.01, 100), 100);  // floor: max(first loss, 1)
   EXPECT_TRUE(std::isinf(divergence_limit(2.3, 0)));   // factor 0: only NaN and infinite losses
-  EXPECT_TRUE(std::isinf(divergence_limit(kNaN, 100)));
+  EXPECT_TRUE(std::isinf(divergence_limit(kNaNLoss, 100)));
   EXPECT_FALSE(loss_diverged(229.9, 230));
   EXPECT_TRUE(loss_diverged(230.1, 230));
-  EXPECT_TRUE(loss_diverged(kNaN, kInfinity));
+  EXPECT_TRUE(loss_diverged(kNaNLoss, kInfinity));
   EXPECT_TRUE(loss_diverged(kInfinity, kInfinity));
   EXPECT_FALSE(loss_diverged(1e30, kInfinity));
 }
 
 TEST(DivergenceRule, RecordSurvivesJsonWithNonFiniteLosses) {
-  const Divergence d{2, 57, kNaN, 230, 2.3};
+  const Divergence d{2, 57, kNaNLoss, 230, 2.3};
   const auto j = divergence_json(d);
   EXPECT_EQ(j["loss"], "nan");
   const auto back = divergence_from_json(nlohmann::json::parse(j.dump()));

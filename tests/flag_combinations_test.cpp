@@ -13,7 +13,7 @@
 namespace {
 
 // The error validation gives arsgd with these flags, or "" when it accepts them.
-std::string error_of(const std::vector<std::pair<std::string, std::string>>& flags) {
+std::string error_of_flags(const std::vector<std::pair<std::string, std::string>>& flags) {
   distsgd::TrainConfig c;
   c.algorithm = "arsgd";
   c.workers = 2;
@@ -30,11 +30,11 @@ std::string error_of(const std::vector<std::pair<std::string, std::string>>& fla
 
 TEST(FlagCombinations, DgcWithAllreduceRefusesAnOverlapItWouldIgnore) {
   for (const std::string overlap : {"wfbp", "multistep"}) {
-    EXPECT_EQ(error_of({{"--compress", "dgc"}, {"--overlap", overlap}}),
+    EXPECT_EQ(error_of_flags({{"--compress", "dgc"}, {"--overlap", overlap}}),
               "--compress dgc with arsgd exchanges the sparse gradient in one allgather after backward: --overlap " +
                   overlap + " does not apply (leave --overlap out, or give none)");
   }
-  EXPECT_EQ(error_of({{"--compress", "dgc"}}), "") << "the default overlap is not the user's";
-  EXPECT_EQ(error_of({{"--compress", "dgc"}, {"--overlap", "none"}}), "") << "what the sparse exchange does";
-  EXPECT_EQ(error_of({{"--overlap", "wfbp"}}), "");
+  EXPECT_EQ(error_of_flags({{"--compress", "dgc"}}), "") << "the default overlap is not the user's";
+  EXPECT_EQ(error_of_flags({{"--compress", "dgc"}, {"--overlap", "none"}}), "") << "what the sparse exchange does";
+  EXPECT_EQ(error_of_flags({{"--overlap", "wfbp"}}), "");
 }

@@ -15,7 +15,7 @@ namespace {
 
 using Range = std::pair<int64_t, int64_t>;
 
-dm::InputSpec small_input_for(const std::string& name) {
+dm::InputSpec gate_input_for(const std::string& name) {
   if (name == "mlp" || name == "lenet5" || name == "resnet18" || name == "resnet50") return {1, 28, 28, 10};
   return {3, 32, 32, 10};
 }
@@ -26,7 +26,7 @@ struct GatedModel {
 };
 
 GatedModel build(const std::string& name) {
-  const auto spec = small_input_for(name);
+  const auto spec = gate_input_for(name);
   dm::ModelOptions options;
   options.name = name;
   options.mlp_width = 64;  // the default 2048 makes mlp the slowest test here for no extra coverage

@@ -23,6 +23,7 @@
 using distsgd::comm::launch_local;
 using distsgd::comm::LaunchSpec;
 using distsgd::comm::LineForwarder;
+using distsgd::testing::count_of;
 using distsgd::testing::read_file;
 using distsgd::testing::TempDir;
 using Clock = std::chrono::steady_clock;
@@ -37,7 +38,7 @@ LaunchSpec shell_job(int processes, const std::string& script) {
   return spec;
 }
 
-struct Outcome {
+struct LaunchOutcome {
   int status = -1;
   std::string out;
   std::string err;
@@ -45,8 +46,8 @@ struct Outcome {
 };
 
 // Runs the launcher in this process with its stdout and stderr captured.
-Outcome launch_captured(const LaunchSpec& spec) {
-  Outcome outcome;
+LaunchOutcome launch_captured(const LaunchSpec& spec) {
+  LaunchOutcome outcome;
   ::testing::internal::CaptureStdout();
   ::testing::internal::CaptureStderr();
   const auto start = Clock::now();
@@ -66,12 +67,6 @@ std::vector<std::string> lines_of(const std::string& text) {
   std::istringstream in(text);
   for (std::string line; std::getline(in, line);) lines.push_back(line);
   return lines;
-}
-
-int count_of(const std::string& text, const std::string& part) {
-  int count = 0;
-  for (auto at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) ++count;
-  return count;
 }
 
 // Shell lines that publish a pid atomically (write, then rename), so a reader never sees a half-written file.

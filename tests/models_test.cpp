@@ -11,8 +11,10 @@
 
 #include "distsgd/core/error.hpp"
 #include "distsgd/models/model.hpp"
+#include "test_util.hpp"
 
 namespace dm = distsgd::models;
+using distsgd::testing::error_of_call;
 
 namespace {
 
@@ -28,16 +30,6 @@ std::unique_ptr<dm::Model> build(const std::string& name, const dm::InputSpec& i
 }
 
 // The message of the distsgd::Error thrown by f, or "" when none is thrown.
-template <typename F>
-std::string error_message(F&& f) {
-  try {
-    f();
-  } catch (const distsgd::Error& e) {
-    return e.what();
-  }
-  return "";
-}
-
 // A small input for each registry name that keeps the forward pass fast.
 dm::InputSpec small_input_for(const std::string& name) {
   if (name == "mlp" || name == "lenet5" || name == "resnet18" || name == "resnet50") return mnist();
@@ -139,7 +131,7 @@ TEST(Models, SameSeedGivesSameWeights) {
 }
 
 TEST(Models, UnknownNameListsValidNames) {
-  const auto message = error_message([] { build("resnet99", cifar()); });
+  const auto message = error_of_call([] { build("resnet99", cifar()); });
   EXPECT_NE(message.find("unknown model 'resnet99'"), std::string::npos) << message;
   for (const auto& name : dm::model_names()) EXPECT_NE(message.find(name), std::string::npos) << name;
   EXPECT_NE(message.find("TorchScript .pt file"), std::string::npos) << message;
@@ -274,14 +266,14 @@ TEST_F(TorchScriptModels, LoadsTrainsAndCountsLikePython) {
 TEST_F(TorchScriptModels, WrongNumberOfClassesIsReported) {
   const auto path = (directory_ / "tiny.pt").string();
   run_python(directory_, kTinyNetScript, path);
-  const auto message = error_message([&] { build(path, {1, 28, 28, 5}); });
+  const auto message = error_of_call([&] { build(path, {1, 28, 28, 5}); });
   EXPECT_NE(message.find("model file " + path + " outputs shape [2, 10] but dataset has 5 classes"), std::string::npos)
       << message;
 }
 
 TEST(TorchScriptFiles, MissingFileIsNamed) {
   const std::string path = "/nonexistent/distsgd/net.pt";
-  const auto message = error_message([&] { build(path, mnist()); });
+  const auto message = error_of_call([&] { build(path, mnist()); });
   EXPECT_NE(message.find(path), std::string::npos) << message;
 }
 
@@ -289,7 +281,7 @@ TEST(TorchScriptFiles, UnreadableFileIsNamed) {
   const auto path =
       std::filesystem::temp_directory_path() / ("distsgd_not_a_model_" + std::to_string(::getpid()) + ".pt");
   { std::ofstream(path) << "not a TorchScript archive"; }
-  const auto message = error_message([&] { build(path.string(), mnist()); });
+  const auto message = error_of_call([&] { build(path.string(), mnist()); });
   std::filesystem::remove(path);
   EXPECT_NE(message.find("cannot read model file " + path.string()), std::string::npos) << message;
 }

@@ -8,6 +8,7 @@
 #include "distsgd/optim/flat_parameters.hpp"
 #include "distsgd/train/checkpoint.hpp"
 #include "test_util.hpp"
+#include "trained_parameters.hpp"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
@@ -21,6 +22,7 @@
 
 using distsgd::algo::ps::ShardRange;
 using distsgd::optim::ParameterSlot;
+using distsgd::testing::parameters_of;
 using distsgd::testing::read_file;
 using distsgd::testing::run_distsgd;
 using distsgd::testing::run_shell;
@@ -58,7 +60,7 @@ std::vector<int> owner_of_elements(const std::vector<ShardRange>& shards, int64_
   return owner;
 }
 
-const std::string kEquivalenceRun =
+const std::string kPsEquivalenceRun =
     " --model lenet5 --dataset synthetic --synthetic-shape 1x28x28 --synthetic-train-size 3840 "
     "--synthetic-test-size 64 --max-steps 20 --epochs 1 --seed 5 --threads 1 --no-checkpoint "
     "--progress-seconds 1000 --workers 3 --batch-size 16 --lr 0.05";
@@ -67,10 +69,6 @@ const std::string kSmallBuckets = " --first-bucket-mb 0.004 --bucket-mb 0.05";
 const std::string kAsyncRun =
     " --model lenet5 --dataset synthetic --synthetic-train-size 1920 --synthetic-test-size 64 --epochs 100 "
     "--threads 1 --no-checkpoint --progress-seconds 1000 --seed 9 --lr 0.01";
-
-at::Tensor parameters_of(const std::string& run_dir) {
-  return distsgd::train::load_parameters(run_dir + "/parameters.pt");
-}
 
 }  // namespace
 
@@ -179,8 +177,8 @@ TEST(BspWaitFreeBackprop, SameParametersAsWithoutOverlap) {
     std::map<std::string, at::Tensor> parameters;
     for (const std::string overlap : {"none", "wfbp"}) {
       const std::string out = dir / (overlap + std::to_string(sharding.size()));
-      auto r = run_distsgd("train --algo bsp " + sharding + " --overlap " + overlap + kSmallBuckets + kEquivalenceRun +
-                           " --out " + out);
+      auto r = run_distsgd("train --algo bsp " + sharding + " --overlap " + overlap + kSmallBuckets +
+                           kPsEquivalenceRun + " --out " + out);
       ASSERT_EQ(r.exit_code, 0) << r.output;
       parameters[overlap] = parameters_of(out);
       const auto summary = summary_of(out);
@@ -198,7 +196,7 @@ TEST(BspWaitFreeBackprop, TimelineShowsPushesInsideBackward) {
   for (const std::string overlap : {"wfbp", "none"}) {
     const std::string out = dir / overlap;
     auto r = run_distsgd("train --algo bsp --servers 2 --sharding layer --overlap " + overlap + kSmallBuckets +
-                         kEquivalenceRun + " --trace --out " + out);
+                         kPsEquivalenceRun + " --trace --out " + out);
     ASSERT_EQ(r.exit_code, 0) << r.output;
     const auto trace = nlohmann::json::parse(read_file(out + "/trace.json"));
     std::map<int, std::vector<std::pair<int64_t, int64_t>>> backward;  // per worker: [start, end)
@@ -235,7 +233,7 @@ TEST(BspLocalAggregation, SameParametersWithFewerBytesPushed) {
   std::map<std::string, at::Tensor> parameters;
   for (const std::string aggregation : {"none", "host"}) {
     const std::string out = dir / aggregation;
-    auto r = run_distsgd("train --algo bsp --servers 2 --local-aggregation " + aggregation + kEquivalenceRun +
+    auto r = run_distsgd("train --algo bsp --servers 2 --local-aggregation " + aggregation + kPsEquivalenceRun +
                          " --out " + out);
     ASSERT_EQ(r.exit_code, 0) << r.output;
     parameters[aggregation] = parameters_of(out);
@@ -251,11 +249,11 @@ TEST(BspLocalAggregation, SameParametersWithFewerBytesPushed) {
   EXPECT_EQ(summaries["host"]["per_worker"][1]["bytes_sent"], 0) << "a member pushes nothing to the servers";
   EXPECT_LT(summaries["host"]["parameter_variance"].get<double>(), 1e-12) << "members get the leader's reply";
 
-  auto refused = run_distsgd("train --algo bsp --servers 1 --local-aggregation host --overlap wfbp" + kEquivalenceRun +
-                             " --out " + (dir / "refused"));
+  auto refused = run_distsgd("train --algo bsp --servers 1 --local-aggregation host --overlap wfbp" +
+                             kPsEquivalenceRun + " --out " + (dir / "refused"));
   EXPECT_NE(refused.exit_code, 0);
   EXPECT_NE(refused.output.find("drop --overlap wfbp"), std::string::npos) << refused.output;
-  auto asp = run_distsgd("train --algo asp --servers 1 --local-aggregation host" + kEquivalenceRun + " --out " +
+  auto asp = run_distsgd("train --algo asp --servers 1 --local-aggregation host" + kPsEquivalenceRun + " --out " +
                          (dir / "asp"));
   EXPECT_NE(asp.exit_code, 0);
   EXPECT_NE(asp.output.find("--local-aggregation applies to bsp only"), std::string::npos) << asp.output;

@@ -8,9 +8,14 @@
 #include "distsgd/sim/decentralized_model.hpp"
 #include "distsgd/sim/discrete_event_simulator.hpp"
 #include "distsgd/sim/synchronous_model.hpp"
+#include "sim_test_util.hpp"
 
 namespace distsgd::sim {
 namespace {
+
+using distsgd::testing::uniform_link;
+
+constexpr double kAlpha = 3e-5;  // per message
 
 // sim_models_test.cpp's three tensors: 7 MB of gradients, 18 ms of forward and backward, 0.7 ms of update.
 ModelProfile toy() {
@@ -21,14 +26,6 @@ ModelProfile toy() {
   p.update_seconds_per_byte = 1e-10;
   p.tensors = {{"a", 1000000, 0.001, 0.002}, {"b", 500000, 0.002, 0.004}, {"c", 250000, 0.003, 0.006}};
   return p;
-}
-
-ClusterDescription link(double bytes_per_second) {
-  ClusterDescription c;
-  c.name = "test";
-  c.worker_bytes_per_second = c.server_bytes_per_second = bytes_per_second;
-  c.alpha_seconds = 3e-5;
-  return c;
 }
 
 DesResult run(const std::string& algorithm, int64_t workers, const ClusterDescription& c,
@@ -55,7 +52,7 @@ constexpr double kWithMerges = 0.05;
 
 TEST(DesAgreesWithAnalytical, AllreduceSgdEveryOverlap) {
   const auto p = toy();
-  const auto c = link(1e9);
+  const auto c = uniform_link(1e9, kAlpha);
   for (int64_t workers : {2, 4, 8}) {
     for (const std::string overlap : {"none", "wfbp", "multistep"}) {
       const auto settings = allreduce_settings(overlap, 25.0 * 1024 * 1024, 1024.0 * 1024);
@@ -69,7 +66,7 @@ TEST(DesAgreesWithAnalytical, AllreduceSgdEveryOverlap) {
 // The analytical models push whole shards after backward (--overlap none).
 TEST(DesAgreesWithAnalytical, ParameterServerAlgorithms) {
   const auto p = toy();
-  const auto c = link(1e9);
+  const auto c = uniform_link(1e9, kAlpha);
   const auto after_backward = [](DesSettings& s) { s.overlap = "none"; };
   for (int64_t workers : {1, 4}) {
     EXPECT_NEAR(des("bsp", workers, c, after_backward) / predict_bsp(p, workers, workers, c).iteration_seconds, 1,
@@ -86,7 +83,7 @@ TEST(DesAgreesWithAnalytical, ParameterServerAlgorithms) {
                 kFewPercent);
   }
   // ALADDIN where the worker's uplink, not its compute, sets the pace.
-  const auto slow = link(2e8);
+  const auto slow = uniform_link(2e8, kAlpha);
   EXPECT_NEAR(des("aladdin", 4, slow) / predict_aladdin(p, 4, 4, 4, slow).iteration_seconds, 1, kFewPercent);
   // Wait-free backprop (the default) pushes the last layers' pieces during backward: BSP gets faster where the
   // server holding them is the one every push loads (one server; with memory sharding the last layers' shard is
@@ -102,7 +99,7 @@ TEST(DesAgreesWithAnalytical, DecentralizedAlgorithms) {
   const auto p = toy();
   for (int64_t workers : {2, 8}) {
     // SGP's push (and its wait for the peer's) is in the iteration without overlap, hidden with it.
-    for (const auto& c : {link(1e9), link(1e10)}) {
+    for (const auto& c : {uniform_link(1e9, kAlpha), uniform_link(1e10, kAlpha)}) {
       EXPECT_NEAR(des("sgp", workers, c, [](DesSettings& s) { s.sgp_overlap = 0; }) /
                       predict_sgp(p, workers, false, c).iteration_seconds,
                   1, kWithMerges);
@@ -110,7 +107,7 @@ TEST(DesAgreesWithAnalytical, DecentralizedAlgorithms) {
                       predict_sgp(p, workers, true, c).iteration_seconds,
                   1, kWithMerges);
     }
-    const auto fast = link(1e11);  // communication a fraction of a percent of compute
+    const auto fast = uniform_link(1e11, kAlpha);  // communication a fraction of a percent of compute
     EXPECT_NEAR(des("gosgd", workers, fast) / predict_gosgd(p, workers, 0.01, fast).iteration_seconds, 1, kFewPercent);
     EXPECT_NEAR(des("gossip", workers, fast) / predict_gossip(p, workers, fast).iteration_seconds, 1, kWithMerges);
     EXPECT_NEAR(des("adpsgd", workers, fast) / predict_adpsgd(p, workers, fast).iteration_seconds, 1, kFewPercent);
@@ -122,7 +119,7 @@ TEST(DesAgreesWithAnalytical, DecentralizedAlgorithms) {
 // (odd) ranks wait for it.
 TEST(DesAgreesWithAnalytical, WhereTheRealCodeDiffersTheSimulatorFollowsIt) {
   const auto p = toy();
-  const auto c = link(1e9);  // m / B = 7 ms, forward and backward 18 ms
+  const auto c = uniform_link(1e9, kAlpha);  // m / B = 7 ms, forward and backward 18 ms
   const double pull = des("gossip", 4, c);
   EXPECT_LT(pull, 0.8 * predict_gossip(p, 4, c).iteration_seconds);
   EXPECT_NEAR(pull, p.forward_seconds() + p.backward_seconds() + 2 * 1e-10 * p.gradient_bytes(), 1e-3);
@@ -138,7 +135,7 @@ TEST(DesAgreesWithAnalytical, WhereTheRealCodeDiffersTheSimulatorFollowsIt) {
     EXPECT_LT(simulated, compute_seconds(p) + pull) << staleness;
     EXPECT_LT(simulated, predict_ssp(p, 4, 4, staleness, c).iteration_seconds);
   }
-  const auto slow = link(2e8);  // m / B = 35 ms: the exchange, twice that, sets the active rank's pace
+  const auto slow = uniform_link(2e8, kAlpha);  // m / B = 35 ms: the exchange, twice that, sets the active rank's pace
   const auto r = run("adpsgd", 2, slow);
   const double analytical = predict_adpsgd(p, 2, slow).iteration_seconds;
   EXPECT_GT(r.per_worker[1].mean_seconds, 1.9 * analytical);

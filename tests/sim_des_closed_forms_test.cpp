@@ -12,10 +12,13 @@
 #include "distsgd/sim/collective_costs.hpp"
 #include "distsgd/sim/dag_model.hpp"
 #include "distsgd/sim/discrete_event_simulator.hpp"
+#include "sim_test_util.hpp"
 #include "test_util.hpp"
 
 namespace distsgd::sim {
 namespace {
+
+using distsgd::testing::uniform_link;
 
 // The three layers of sim_closed_forms_test.cpp's DAG example: forward 0.5 s each, backward 1, 2, 3 s, I/O 2 s and
 // host-to-device 1 s, update 0.25 s. Parameters chosen so that on a 1 MB/s link without latency each layer's allreduce
@@ -29,14 +32,6 @@ ModelProfile three_layers() {
   p.tensors = {{"l1", 1000000, 0.5, 1}, {"l2", 250000, 0.5, 2}, {"l3", 500000, 0.5, 3}};
   p.update_seconds_per_byte = 0.25 / p.gradient_bytes();
   return p;
-}
-
-ClusterDescription link(double bytes_per_second, double alpha = 0) {
-  ClusterDescription c;
-  c.name = "test";
-  c.worker_bytes_per_second = c.server_bytes_per_second = bytes_per_second;
-  c.alpha_seconds = alpha;
-  return c;
 }
 
 DesSettings settings(const std::string& algorithm, int64_t workers) {
@@ -53,12 +48,13 @@ TEST(DesClosedForms, OneWorkerGivesTheNaiveAndPrefetchedForms) {
   const auto in = p.iteration_inputs([](double) { return 0.0; });
   auto s = settings("arsgd", 1);
   s.prefetch = 0;  // the batch read on the training thread
-  EXPECT_NEAR(simulate_discrete_events(p, link(1e6), s).iteration_seconds, naive_iteration_seconds(in), 1e-9);
+  EXPECT_NEAR(simulate_discrete_events(p, uniform_link(1e6), s).iteration_seconds, naive_iteration_seconds(in), 1e-9);
   s.prefetch = 4;
-  EXPECT_NEAR(simulate_discrete_events(p, link(1e6), s).iteration_seconds, prefetched_iteration_seconds(in), 1e-9);
+  EXPECT_NEAR(simulate_discrete_events(p, uniform_link(1e6), s).iteration_seconds, prefetched_iteration_seconds(in),
+              1e-9);
   auto io_bound = p;
   io_bound.data_seconds = 30;
-  EXPECT_NEAR(simulate_discrete_events(io_bound, link(1e6), s).iteration_seconds,
+  EXPECT_NEAR(simulate_discrete_events(io_bound, uniform_link(1e6), s).iteration_seconds,
               prefetched_iteration_seconds(io_bound.iteration_inputs([](double) { return 0.0; })), 1e-9);
 }
 
@@ -68,13 +64,13 @@ TEST(DesClosedForms, WaitFreeBackpropOnTheHandWorkedExample) {
   auto s = settings("arsgd", 2);
   s.overlap = "wfbp";
   s.first_bucket_bytes = s.bucket_bytes = 1;  // one tensor per bucket
-  const auto r = simulate_discrete_events(p, link(1e6), s);
+  const auto r = simulate_discrete_events(p, uniform_link(1e6), s);
   const auto in = p.iteration_inputs([](double bytes) { return bytes / 1e6; });
   EXPECT_NEAR(in.layers[0].comm, 4, 1e-12);
   EXPECT_NEAR(r.iteration_seconds, wfbp_iteration_seconds(in), 1e-9);
   EXPECT_NEAR(r.iteration_seconds, 1.5 + 6 + 4 + 0.25, 1e-9);
   s.overlap = "none";
-  EXPECT_NEAR(simulate_discrete_events(p, link(1e6), s).iteration_seconds, 1.5 + 6 + 7 + 0.25, 1e-9);
+  EXPECT_NEAR(simulate_discrete_events(p, uniform_link(1e6), s).iteration_seconds, 1.5 + 6 + 7 + 0.25, 1e-9);
 }
 
 // A compute-free model of m bytes: BSP's iteration is the push (P*m/B at one server) and the pull.
@@ -92,7 +88,7 @@ ModelProfile communication_only(double bytes) {
 TEST(DesClosedForms, RanksSharingCoresComputeAtTheirShare) {
   auto p = three_layers();
   p.data_seconds = p.h2d_seconds = 0;
-  auto free_network = link(1e18);
+  auto free_network = uniform_link(1e18);
   const auto s = settings("arsgd", 4);
   const double alone = simulate_discrete_events(p, free_network, s).iteration_seconds;
   EXPECT_NEAR(alone, 7.75, 1e-6);  // forward 1.5 + backward 6 + update 0.25
@@ -117,7 +113,7 @@ TEST(DesClosedForms, RanksSharingCoresComputeAtTheirShare) {
 TEST(DesClosedForms, ParameterServerIncastAtOneServer) {
   const double m = 4e6, rate = 125e6;
   for (int64_t workers : {1, 4, 16}) {
-    const auto r = simulate_discrete_events(communication_only(m), link(rate), settings("bsp", workers));
+    const auto r = simulate_discrete_events(communication_only(m), uniform_link(rate), settings("bsp", workers));
     EXPECT_NEAR(r.iteration_seconds, 2 * m * static_cast<double>(workers) / rate, 1e-9) << workers;
     // The server's link is busy all the time: in while the workers push, out while they pull.
     for (const auto& u : r.utilisation) {
@@ -129,7 +125,8 @@ TEST(DesClosedForms, ParameterServerIncastAtOneServer) {
   // Two servers halve it; a worker's own link bounds it below.
   auto s = settings("bsp", 4);
   s.servers = 2;
-  EXPECT_NEAR(simulate_discrete_events(communication_only(m), link(rate), s).iteration_seconds, 2 * 2 * m / rate, 1e-9);
+  EXPECT_NEAR(simulate_discrete_events(communication_only(m), uniform_link(rate), s).iteration_seconds,
+              2 * 2 * m / rate, 1e-9);
 }
 
 // ASP: many workers, a short compute; the servers take at most S*B_server/m gradients a second. Identical workers start
@@ -145,7 +142,7 @@ TEST(DesClosedForms, AspSaturatesAtTheServersLinks) {
     s.servers = servers;
     s.iterations = 60;
     s.heterogeneity.jitter_cv = 0.5;
-    const auto r = simulate_discrete_events(p, link(rate), s);
+    const auto r = simulate_discrete_events(p, uniform_link(rate), s);
     const double saturation = static_cast<double>(servers) * rate / 4e6;  // gradients (of batch 1) per second
     EXPECT_GT(r.samples_per_second / saturation, 0.9) << servers;
     EXPECT_LE(r.samples_per_second / saturation, 1 + 1e-9) << servers;
@@ -162,8 +159,8 @@ TEST(DesClosedForms, SspWithStalenessZeroIsBsp) {
     ssp.staleness = 0;
     ssp.overlap = bsp.overlap = "none";
     for (const double alpha : {0.0, 0.01}) {
-      EXPECT_NEAR(simulate_discrete_events(no_update, link(1e6, alpha), ssp).iteration_seconds,
-                  simulate_discrete_events(no_update, link(1e6, alpha), bsp).iteration_seconds, 1e-9)
+      EXPECT_NEAR(simulate_discrete_events(no_update, uniform_link(1e6, alpha), ssp).iteration_seconds,
+                  simulate_discrete_events(no_update, uniform_link(1e6, alpha), bsp).iteration_seconds, 1e-9)
           << overlap << " " << alpha;
     }
   }
@@ -178,11 +175,11 @@ TEST(DesClosedForms, GaussianJitterAddsAboutSigmaSqrtTwoLnP) {
   const int64_t workers = 256;
   auto s = settings("bsp", workers);
   s.iterations = 200;
-  const double steady = simulate_discrete_events(p, link(1e9), s).iteration_seconds;
+  const double steady = simulate_discrete_events(p, uniform_link(1e9), s).iteration_seconds;
   s.heterogeneity.jitter_kind = JitterKind::kNormal;
   s.heterogeneity.jitter_cv = 0.05;
   const double sigma = 0.05 * 0.3;
-  const double added = simulate_discrete_events(p, link(1e9), s).iteration_seconds - steady;
+  const double added = simulate_discrete_events(p, uniform_link(1e9), s).iteration_seconds - steady;
   const double closed_form = sigma * std::sqrt(2 * std::log(static_cast<double>(workers)));
   EXPECT_GT(added, 0.75 * closed_form);
   EXPECT_LT(added, 1.05 * closed_form);
@@ -193,7 +190,7 @@ TEST(DesClosedForms, AStragglerSlowsBspToItsPaceButAsynchronousAlgorithmsLittle)
   ModelProfile p = communication_only(4e5);
   p.tensors[0].forward_seconds = 0.01;
   p.tensors[0].backward_seconds = 0.02;
-  const auto c = link(1e9);
+  const auto c = uniform_link(1e9);
   for (const std::string algorithm : {"bsp", "asp", "aladdin"}) {
     auto s = settings(algorithm, 8);
     s.servers = 8;
@@ -217,7 +214,7 @@ TEST(DesClosedForms, SspClockGapNeverExceedsTheStaleness) {
     s.iterations = 60;
     s.heterogeneity.slowdowns = {{1, 3.0}};
     s.heterogeneity.jitter_cv = 0.3;
-    const auto r = simulate_discrete_events(p, link(1e9), s);
+    const auto r = simulate_discrete_events(p, uniform_link(1e9), s);
     ASSERT_FALSE(r.clock_gap.empty());
     EXPECT_LE(r.clock_gap.rbegin()->first, staleness);
     if (staleness > 0) {
@@ -235,7 +232,7 @@ std::string traced_run(uint64_t seed, const testing::TempDir& dir, const std::st
   s.heterogeneity.straggler_probability = 0.1;
   s.heterogeneity.straggler_factor = 3;
   s.trace_path = dir / name;
-  simulate_discrete_events(three_layers(), link(1e6), s);
+  simulate_discrete_events(three_layers(), uniform_link(1e6), s);
   return testing::read_file(s.trace_path);
 }
 

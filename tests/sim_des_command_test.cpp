@@ -17,13 +17,13 @@
 namespace distsgd::testing {
 namespace {
 
-const char* kProfile = R"({"model": "toy", "batch_size": 32, "data_seconds": 0.001, "update_seconds_per_byte": 1e-10,
+const char* kDesProfile = R"({"model": "toy", "batch_size": 32, "data_seconds": 0.001, "update_seconds_per_byte": 1e-10,
   "tensors": [{"name": "a", "parameters": 1000000, "forward_seconds": 0.001, "backward_seconds": 0.002},
               {"name": "b", "parameters": 500000, "forward_seconds": 0.002, "backward_seconds": 0.004}]})";
 
 struct Profile {
   TempDir dir;
-  Profile() { std::ofstream(dir / "p.json") << kProfile; }
+  Profile() { std::ofstream(dir / "p.json") << kDesProfile; }
   std::string flags() const { return "simulate --profile " + (dir / "p.json") + " --fidelity des "; }
 };
 

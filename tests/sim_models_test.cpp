@@ -9,10 +9,13 @@
 #include "distsgd/sim/decentralized_model.hpp"
 #include "distsgd/sim/model_profile.hpp"
 #include "distsgd/sim/synchronous_model.hpp"
+#include "sim_test_util.hpp"
 #include "test_util.hpp"
 
 namespace distsgd::sim {
 namespace {
+
+using distsgd::testing::uniform_link;
 
 nlohmann::json three_tensor_json() {
   return {{"model", "toy"},
@@ -25,14 +28,7 @@ nlohmann::json three_tensor_json() {
             {{"name", "c"}, {"parameters", 250000}, {"forward_seconds", 0.003}, {"backward_seconds", 0.006}}}}};
 }
 
-ClusterDescription link(double bytes_per_second) {
-  ClusterDescription c;
-  c.name = "test";
-  c.worker_bytes_per_second = c.server_bytes_per_second = bytes_per_second;
-  return c;
-}
-
-std::string error_of(const nlohmann::json& json) {
+std::string error_of_profile(const nlohmann::json& json) {
   return distsgd::testing::error_of_call([&] { model_profile_from_json(json, "p.json"); });
 }
 
@@ -49,17 +45,17 @@ TEST(ModelProfile, ReadsAndWritesTheSameProfile) {
 TEST(ModelProfile, BadFieldsNameTheFileTheFieldAndWhatWasExpected) {
   auto j = three_tensor_json();
   j["tensors"][1]["backward_seconds"] = "fast";
-  EXPECT_EQ(error_of(j), "p.json: tensors[1].backward_seconds: expected a non-negative number, got \"fast\"");
+  EXPECT_EQ(error_of_profile(j), "p.json: tensors[1].backward_seconds: expected a non-negative number, got \"fast\"");
   j = three_tensor_json();
   j["tensors"][2].erase("parameters");
-  EXPECT_EQ(error_of(j), "p.json: tensors[2].parameters: missing");
+  EXPECT_EQ(error_of_profile(j), "p.json: tensors[2].parameters: missing");
   j = three_tensor_json();
   j["batch_size"] = 0;
-  EXPECT_EQ(error_of(j), "p.json: batch_size: expected a positive integer, got 0");
+  EXPECT_EQ(error_of_profile(j), "p.json: batch_size: expected a positive integer, got 0");
   j = three_tensor_json();
   j["tensors"] = nlohmann::json::array();
-  EXPECT_EQ(error_of(j), "p.json: tensors: expected a non-empty array, got []");
-  EXPECT_EQ(error_of(nlohmann::json::array()), "p.json: expected an object, got []");
+  EXPECT_EQ(error_of_profile(j), "p.json: tensors: expected a non-empty array, got []");
+  EXPECT_EQ(error_of_profile(nlohmann::json::array()), "p.json: expected an object, got []");
   testing::TempDir dir;
   std::ofstream(dir / "broken.json") << "{\"model\": ";
   try {
@@ -155,10 +151,10 @@ TEST(SynchronousModel, OverlapNamesAndBadOnes) {
 TEST(SynchronousModel, BspOnOneServerPaysTheIncastBothWays) {
   const auto profile = model_profile_from_json(three_tensor_json(), "p.json");
   const double rate = 125e6, m = 7e6;
-  const auto one = predict_bsp(profile, 4, 1, link(rate));
+  const auto one = predict_bsp(profile, 4, 1, uniform_link(rate));
   const double compute = 0.006 + 0.012;
   EXPECT_DOUBLE_EQ(one.iteration_seconds, compute + 2 * 4 * m / rate + 1e-10 * m);
-  const auto four = predict_bsp(profile, 4, 4, link(rate));
+  const auto four = predict_bsp(profile, 4, 4, uniform_link(rate));
   EXPECT_DOUBLE_EQ(four.iteration_seconds, compute + 2 * m / rate + 1e-10 * m / 4);
 }
 
@@ -167,17 +163,17 @@ TEST(AsynchronousModel, AspSaturatesAtTheServersCapacity) {
   const auto profile = model_profile_from_json(three_tensor_json(), "p.json");
   const double m = 7e6, rate = 125e6;
   for (const int64_t servers : {1, 2}) {
-    const auto p = predict_asp(profile, 64, servers, link(rate));
+    const auto p = predict_asp(profile, 64, servers, uniform_link(rate));
     EXPECT_DOUBLE_EQ(p.samples_per_second / 32, servers * rate / m) << servers;
   }
   // Few workers on a fast network: each worker's own cycle (compute and a round trip) sets the pace.
-  const auto fast = predict_asp(profile, 2, 1, link(1e12));
+  const auto fast = predict_asp(profile, 2, 1, uniform_link(1e12));
   EXPECT_NEAR(fast.iteration_seconds, 0.018 + 2 * m / 1e12, 1e-12);
 }
 
 TEST(AsynchronousModel, SspWithoutStalenessIsBsp) {
   const auto profile = model_profile_from_json(three_tensor_json(), "p.json");
-  const auto c = link(125e6);
+  const auto c = uniform_link(125e6);
   EXPECT_DOUBLE_EQ(predict_ssp(profile, 4, 1, 0, c).iteration_seconds, predict_bsp(profile, 4, 1, c).iteration_seconds);
   // Pulling less often never makes it slower.
   EXPECT_LE(predict_ssp(profile, 4, 4, 3, c).iteration_seconds, predict_ssp(profile, 4, 4, 1, c).iteration_seconds);
@@ -185,12 +181,12 @@ TEST(AsynchronousModel, SspWithoutStalenessIsBsp) {
 
 TEST(AsynchronousModel, EasgdAndAladdinCommunicateLess) {
   const auto profile = model_profile_from_json(three_tensor_json(), "p.json");
-  const auto c = link(125e6);
+  const auto c = uniform_link(125e6);
   const double compute = 0.018 + 1e-10 * 7e6;
   // tau large: almost only compute.
   EXPECT_NEAR(predict_easgd(profile, 4, 1, 1000, c).iteration_seconds, compute + 2 * 7e6 / 125e6 / 1000, 1e-12);
   // ALADDIN's workers never wait: their compute or their own uplink, unless the server's inbound link is full.
-  EXPECT_DOUBLE_EQ(predict_aladdin(profile, 1, 1, 4, link(1e12)).iteration_seconds, compute);
+  EXPECT_DOUBLE_EQ(predict_aladdin(profile, 1, 1, 4, uniform_link(1e12)).iteration_seconds, compute);
   EXPECT_DOUBLE_EQ(predict_aladdin(profile, 4, 1, 4, c).samples_per_second / 32, 125e6 / 7e6);
 }
 
@@ -198,7 +194,7 @@ TEST(AsynchronousModel, EasgdAndAladdinCommunicateLess) {
 TEST(DecentralizedModel, ExchangesCostTheModelOverTheWorkersLink) {
   const auto profile = model_profile_from_json(three_tensor_json(), "p.json");
   const double compute = 0.018 + 1e-10 * 7e6, transfer = 7e6 / 125e6;
-  const auto c = link(125e6);
+  const auto c = uniform_link(125e6);
   EXPECT_DOUBLE_EQ(predict_gossip(profile, 8, c).iteration_seconds, compute + transfer);
   EXPECT_DOUBLE_EQ(predict_gosgd(profile, 8, 0.1, c).iteration_seconds, compute + 0.1 * transfer);
   EXPECT_DOUBLE_EQ(predict_sgp(profile, 8, false, c).iteration_seconds, compute + transfer);

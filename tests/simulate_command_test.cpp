@@ -12,13 +12,13 @@
 namespace distsgd::testing {
 namespace {
 
-const char* kProfile = R"({"model": "toy", "batch_size": 32, "update_seconds_per_byte": 1e-10, "tensors": [
+const char* kSimulateProfile = R"({"model": "toy", "batch_size": 32, "update_seconds_per_byte": 1e-10, "tensors": [
   {"name": "a", "parameters": 1000000, "forward_seconds": 0.001, "backward_seconds": 0.002},
   {"name": "b", "parameters": 500000, "forward_seconds": 0.002, "backward_seconds": 0.004}]})";
 
 TEST(SimulateCommand, PredictsEachWorkerCountAsTheModelDoes) {
   TempDir dir;
-  std::ofstream(dir / "p.json") << kProfile;
+  std::ofstream(dir / "p.json") << kSimulateProfile;
   auto r =
       run_distsgd("simulate --profile " + (dir / "p.json") +
                   " --cluster emulated-1gbit --algo arsgd --overlap none --workers 1,2,4 --out " + (dir / "s.json"));
@@ -39,7 +39,7 @@ TEST(SimulateCommand, PredictsEachWorkerCountAsTheModelDoes) {
 
 TEST(SimulateCommand, BadFilesAndFlagsAreOneClearError) {
   TempDir dir;
-  std::ofstream(dir / "p.json") << kProfile;
+  std::ofstream(dir / "p.json") << kSimulateProfile;
   std::ofstream(dir / "c.json") << R"({"worker_bytes_per_second": -1})";
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"--profile " + (dir / "missing.json"), "missing.json: cannot open the profile"},

@@ -20,7 +20,7 @@ std::vector<StudyCell> expand(const std::string& text) {
 }
 
 // The error expanding `text` gives (empty when none).
-std::string error_of(const std::string& text) {
+std::string error_of_spec(const std::string& text) {
   return distsgd::testing::error_of_call([&] { expand(text); });
 }
 
@@ -131,7 +131,7 @@ TEST(StudySpec, BadInputIsOneClearLine) {
       {R"({"axes": {"v": [{"label": "a"}, {"label": "a"}]}})", "the label 'a' appears twice"},
   };
   for (const auto& c : cases) {
-    const std::string error = error_of(c.spec);
+    const std::string error = error_of_spec(c.spec);
     EXPECT_NE(error.find(c.expected), std::string::npos) << c.spec << "\n  gave: " << error;
     EXPECT_EQ(error.find('\n'), std::string::npos) << error;
   }

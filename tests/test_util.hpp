@@ -68,6 +68,13 @@ inline nlohmann::json summary_of(const std::string& run_dir) {
 }
 
 // The message of the distsgd::Error that `f` throws, or "" when it throws none.
+// How many times `part` occurs in `text` (overlapping occurrences counted).
+inline int count_of(const std::string& text, const std::string& part) {
+  int count = 0;
+  for (auto at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) ++count;
+  return count;
+}
+
 inline std::string error_of_call(const std::function<void()>& f) {
   try {
     f();

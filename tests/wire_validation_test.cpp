@@ -23,12 +23,12 @@ using namespace distsgd::algo;
 
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr double kWireNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
 // The error a decode throws, or "" when it accepts the header.
 template <typename Decode>
-std::string error_of(Decode decode) {
+std::string error_of_decode(Decode decode) {
   return distsgd::testing::error_of_call(decode);
 }
 
@@ -41,7 +41,7 @@ std::vector<double> request_header(const ps::Request& r) {
 const ps::RequestBounds kBounds{/*peer=*/3, /*shard=*/1, /*shard_numel=*/100, /*workers=*/4};
 
 std::string request_error(std::vector<double> h) {
-  return error_of([&] { ps::decode_request(h.data(), kBounds); });
+  return error_of_decode([&] { ps::decode_request(h.data(), kBounds); });
 }
 
 // The header of a valid request with field `index` replaced by `value`.
@@ -88,7 +88,7 @@ TEST(WireValidation, PsRequestRefusesForeignMessages) {
   EXPECT_EQ(request_error(request_with(0, 1234)),
             "foreign parameter-server request to shard 1 from rank 3: magic number 1234 is not distsgd's 0x64735053 (a "
             "process that is not a distsgd peer of this run, or a corrupt message)");
-  EXPECT_EQ(request_error(request_with(0, kNaN)).rfind("foreign parameter-server request", 0), 0u);
+  EXPECT_EQ(request_error(request_with(0, kWireNaN)).rfind("foreign parameter-server request", 0), 0u);
   EXPECT_EQ(request_error(request_with(1, 2)),
             "parameter-server request to shard 1 from rank 3 speaks protocol version 2, this build speaks 1 (run the "
             "same distsgd build on every process)");
@@ -107,7 +107,7 @@ TEST(WireValidation, PsRequestNamesEachBadField) {
       {2, -1, "'kind' is -1, expected an integer in [0, 5]"},
       {2, 1.5, "'kind' is 1.5, expected an integer in [0, 5]"},
       {3, -1, "'step' is -1, expected an integer in [0, 9007199254740992]"},
-      {3, kNaN, "'step' is nan, expected an integer in [0, 9007199254740992]"},
+      {3, kWireNaN, "'step' is nan, expected an integer in [0, 9007199254740992]"},
       {3, 1e300, "'step' is 1.0000000000000001e+300, expected an integer in [0, 9007199254740992]"},
       {4, kInf, "'lr' is inf, expected a number in [0, 1.7976931348623157e+308]"},
       {4, -0.5, "'lr' is -0.5, expected a number in [0, 1.7976931348623157e+308]"},
@@ -145,7 +145,7 @@ TEST(WireValidation, PsReplyNamesEachBadField) {
   EXPECT_EQ(d.version, 5);
   EXPECT_DOUBLE_EQ(d.alpha, 0.5);
   EXPECT_EQ(d.slowest, 3);
-  const std::vector<std::pair<int, double>> bad = {{2, 0}, {2, 3}, {3, -1}, {4, 1.5}, {4, kNaN}, {5, -7}};
+  const std::vector<std::pair<int, double>> bad = {{2, 0}, {2, 3}, {3, -1}, {4, 1.5}, {4, kWireNaN}, {5, -7}};
   const std::vector<std::string> expected = {
       "'kind' is 0, expected an integer in [1, 2]",
       "'kind' is 3, expected an integer in [1, 2]",
@@ -157,14 +157,15 @@ TEST(WireValidation, PsReplyNamesEachBadField) {
   for (size_t i = 0; i < bad.size(); ++i) {
     auto h = good;
     h[bad[i].first] = bad[i].second;
-    EXPECT_EQ(error_of([&] { ps::decode_reply(h.data(), 6); }),
+    EXPECT_EQ(error_of_decode([&] { ps::decode_reply(h.data(), 6); }),
               "malformed parameter-server reply from rank 6: field " + expected[i] +
                   " (a corrupt message, or a process that is not a distsgd peer of this run)");
   }
   auto foreign = good;
   foreign[0] = 0;
-  EXPECT_NE(error_of([&] { ps::decode_reply(foreign.data(), 6); }).find("foreign parameter-server reply from rank 6"),
-            std::string::npos);
+  EXPECT_NE(
+      error_of_decode([&] { ps::decode_reply(foreign.data(), 6); }).find("foreign parameter-server reply from rank 6"),
+      std::string::npos);
 }
 
 TEST(WireValidation, GossipHeaderNamesEachBadField) {
@@ -175,7 +176,7 @@ TEST(WireValidation, GossipHeaderNamesEachBadField) {
   EXPECT_EQ(d.kind, decentralized::MessageKind::kPush);
   EXPECT_EQ(d.step, 9);
   EXPECT_DOUBLE_EQ(d.weight, 0.125);
-  const std::vector<std::pair<int, double>> bad = {{2, 5}, {2, kInf}, {3, -3}, {4, -0.25}, {4, 2}, {4, kNaN}};
+  const std::vector<std::pair<int, double>> bad = {{2, 5}, {2, kInf}, {3, -3}, {4, -0.25}, {4, 2}, {4, kWireNaN}};
   const std::vector<std::string> expected = {
       "'kind' is 5, expected an integer in [0, 4]",
       "'kind' is inf, expected an integer in [0, 4]",
@@ -187,13 +188,13 @@ TEST(WireValidation, GossipHeaderNamesEachBadField) {
   for (size_t i = 0; i < bad.size(); ++i) {
     auto h = good;
     h[bad[i].first] = bad[i].second;
-    EXPECT_EQ(error_of([&] { decentralized::decode_gossip_header(h.data(), 2); }),
+    EXPECT_EQ(error_of_decode([&] { decentralized::decode_gossip_header(h.data(), 2); }),
               "malformed gossip message from rank 2: field " + expected[i] +
                   " (a corrupt message, or a process that is not a distsgd peer of this run)");
   }
   auto old_version = good;
   old_version[1] = 0;
-  EXPECT_EQ(error_of([&] { decentralized::decode_gossip_header(old_version.data(), 2); }),
+  EXPECT_EQ(error_of_decode([&] { decentralized::decode_gossip_header(old_version.data(), 2); }),
             "gossip message from rank 2 speaks protocol version 0, this build speaks 1 (run the same distsgd build on "
             "every process)");
 }

@@ -20,7 +20,7 @@ using distsgd::testing::summary_of;
 using distsgd::testing::TempDir;
 
 // A task that learns in a few seconds (4 classes of synthetic images).
-const std::string kTask =
+const std::string kParameterServerTask =
     " --dataset synthetic --synthetic-shape 1x28x28 --synthetic-classes 4 --synthetic-train-size 2048 "
     "--synthetic-test-size 256 --model lenet5 --batch-size 16 --threads 1 --seed 3 --lr 0.02 --momentum 0 "
     "--progress-seconds 1000 --no-checkpoint";
@@ -65,8 +65,8 @@ TEST(WorkerLoss, ParameterServerRunsGoOnWithoutAKilledWorker) {
   for (const std::string algo : {"ssp --staleness 2", "aladdin --pi 1"}) {
     const std::string run = dir / "killed";
     std::filesystem::remove_all(run);
-    const std::string output =
-        train_and_kill(" --algo " + algo + " --workers 4 --servers 1 --epochs 6 --timeout 12" + kTask, run, 2, 0.3);
+    const std::string output = train_and_kill(
+        " --algo " + algo + " --workers 4 --servers 1 --epochs 6 --timeout 12" + kParameterServerTask, run, 2, 0.3);
     ASSERT_NE(output.find("launcher=0"), std::string::npos) << algo << "\n" << output;
     const auto summary = summary_of(run);
     expect_went_on_without_worker_2(output, summary, 6.0);
@@ -101,14 +101,15 @@ TEST(WorkerLoss, AspWithoutAKilledWorkerLearnsAsWell) {
 
 TEST(WorkerLoss, SynchronousAlgorithmsRefuseToContinue) {
   for (const std::string algo : {"bsp --servers 1", "arsgd"}) {
-    auto r = run_distsgd("train --algo " + algo + " --workers 2 --on-worker-loss continue --timeout 12" + kTask);
+    auto r = run_distsgd("train --algo " + algo + " --workers 2 --on-worker-loss continue --timeout 12" +
+                         kParameterServerTask);
     EXPECT_EQ(r.exit_code, 1) << r.output;
     EXPECT_NE(r.output.find("distsgd: error: --on-worker-loss continue: " + algo.substr(0, algo.find(' ')) +
                             " cannot go on without a worker"),
               std::string::npos)
         << r.output;
   }
-  auto r = run_distsgd("train --algo asp --servers 1 --workers 2 --on-worker-loss sometimes" + kTask);
+  auto r = run_distsgd("train --algo asp --servers 1 --workers 2 --on-worker-loss sometimes" + kParameterServerTask);
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_NE(r.output.find("--on-worker-loss"), std::string::npos) << r.output;
 }
@@ -153,16 +154,16 @@ Ending kill_one_of_a_world(const std::string& flags, const std::string& run, int
 TEST(WorkerLoss, WithoutAWatchingLauncherALostWorkerOrServerEndsTheRunNamingIt) {
   TempDir dir;
   // A synchronous run: worker 2 of 3.
-  auto ending =
-      kill_one_of_a_world(" --algo arsgd --workers 3 --epochs 1000 --timeout 15" + kTask, dir / "arsgd", 3, 2);
+  auto ending = kill_one_of_a_world(" --algo arsgd --workers 3 --epochs 1000 --timeout 15" + kParameterServerTask,
+                                    dir / "arsgd", 3, 2);
   EXPECT_EQ(ending.failed, 2) << ending.output;
   EXPECT_LT(ending.seconds_after_kill, 15) << ending.output;
   EXPECT_NE(ending.output.find("distsgd: error: worker 2 (rank 2) was lost: no sign of life for"), std::string::npos)
       << ending.output;
 
   // An asynchronous run that would go on without a worker cannot go on without its server.
-  ending =
-      kill_one_of_a_world(" --algo asp --workers 2 --servers 1 --epochs 1000 --timeout 15" + kTask, dir / "asp", 3, 2);
+  ending = kill_one_of_a_world(" --algo asp --workers 2 --servers 1 --epochs 1000 --timeout 15" + kParameterServerTask,
+                               dir / "asp", 3, 2);
   EXPECT_EQ(ending.failed, 2) << ending.output;
   EXPECT_LT(ending.seconds_after_kill, 15) << ending.output;
   EXPECT_NE(ending.output.find("server 0 (rank 2) was lost"), std::string::npos) << ending.output;

@@ -14,13 +14,14 @@
 
 #include <random>
 
+using distsgd::testing::count_of;
 using distsgd::testing::read_file;
 using distsgd::testing::run_shell;
 using distsgd::testing::TempDir;
 
 namespace {
 
-const std::string kSmallRun =
+const std::string kWorldSizeSmallRun =
     " train --model mlp --mlp-width 16 --mlp-layers 1 --dataset synthetic --synthetic-train-size 512 "
     "--synthetic-test-size 64 --batch-size 8 --max-steps 10 --threads 1 --no-checkpoint --progress-seconds 1000";
 
@@ -35,17 +36,11 @@ distsgd::testing::CommandResult run_world(const std::string& rank_variable, cons
   std::string command = "export MASTER_ADDR=127.0.0.1 MASTER_PORT=" + std::to_string(free_port()) + "; status=0; ";
   for (int r = 0; r < processes; ++r) {
     command += rank_variable + "=" + std::to_string(r) + " " + size_variable + "=" + std::to_string(processes) + " " +
-               DISTSGD_BINARY + kSmallRun + " " + flags + " 2>&1 & pid" + std::to_string(r) + "=$!; ";
+               DISTSGD_BINARY + kWorldSizeSmallRun + " " + flags + " 2>&1 & pid" + std::to_string(r) + "=$!; ";
   }
   for (int r = 0; r < processes; ++r) command += "wait $pid" + std::to_string(r) + " || status=1; ";
   command += "exit $status";
   return run_shell(command);
-}
-
-size_t count_of(const std::string& text, const std::string& what) {
-  size_t n = 0;
-  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
 }
 
 }  // namespace
@@ -86,8 +81,8 @@ TEST(WorldSize, TwoProcessesOfEachLauncherMakeOneRunOfTwoWorkers) {
     const auto summary = nlohmann::json::parse(read_file(dir / "run/summary.json"));
     EXPECT_EQ(summary["workers"], 2) << l.size;
     EXPECT_EQ(summary["steps"], 10) << l.size;
-    EXPECT_EQ(count_of(r.output, "result "), 1u) << l.size << "\n" << r.output;
-    EXPECT_EQ(count_of(r.output, "already holds a run"), 0u) << r.output;
+    EXPECT_EQ(count_of(r.output, "result "), 1) << l.size << "\n" << r.output;
+    EXPECT_EQ(count_of(r.output, "already holds a run"), 0) << r.output;
   }
 }
 
@@ -106,13 +101,14 @@ TEST(WorldSize, DisagreeingWorkersStopWithOneLineNamingBothNumbers) {
   for (const std::string workers : {"1", "3"}) {
     TempDir dir;
     const auto r = run_shell("OMPI_COMM_WORLD_RANK=1 OMPI_COMM_WORLD_SIZE=2 " + std::string(DISTSGD_BINARY) +
-                             kSmallRun + " --workers " + workers + " --out " + (dir / "run") + " 2>&1");
+                             kWorldSizeSmallRun + " --workers " + workers + " --out " + (dir / "run") + " 2>&1");
     EXPECT_EQ(r.exit_code, 1) << r.output;
     EXPECT_EQ(r.output, "distsgd: error: mpirun started 2 processes (OMPI_COMM_WORLD_SIZE=2) but --workers " + workers +
                             " --servers 0 make " + workers +
                             " (without --workers, the launcher's count less --servers is taken)\n");
   }
-  const auto r = run_shell("RANK=0 WORLD_SIZE=1 " + std::string(DISTSGD_BINARY) + kSmallRun + " --servers 1 2>&1");
+  const auto r =
+      run_shell("RANK=0 WORLD_SIZE=1 " + std::string(DISTSGD_BINARY) + kWorldSizeSmallRun + " --servers 1 2>&1");
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.output.find("started 1 process (WORLD_SIZE=1), which leaves no worker beside --servers 1"),
             std::string::npos)
@@ -125,11 +121,11 @@ TEST(WorldSize, MpirunWithoutWorkers) {
   TempDir dir;
   const std::string command = "MASTER_ADDR=127.0.0.1 MASTER_PORT=" + std::to_string(free_port()) +
                               " mpirun -np 2 --oversubscribe " + (geteuid() == 0 ? "--allow-run-as-root " : "") +
-                              "-x MASTER_ADDR -x MASTER_PORT " + DISTSGD_BINARY + kSmallRun + " --out " +
+                              "-x MASTER_ADDR -x MASTER_PORT " + DISTSGD_BINARY + kWorldSizeSmallRun + " --out " +
                               (dir / "run") + " 2>&1";
   const auto r = run_shell(command);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const auto summary = nlohmann::json::parse(read_file(dir / "run/summary.json"));
   EXPECT_EQ(summary["workers"], 2);
-  EXPECT_EQ(count_of(r.output, "result "), 1u) << r.output;
+  EXPECT_EQ(count_of(r.output, "result "), 1) << r.output;
 }
