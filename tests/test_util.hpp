@@ -67,7 +67,6 @@ inline nlohmann::json summary_of(const std::string& run_dir) {
   return nlohmann::json::parse(read_file(run_dir + "/summary.json"));
 }
 
-// The message of the distsgd::Error that `f` throws, or "" when it throws none.
 // How many times `part` occurs in `text` (overlapping occurrences counted).
 inline int count_of(const std::string& text, const std::string& part) {
   int count = 0;
@@ -75,6 +74,7 @@ inline int count_of(const std::string& text, const std::string& part) {
   return count;
 }
 
+// The message of the distsgd::Error that `f` throws, or "" when it throws none.
 inline std::string error_of_call(const std::function<void()>& f) {
   try {
     f();
