@@ -2,7 +2,7 @@
 // exchange through GossipEndpoint with handlers written for the test, then finish without anyone hanging.
 #include "distsgd/algo/decentralized/inbox.hpp"
 #include "distsgd/algo/decentralized/protocol.hpp"
-#include "distsgd/comm/communicator.hpp"
+#include "distsgd/comm/gloo_communicator.hpp"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
@@ -33,7 +33,7 @@ void run_ranks(const std::function<void(int64_t, distsgd::comm::Communicator&)>&
         env.rank = r;
         env.world_size = kRanks;
         env.port = port;
-        distsgd::comm::Communicator comm(env, kRanks, std::chrono::milliseconds(20000));
+        distsgd::comm::GlooCommunicator comm(env, kRanks, std::chrono::milliseconds(20000));
         body(r, comm);
         comm.barrier_workers();  // nobody tears down its groups while a peer still talks to it
       } catch (const std::exception& e) {

@@ -4,7 +4,7 @@
 #include "distsgd/algo/decentralized/gossip_header.hpp"
 #include "distsgd/algo/decentralized/protocol.hpp"
 #include "distsgd/algo/ps/messages.hpp"
-#include "distsgd/comm/communicator.hpp"
+#include "distsgd/comm/gloo_communicator.hpp"
 #include "distsgd/core/error.hpp"
 #include "test_util.hpp"
 
@@ -213,7 +213,7 @@ TEST(WireValidation, GossipEndpointRefusesAForeignPeer) {
         env.rank = r;
         env.world_size = 2;
         env.port = port;
-        distsgd::comm::Communicator comm(env, 2, std::chrono::milliseconds(20000));
+        distsgd::comm::GlooCommunicator comm(env, 2, std::chrono::milliseconds(20000));
         if (r == 0) {
           decentralized::EndpointOptions options;
           options.numel = 10;

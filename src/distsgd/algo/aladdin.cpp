@@ -20,6 +20,7 @@
 #include "distsgd/optim/flat_parameters.hpp"
 #include "distsgd/optim/float_buffer.hpp"
 #include "distsgd/optim/kernels.hpp"
+#include "distsgd/core/runtime.hpp"
 
 #include <ATen/core/Tensor.h>
 #include <ATen/core/grad_mode.h>
@@ -28,7 +29,6 @@
 #include <nlohmann/json.hpp>
 
 #include <mutex>
-#include <thread>
 
 namespace distsgd::algo {
 namespace {
@@ -64,7 +64,7 @@ class AladdinWorker final : public ps::PsWorker {
     enable_push({/*wfbp=*/false, /*replies=*/false},
                 [this](int64_t offset, int64_t numel) { return setup_.flat.grads().narrow(0, offset, numel); });
     for (size_t shard = 0; shard < client_.shards().size(); ++shard) {
-      receivers_.emplace_back([this, shard] { receive_pushes(shard); });
+      receivers_.emplace_back("receiver of shard " + std::to_string(shard), [this, shard] { receive_pushes(shard); });
     }
   }
 
@@ -140,7 +140,7 @@ class AladdinWorker final : public ps::PsWorker {
   }
 
   optim::MomentumSgd local_;
-  std::vector<std::thread> receivers_;
+  std::vector<runtime::Thread> receivers_;
   Mailbox<Arrival> mailbox_;
 };
 

@@ -22,6 +22,7 @@
 #include "distsgd/optim/float_buffer.hpp"
 #include "distsgd/optim/kernels.hpp"
 #include "distsgd/optim/sgd.hpp"
+#include "distsgd/core/runtime.hpp"
 
 #include <ATen/core/Tensor.h>
 #include <ATen/core/grad_mode.h>
@@ -29,7 +30,6 @@
 #include <ATen/ops/full.h>
 #include <nlohmann/json.hpp>
 
-#include <condition_variable>
 
 namespace distsgd::algo {
 namespace {
@@ -170,7 +170,7 @@ class BspServer final : public ServerAlgorithm {
         if (count_ == server_.workers()) {
           aggregate_and_update(request.lr);
         } else {
-          round_done_.wait(lock, [&] { return round_ != my_round; });
+          round_done_.wait(lock, [&] { return round_ != my_round; }, "the round's other gradients");
         }
         reply.version = server_.version();
       }
@@ -222,7 +222,7 @@ class BspServer final : public ServerAlgorithm {
   std::vector<bool> pushed_;           // which workers pushed in this round (local aggregation: the leaders)
   int64_t count_ = 0, round_ = 0;      // gradients this round holds; rounds (pieces) done
   int64_t piece_offset_ = 0, piece_numel_ = 0, updated_ = 0;
-  std::condition_variable round_done_;
+  runtime::Condition round_done_;
 };
 
 }  // namespace

@@ -5,9 +5,9 @@
 // ALADDIN's workers (global models pushed by the servers).
 #pragma once
 #include "distsgd/core/error.hpp"
+#include "distsgd/core/runtime.hpp"
 
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <mutex>
@@ -50,23 +50,24 @@ class Mailbox {
   // Waits until `count` messages have arrived since the start; calls check() meanwhile (it throws when something
   // outside the mailbox failed) and throws Error after `timeout`.
   void wait_for_received(int64_t count, std::chrono::milliseconds timeout, const std::function<void()>& check) {
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    const auto deadline = Clock::now() + timeout;
     std::unique_lock<std::mutex> lock(mutex_);
     while (received_ < count) {
       if (!error_.empty()) throw Error(error_);
       lock.unlock();
       check();
       lock.lock();
-      require(std::chrono::steady_clock::now() < deadline, "waited " + std::to_string(timeout.count() / 1000) +
+      require(Clock::now() < deadline, "waited " + std::to_string(timeout.count() / 1000) +
                                                                " s for message " + std::to_string(count) +
                                                                " (a peer is stuck or died; see --timeout)");
-      arrived_.wait_for(lock, std::chrono::milliseconds(50), [&] { return received_ >= count || !error_.empty(); });
+      arrived_.wait_for(
+          lock, std::chrono::milliseconds(50), [&] { return received_ >= count || !error_.empty(); }, "a message");
     }
   }
 
  private:
   mutable std::mutex mutex_;
-  std::condition_variable arrived_;
+  runtime::Condition arrived_;
   std::vector<Message> messages_;
   int64_t received_ = 0;
   std::string error_;

@@ -19,6 +19,7 @@
 #include "distsgd/optim/flat_parameters.hpp"
 #include "distsgd/optim/float_buffer.hpp"
 #include "distsgd/optim/kernels.hpp"
+#include "distsgd/core/runtime.hpp"
 
 #include <ATen/core/Tensor.h>
 #include <ATen/core/grad_mode.h>
@@ -26,7 +27,6 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <condition_variable>
 #include <limits>
 
 namespace distsgd::algo {
@@ -198,7 +198,8 @@ class SspServer final : public ServerAlgorithm {
     {
       std::unique_lock<std::mutex> lock(server_.mutex());
       Timeline::Scope span(timeline_, "hold pull");
-      clock_advanced_.wait(lock, [&] { return min_clock() >= request.clock - staleness_; });
+      clock_advanced_.wait(
+          lock, [&] { return min_clock() >= request.clock - staleness_; }, "the slowest worker's clock");
       const int64_t slowest = min_clock();
       if (slowest != std::numeric_limits<int64_t>::max()) {
         max_gap_ = std::max(max_gap_, request.clock - slowest);
@@ -228,7 +229,7 @@ class SspServer final : public ServerAlgorithm {
   Timeline& timeline_;
   optim::MomentumSgd optimizer_;
   std::vector<int64_t> clocks_;  // iterations each worker has pushed
-  std::condition_variable clock_advanced_;
+  runtime::Condition clock_advanced_;
   int64_t pulls_ = 0, max_gap_ = std::numeric_limits<int64_t>::min(), max_push_gap_ = 0;
   int64_t min_version_surplus_ = std::numeric_limits<int64_t>::max();
 };

@@ -2,7 +2,7 @@
 
 #include "distsgd/cli/commbench_cluster.hpp"
 #include "distsgd/cli/emulated_launch.hpp"
-#include "distsgd/comm/communicator.hpp"
+#include "distsgd/comm/gloo_communicator.hpp"
 #include "distsgd/comm/process_env.hpp"
 #include "distsgd/comm/self_launch.hpp"
 #include "distsgd/core/error.hpp"
@@ -232,7 +232,7 @@ int run_rank(const CommbenchConfig& c, const comm::ProcessEnv& env) {
   require(env.world_size == c.processes, "the launcher started " + std::to_string(env.world_size) +
                                              " processes but --processes is " + std::to_string(c.processes));
   configure_threads(1);  // nothing to compute: keep OpenMP's threads from competing with Gloo's
-  comm::Communicator comm(env, env.world_size, std::chrono::milliseconds(static_cast<int64_t>(c.timeout * 1000)));
+  comm::GlooCommunicator comm(env, env.world_size, std::chrono::milliseconds(static_cast<int64_t>(c.timeout * 1000)));
   const bool leader = comm.rank() == 0;
 
   std::vector<PrimitiveResult> results{{"allreduce", {}, {}}};

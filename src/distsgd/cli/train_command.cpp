@@ -142,6 +142,14 @@ int run_train(TrainConfig& config, const CLI::App& command, int argc, char** arg
   const auto env = comm::process_env_from_environment();
   // Under mpirun, srun or torchrun without --workers, the launcher's process count says how many workers there are.
   if (env) train::take_world_size_from_launcher(config, *env, command.count("--workers") > 0);
+  if (config.virtual_cluster) {
+    // Every rank inside this process: nothing to launch, nobody else to report.
+    require(!env, "--virtual runs every rank inside one process: start it once, not under " +
+                      (env ? env->launcher : std::string()));
+    auto summary = train::run_training(config);
+    std::cout << results_line(summary) << std::endl;
+    return summary.value("stop_reason", std::string()) == "diverged" ? report_divergence(summary) : 0;
+  }
   const auto network = network_request(config.net, config.hosts, config.placement, config.links);
   if (!env && (config.processes() > 1 || cluster::network_requested(network))) {
     return launch_processes(config, network, argc, argv);

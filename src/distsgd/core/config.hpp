@@ -80,6 +80,11 @@ struct TrainConfig {
   int64_t hosts = 0;  // 0: one per rank
   std::string placement = "round-robin";
   std::vector<std::string> links;
+  // A virtual cluster (train/virtual_run.hpp): every rank an actor of this one process, on the simulated `cluster`
+  // (a preset or file, as distsgd simulate), each step's compute timed by `profile` (a model profile JSON).
+  bool virtual_cluster = false;
+  std::string profile;
+  std::string cluster = "10gbe";
   // Testing only (a hidden flag): worker i starts from x0 + i * spread, so conservation laws of the mixing are
   // visible even with lr 0.
   double test_init_spread = 0;

@@ -48,6 +48,11 @@ struct OptionSpec {
     hidden = true;
     return std::move(*this);
   }
+  // A rule across settings that this option's value brings in (replaces `check`).
+  OptionSpec checked(std::function<void(const TrainConfig&)> rule) && {
+    check = std::move(rule);
+    return std::move(*this);
+  }
 };
 
 // "--mlp-width" -> "mlp_width".

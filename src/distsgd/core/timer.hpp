@@ -1,10 +1,10 @@
-// Wall-clock helpers.
+// Wall-clock helpers (virtual time inside a virtual cluster: core/runtime.hpp's Clock).
 #pragma once
+#include "distsgd/core/runtime.hpp"
+
 #include <chrono>
 
 namespace distsgd {
-
-using Clock = std::chrono::steady_clock;
 
 inline double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();

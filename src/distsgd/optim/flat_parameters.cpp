@@ -1,5 +1,7 @@
 #include "distsgd/optim/flat_parameters.hpp"
 
+#include "distsgd/core/error.hpp"
+#include "distsgd/core/runtime.hpp"
 #include "distsgd/models/model.hpp"
 
 #include <ATen/core/Tensor.h>
@@ -41,7 +43,15 @@ FlatParameters::FlatParameters(models::Model& model) : model_(model) {
 
 FlatParameters::~FlatParameters() { model_.set_gradient_destinations({}); }
 
+void FlatParameters::set_virtual_backward_seconds(std::vector<double> seconds_per_parameter) {
+  require(seconds_per_parameter.empty() || seconds_per_parameter.size() == parameters_.size(),
+          "backward times for " + std::to_string(seconds_per_parameter.size()) + " parameter tensors, but the model has " +
+              std::to_string(parameters_.size()));
+  virtual_backward_seconds_ = std::move(seconds_per_parameter);
+}
+
 void FlatParameters::gradient_arrived(size_t i) {
+  if (!virtual_backward_seconds_.empty()) runtime::spend_compute(virtual_backward_seconds_[i]);
   arrived_[i] = 1;
   at::Tensor& grad = parameters_[i].mutable_grad();
   const at::Tensor& slot = grad_views_[i];

@@ -44,6 +44,10 @@ class FlatParameters {
   // further backward adds to grads() as with zero_grads().
   void begin_backward();
   void end_backward();
+  // Inside a virtual cluster: the time each parameter's gradient takes on the simulated device, spent on the
+  // virtual clock when autograd has it (before any algorithm's hook sees it), so wait-free backprop's pushes start
+  // when they would. Nothing in a real run, where the computation itself takes the time.
+  void set_virtual_backward_seconds(std::vector<double> seconds_per_parameter);
 
  private:
   // Called by autograd once parameter i's gradient is set: moves it into its slot if it is not already there.
@@ -57,6 +61,7 @@ class FlatParameters {
   std::vector<at::Tensor> grad_views_;  // per parameter, its slot of grads_ in the parameter's shape
   std::vector<char> arrived_;           // per parameter: its gradient came this backward
   std::unique_ptr<GradientHooks> hooks_;
+  std::vector<double> virtual_backward_seconds_;  // per parameter; empty: none
 };
 
 }  // namespace distsgd::optim

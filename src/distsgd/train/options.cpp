@@ -72,6 +72,25 @@ OptionSpec slowdown_option() {
   return spec;
 }
 
+// What a virtual run cannot honour, and what it needs.
+void virtual_cluster_rules(const C& c) {
+  if (!c.virtual_cluster) {
+    require(c.profile.empty(), "--profile is for virtual runs: add --virtual");
+    return;
+  }
+  require(!c.profile.empty(), "--virtual needs --profile FILE: the time of each step's compute on the simulated "
+                              "device (distsgd profile --model M --out FILE measures one here; --device NAME makes "
+                              "an analytical one)");
+  require(c.net.empty() && c.hosts == 0 && c.links.empty(),
+          "--net, --hosts and --link build an emulated cluster of processes; a virtual run simulates its network: "
+          "describe it with --cluster");
+  require(c.timeout == TrainConfig{}.timeout, "--timeout does not apply to a virtual run (no wait can hang: a "
+                                              "deadlock is reported as one, naming who waits for what)");
+  require(c.resume.empty(), "--resume: a virtual run writes no checkpoints (it is deterministic: run it again)");
+  require(c.time_budget == 0, "--time-budget counts wall time; a virtual run's time is simulated (use --epochs or "
+                              "--max-steps)");
+}
+
 void add_group(std::vector<OptionSpec>& all, const std::string& group, std::vector<OptionSpec> specs) {
   for (auto& spec : specs) {
     spec.group = group;
@@ -187,6 +206,20 @@ std::vector<OptionSpec> declare_options() {
                 list_option("--link", &C::links,
                             "override one link, repeatable: workerN=, serverN= or hostN= and a --net description "
                             "(fields not given keep --net's)"),
+            });
+  add_group(all, "Virtual cluster (every rank in this process: real arithmetic, simulated time)",
+            {
+                switch_option("--virtual", &C::virtual_cluster, true, "virtual",
+                              "run the workers and servers as actors of this one process on the simulated --cluster, "
+                              "each step's compute timed by --profile: the real algorithms' arithmetic and messages, "
+                              "in the order and at the times the cluster would give them (README: \"Accuracy at "
+                              "scale\")")
+                    .checked(virtual_cluster_rules),
+                field_option("--profile", &C::profile,
+                             "virtual: the model's profile JSON (distsgd profile --out FILE: measured here, or "
+                             "--device NAME: analytical)"),
+                field_option("--cluster", &C::cluster,
+                             "virtual: the cluster, a preset (distsgd simulate --list-clusters) or a JSON file"),
             });
   add_group(all, "Output and checkpoints",
             {

@@ -1,7 +1,7 @@
 #include "distsgd/train/process.hpp"
 
 #include "distsgd/algo/algorithm.hpp"
-#include "distsgd/comm/communicator.hpp"
+#include "distsgd/comm/gloo_communicator.hpp"
 #include "distsgd/comm/process_env.hpp"
 #include "distsgd/core/error.hpp"
 #include "distsgd/core/log.hpp"
@@ -102,6 +102,21 @@ void watch_the_other_processes(Process& p) {
 
 }  // namespace
 
+void build_model(Process& p, data::Dataset dataset) {
+  const TrainConfig& config = p.config;
+  p.dataset = std::move(dataset);
+  const models::InputSpec input{p.dataset.channels, p.dataset.height, p.dataset.width, p.dataset.classes};
+  at::manual_seed(static_cast<uint64_t>(config.seed));  // the same initial weights in every process
+  p.model = models::make_model(model_options(config), input);
+  p.flat = std::make_unique<optim::FlatParameters>(*p.model);
+  if (config.test_init_spread > 0 && p.is_worker()) {
+    // Testing: distinct starting models, so that averaging shows whether it conserves what it must.
+    at::NoGradGuard no_grad;
+    p.flat->params().add_(config.test_init_spread * static_cast<double>(p.rank));
+  }
+  p.timeline = std::make_unique<Timeline>(config.trace, p.rank, role_label(config, p.rank));
+}
+
 void start_process(Process& p, TrainConfig config) {
   validate(config);
   if (config.out.empty()) {
@@ -123,19 +138,9 @@ void start_process(Process& p, TrainConfig config) {
   }
   p.threads = configure_threads(config.threads, env ? env->local_world_size : 1);
 
-  p.dataset = data::load_dataset(dataset_options(config));
-  const models::InputSpec input{p.dataset.channels, p.dataset.height, p.dataset.width, p.dataset.classes};
-  at::manual_seed(static_cast<uint64_t>(config.seed));  // the same initial weights in every process
-  p.model = models::make_model(model_options(config), input);
-  p.flat = std::make_unique<optim::FlatParameters>(*p.model);
-  if (config.test_init_spread > 0 && p.is_worker()) {
-    // Testing: distinct starting models, so that averaging shows whether it conserves what it must.
-    at::NoGradGuard no_grad;
-    p.flat->params().add_(config.test_init_spread * static_cast<double>(p.rank));
-  }
-  p.timeline = std::make_unique<Timeline>(config.trace, p.rank, role_label(config, p.rank));
+  build_model(p, data::load_dataset(dataset_options(config)));
   if (distributed) {
-    p.comm = std::make_unique<comm::Communicator>(
+    p.comm = std::make_unique<comm::GlooCommunicator>(
         *env, config.workers, std::chrono::milliseconds(static_cast<int64_t>(config.timeout * 1000)));
     watch_the_other_processes(p);
   }

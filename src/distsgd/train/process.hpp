@@ -40,14 +40,24 @@ struct Process {
   std::unique_ptr<Timeline> timeline;
   std::unique_ptr<comm::Communicator> comm;  // declared after timeline: destroyed first (its threads use it)
   int64_t rank = 0;
+  // Inside a virtual cluster (virtual_run.hpp): the profile's time for a batch's data and forward pass, spent on
+  // the virtual clock (backward's, per parameter, by the flat buffers); zero in a real run.
+  double virtual_data_seconds = 0, virtual_forward_seconds = 0;
 
   bool is_worker() const { return rank < config.workers; }
   bool leader() const { return rank == 0; }  // worker 0: writes the run directory
 };
 
+// A server process: the algorithm's server side until every worker is done; its figures go to worker 0.
+void run_server(Process& p);
+
 // Start-up: validates the configuration, joins the launcher's world, loads the data, builds the model (the same
 // initial weights in every process) and its flat buffers, and connects to the other processes.
 void start_process(Process& p, TrainConfig config);
+
+// The part of start-up every rank shares, real or virtual (p.config and p.rank set): takes `dataset`, builds the
+// model (the same initial weights everywhere: the seed), its flat buffers and the timeline.
+void build_model(Process& p, data::Dataset dataset);
 
 // Under a launcher (mpirun, srun, torchrun, distsgd's own): without --workers (workers_given false) the workers are
 // the processes it started less --servers; either way the counts must agree. Throws Error naming both numbers.

@@ -3,6 +3,7 @@
 #include "distsgd/algo/algorithm.hpp"
 #include "distsgd/train/process.hpp"
 #include "distsgd/train/resume.hpp"
+#include "distsgd/train/virtual_run.hpp"
 #include "distsgd/train/worker_loop.hpp"
 
 #include <ctime>
@@ -11,17 +12,12 @@
 #include <sstream>
 
 namespace distsgd::train {
-namespace {
-
-// A server process: the algorithm's server side until every worker is done; its figures go to worker 0.
 void run_server(Process& p) {
   algo::ServerSetup setup{p.config, *p.comm, p.rank - p.config.workers, *p.flat, *p.timeline};
   auto server = algo::find_algorithm(p.config.algorithm).make_server(setup);
   publish_server_statistics(p, serve_with_checkpoints(p, *server));
   publish_trace(p);
 }
-
-}  // namespace
 
 std::string default_run_dir(const TrainConfig& c) {
   std::time_t now = std::time(nullptr);
@@ -34,6 +30,7 @@ std::string default_run_dir(const TrainConfig& c) {
 }
 
 nlohmann::json run_training(TrainConfig config, const TrainHooks& hooks) {
+  if (config.virtual_cluster) return run_virtual_training(std::move(config), hooks);
   Process p;
   start_process(p, std::move(config));
   if (!p.is_worker()) {

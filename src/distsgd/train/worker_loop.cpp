@@ -2,6 +2,7 @@
 
 #include "distsgd/core/error.hpp"
 #include "distsgd/core/log.hpp"
+#include "distsgd/core/runtime.hpp"
 #include "distsgd/core/timed_phase.hpp"
 #include "distsgd/core/timeline.hpp"
 #include "distsgd/data/loader.hpp"
@@ -18,7 +19,6 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <thread>
 
 namespace distsgd::train {
 namespace {
@@ -168,6 +168,7 @@ bool WorkerLoop::train_one_epoch(data::ShardedLoader& loader, int64_t epoch) {
     {
       TimedPhase phase(timeline, "data", s_.data_wait);
       batch = loader.next();
+      runtime::spend_compute(p.virtual_data_seconds);
     }
     if (!batch) {
       s_.train_time.stop();
@@ -183,6 +184,7 @@ bool WorkerLoop::train_one_epoch(data::ShardedLoader& loader, int64_t epoch) {
     {
       TimedPhase phase(timeline, "forward", s_.forward);
       loss = torch::nn::functional::cross_entropy(p.model->forward(batch->images), batch->labels);
+      runtime::spend_compute(p.virtual_forward_seconds);
     }
     {
       s_.algorithm->before_backward(step, lr);
@@ -194,7 +196,7 @@ bool WorkerLoop::train_one_epoch(data::ShardedLoader& loader, int64_t epoch) {
     if (slowdown > 1) {
       // Emulate a slower machine: this worker's compute takes `slowdown` times as long.
       TimedPhase phase(timeline, "slowdown", s_.slowdown);
-      std::this_thread::sleep_for(std::chrono::duration<double>((slowdown - 1) * seconds_since(compute_start)));
+      runtime::sleep_for((slowdown - 1) * seconds_since(compute_start));
     }
     s_.algorithm->after_backward(step, lr);
     s_.train_time.stop();

@@ -11,11 +11,11 @@
 #include "distsgd/core/timer.hpp"
 #include "distsgd/optim/flat_parameters.hpp"
 #include "distsgd/optim/sgd.hpp"
+#include "distsgd/core/runtime.hpp"
 
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/empty.h>
 
-#include <condition_variable>
 #include <mutex>
 #include <thread>
 
@@ -37,7 +37,7 @@ class Adpsgd final : public GossipWorker {
         timeout_(exchange_timeout(s)),
         model_(make_model(s)),
         endpoint_(*s.comm, endpoint_options(s, topology::Topology::kBipartiteExponential), handlers(model_)) {
-    if (active_) communication_thread_ = std::thread([this] { communicate(); });
+    if (active_) communication_thread_ = runtime::Thread("exchanges", [this] { communicate(); });
   }
 
   ~Adpsgd() override { stop_communication(); }
@@ -140,7 +140,8 @@ class Adpsgd final : public GossipWorker {
         int64_t step = 0;
         {
           std::unique_lock<std::mutex> lock(state_mutex_);
-          state_changed_.wait(lock, [&] { return stopping_ || completed_ < requested_; });
+          state_changed_.wait(
+              lock, [&] { return stopping_ || completed_ < requested_; }, "an exchange to make");
           if (completed_ >= requested_) return;  // stopping, nothing left to do
           step = completed_;
         }
@@ -176,7 +177,8 @@ class Adpsgd final : public GossipWorker {
   template <typename Predicate>
   void wait_until(Predicate done) {
     std::unique_lock<std::mutex> lock(state_mutex_);
-    const bool ok = state_changed_.wait_for(lock, timeout_, [&] { return done() || !error_.empty(); });
+    const bool ok = state_changed_.wait_for(
+        lock, timeout_, [&] { return done() || !error_.empty(); }, "its exchange");
     if (!error_.empty()) throw Error(error_);
     require(ok,
             "AD-PSGD: no exchange completed within " + std::to_string(timeout_.count() / 1000) + " s (see --timeout)");
@@ -198,11 +200,11 @@ class Adpsgd final : public GossipWorker {
   GossipEndpoint endpoint_;
 
   std::mutex state_mutex_;
-  std::condition_variable state_changed_;
+  runtime::Condition state_changed_;
   int64_t requested_ = 0, completed_ = 0;  // exchanges asked for by the compute thread / done
   bool stopping_ = false;
   std::string error_;
-  std::thread communication_thread_;  // last: started once everything above exists
+  runtime::Thread communication_thread_;  // last: started once everything above exists
 };
 
 }  // namespace

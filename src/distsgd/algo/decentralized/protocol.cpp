@@ -4,6 +4,7 @@
 #include "distsgd/core/error.hpp"
 #include "distsgd/core/log.hpp"
 #include "distsgd/core/peer_topology.hpp"
+#include "distsgd/core/runtime.hpp"
 
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/empty.h>
@@ -12,7 +13,6 @@
 #include <atomic>
 #include <chrono>
 #include <mutex>
-#include <thread>
 #include <utility>
 
 namespace distsgd::algo::decentralized {
@@ -28,7 +28,7 @@ constexpr int64_t kHeaderBytes = kGossipHeaderSize * 8;
 void sleep_up_to(double max_ms, uint64_t draw) {
   if (max_ms <= 0) return;
   const double fraction = static_cast<double>(draw % 1000003) / 1000003.0;
-  std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(max_ms * fraction));
+  runtime::sleep_for(max_ms * fraction / 1000);
 }
 
 // After an operation with `peer` failed: true when the run goes on without it (it was declared lost, which the
@@ -46,12 +46,12 @@ struct GossipEndpoint::Shared {
   // training thread decides (check(), finish()): a receiving thread never touches the liveness, which a detached
   // one could outlive.
   struct PeerFailure {
-    std::chrono::steady_clock::time_point when;
+    Clock::time_point when;
     std::string error;
   };
   std::map<int64_t, PeerFailure> peer_failures;
   int64_t served = 0;
-  std::vector<std::thread> threads;
+  std::vector<runtime::Thread> threads;
   std::atomic<int64_t> step{0};  // the worker's iteration (set_step)
   MessageAges ages;              // under mutex
 };
@@ -101,7 +101,7 @@ GossipEndpoint::GossipEndpoint(comm::Communicator& comm, EndpointOptions options
   for (int64_t peer : options_.listeners) {
     // The thread holds the shared state and the handlers, so both outlive it even if it must be detached.
     const bool survivable = comm.liveness() != nullptr && comm.liveness()->survivable(peer);
-    shared_->threads.emplace_back([&comm, peer, survivable, shared = shared_, handlers = handlers_ptr,
+    shared_->threads.emplace_back("receiver of rank " + std::to_string(peer), [&comm, peer, survivable, shared = shared_, handlers = handlers_ptr,
                                    bytes = bytes_sent_, numel = options_.numel, delay_ms = options_.test_delay_ms,
                                    seed = options_.seed] {
       uint64_t draws = 0;
@@ -154,7 +154,7 @@ GossipEndpoint::GossipEndpoint(comm::Communicator& comm, EndpointOptions options
         std::lock_guard<std::mutex> lock(shared->mutex);
         if (survivable) {
           // A peer declared lost sends no "done": this thread ends without it (decided by the training thread).
-          shared->peer_failures[peer] = {std::chrono::steady_clock::now(), error};
+          shared->peer_failures[peer] = {Clock::now(), error};
         } else if (shared->first_error.empty()) {
           shared->first_error = error;
         }
@@ -175,17 +175,17 @@ GossipEndpoint::~GossipEndpoint() {
 void GossipEndpoint::check() const {
   std::lock_guard<std::mutex> lock(shared_->mutex);
   if (!shared_->first_error.empty()) throw Error("gossip: " + shared_->first_error);
-  const auto now = std::chrono::steady_clock::now();
+  const auto now = Clock::now();
   for (const auto& [peer, failure] : shared_->peer_failures) {
     // Not declared lost well after the leader would have (the bound of Liveness::wait_until_lost): an error.
     if (!is_lost(peer) && now - failure.when > lost_verdict_wait()) throw Error("gossip: " + failure.error);
   }
 }
 
-std::chrono::steady_clock::duration GossipEndpoint::lost_verdict_wait() const {
+Clock::duration GossipEndpoint::lost_verdict_wait() const {
   const auto* liveness = comm_.liveness();
   const double seconds = liveness != nullptr ? liveness->silence_seconds() + 3 : 0;
-  return std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(seconds));
+  return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
 }
 
 bool GossipEndpoint::is_lost(int64_t peer) const {
@@ -223,7 +223,7 @@ void GossipEndpoint::send_header(int64_t peer, MessageKind kind, int64_t step, d
   sent_to(peer);
 }
 
-void GossipEndpoint::sent_to(int64_t peer) { last_sent_[peer] = std::chrono::steady_clock::now(); }
+void GossipEndpoint::sent_to(int64_t peer) { last_sent_[peer] = Clock::now(); }
 
 void GossipEndpoint::deliver_oldest() {
   InFlight oldest = std::move(pushes_in_flight_.front());
@@ -239,7 +239,7 @@ void GossipEndpoint::deliver_oldest() {
 }
 
 void GossipEndpoint::keep_alive() {
-  const auto now = std::chrono::steady_clock::now();
+  const auto now = Clock::now();
   for (int64_t peer : options_.contacts) {
     if (is_lost(peer)) continue;
     auto it = last_sent_.find(peer);

@@ -17,6 +17,7 @@
 #include "distsgd/algo/decentralized/gossip_header.hpp"
 #include "distsgd/comm/communicator.hpp"
 #include "distsgd/core/option.hpp"
+#include "distsgd/core/runtime.hpp"
 
 #include <ATen/core/Tensor.h>
 
@@ -145,7 +146,7 @@ class GossipEndpoint {
   void deliver_oldest();
   PendingReply pending_from(int64_t peer);
   // How long after a receiving thread's failure check() waits for its peer to be declared lost.
-  std::chrono::steady_clock::duration lost_verdict_wait() const;
+  Clock::duration lost_verdict_wait() const;
 
   comm::Communicator& comm_;
   EndpointOptions options_;
@@ -155,7 +156,7 @@ class GossipEndpoint {
   std::atomic<int64_t> messages_sent_{0};
   bool finished_ = false;
   uint64_t delay_draws_ = 0;
-  std::map<int64_t, std::chrono::steady_clock::time_point> last_sent_;
+  std::map<int64_t, Clock::time_point> last_sent_;
 };
 
 }  // namespace distsgd::algo::decentralized

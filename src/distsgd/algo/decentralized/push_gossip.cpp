@@ -11,11 +11,11 @@
 #include "distsgd/core/timer.hpp"
 #include "distsgd/optim/flat_parameters.hpp"
 #include "distsgd/optim/sgd.hpp"
+#include "distsgd/core/runtime.hpp"
 
 #include <ATen/core/Tensor.h>
 
 #include <chrono>
-#include <condition_variable>
 #include <map>
 #include <mutex>
 #include <random>
@@ -53,12 +53,13 @@ class ScheduledArrivals {
   // Until another counted message arrives after `seen` of them did, or 50 ms (a peer may be declared lost).
   void wait_after(int64_t seen) {
     std::unique_lock<std::mutex> lock(mutex_);
-    changed_.wait_for(lock, std::chrono::milliseconds(50), [&] { return arrived_ != seen; });
+    changed_.wait_for(
+        lock, std::chrono::milliseconds(50), [&] { return arrived_ != seen; }, "an in-neighbour's message");
   }
 
  private:
   mutable std::mutex mutex_;
-  std::condition_variable changed_;
+  runtime::Condition changed_;
   std::map<int64_t, int64_t> count_;
   int64_t arrived_ = 0;
 };
@@ -166,7 +167,7 @@ class PushGossip final : public GossipWorker {
   // SGP: waits, bounded by the timeout, until every in-neighbour that is not lost delivered the messages it
   // sends here at this run's iterations up to `last_step` (a lost one's never come).
   void wait_for_scheduled(int64_t last_step) {
-    const auto deadline = std::chrono::steady_clock::now() + comm_.timeout();
+    const auto deadline = Clock::now() + comm_.timeout();
     const int64_t hops = topology::exponential_hops(workers_);
     while (true) {
       endpoint_.check();
@@ -180,7 +181,7 @@ class PushGossip final : public GossipWorker {
         }
       }
       if (missing < 0) return;
-      require(std::chrono::steady_clock::now() < deadline,
+      require(Clock::now() < deadline,
               "waited " + std::to_string(comm_.timeout().count() / 1000) + " s for the message of iteration " +
                   std::to_string(last_step) + " or earlier from rank " + std::to_string(missing) +
                   " (a peer is stuck or died; see --timeout)");

@@ -3,6 +3,7 @@
 #include "distsgd/comm/communicator.hpp"
 #include "distsgd/core/error.hpp"
 #include "distsgd/core/log.hpp"
+#include "distsgd/core/runtime.hpp"
 #include "distsgd/optim/flat_parameters.hpp"
 #include "distsgd/optim/sgd.hpp"
 
@@ -10,10 +11,8 @@
 #include <ATen/ops/empty.h>
 
 #include <chrono>
-#include <condition_variable>
 #include <cstdlib>
 #include <exception>
-#include <thread>
 
 namespace distsgd::algo::ps {
 
@@ -102,7 +101,7 @@ ShardServer::ShardServer(comm::Communicator& comm, int64_t shard, ShardRange ran
       payload_delay_seconds_(payload_delay_from_environment()) {}
 
 void ShardServer::delay_payload() const {
-  if (payload_delay_seconds_ > 0) std::this_thread::sleep_for(std::chrono::duration<double>(payload_delay_seconds_));
+  runtime::sleep_for(payload_delay_seconds_);
 }
 
 ShardServer::ShardServer(const ServerSetup& s)
@@ -132,12 +131,12 @@ nlohmann::json ShardServer::statistics() {
 
 void ShardServer::serve(const Handler& handle, const DoneHandler& on_done, const LostHandler& on_lost) {
   std::mutex state_mutex;
-  std::condition_variable state_changed;
+  runtime::Condition state_changed;
   int64_t finished = 0;
   std::string first_error;
-  std::vector<std::thread> threads;
+  std::vector<runtime::Thread> threads;
   for (int64_t w = 0; w < workers(); ++w) {
-    threads.emplace_back([&, w] {
+    threads.emplace_back("handler of worker " + std::to_string(w), [&, w] {
       std::string error;
       try {
         WorkerChannel channel(*this, w);
@@ -170,7 +169,8 @@ void ShardServer::serve(const Handler& handle, const DoneHandler& on_done, const
     });
   }
   std::unique_lock<std::mutex> lock(state_mutex);
-  state_changed.wait(lock, [&] { return finished == workers() || !first_error.empty(); });
+  state_changed.wait(
+      lock, [&] { return finished == workers() || !first_error.empty(); }, "its handlers");
   if (!first_error.empty()) {
     // Other handlers may be blocked on workers that will never answer; they cannot be joined, and unwinding
     // would free what they use. Report and end the process now (the launcher stops the rest).

@@ -1,0 +1,177 @@
+#include "distsgd/train/virtual_run.hpp"
+
+#include "distsgd/algo/algorithm.hpp"
+#include "distsgd/core/error.hpp"
+#include "distsgd/core/json_file.hpp"
+#include "distsgd/core/log.hpp"
+#include "distsgd/core/option.hpp"
+#include "distsgd/core/text.hpp"
+#include "distsgd/data/dataset.hpp"
+#include "distsgd/models/model.hpp"
+#include "distsgd/optim/flat_parameters.hpp"
+#include "distsgd/optim/threads.hpp"
+#include "distsgd/sim/actor_scheduler.hpp"
+#include "distsgd/sim/cluster_description.hpp"
+#include "distsgd/sim/cluster_network.hpp"
+#include "distsgd/sim/event_queue.hpp"
+#include "distsgd/sim/flow_network.hpp"
+#include "distsgd/sim/model_profile.hpp"
+#include "distsgd/sim/ring_collectives.hpp"
+#include "distsgd/train/options.hpp"
+#include "distsgd/train/process.hpp"
+#include "distsgd/train/worker_loop.hpp"
+#include "distsgd/vcluster/virtual_communicator.hpp"
+
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <vector>
+
+namespace distsgd::train {
+namespace {
+
+// The simulator's per-step collective model switches from steps to flows above this many workers (as its DES).
+constexpr int64_t kMostWorkersForSteps = 64;
+
+// A step's compute on the profiled device, at this run's batch size (times scale with the batch: the profile's
+// figures are per batch of profile.batch_size).
+struct StepTimes {
+  double data = 0, forward = 0;
+  std::vector<double> backward;  // per parameter tensor, forward order
+};
+
+StepTimes step_times(const sim::ModelProfile& profile, const TrainConfig& c, int64_t parameter_tensors,
+                     const std::string& model_name) {
+  require(static_cast<int64_t>(profile.tensors.size()) == parameter_tensors,
+          "--profile " + c.profile + " is of '" + profile.model + "' (" + std::to_string(profile.tensors.size()) +
+              " parameter tensors), but " + model_name + " has " + std::to_string(parameter_tensors) +
+              " (profile this model: distsgd profile --model " + c.model + " --out FILE)");
+  const double scale = static_cast<double>(c.batch_size) / static_cast<double>(std::max<int64_t>(profile.batch_size, 1));
+  StepTimes t;
+  t.data = profile.data_seconds * scale;
+  t.forward = profile.forward_seconds() * scale;
+  for (const auto& tensor : profile.tensors) t.backward.push_back(tensor.backward_seconds * scale);
+  return t;
+}
+
+double available_memory_bytes() {
+  std::ifstream meminfo("/proc/meminfo");
+  std::string key;
+  double kilobytes = 0;
+  std::string unit;
+  while (meminfo >> key >> kilobytes >> unit) {
+    if (key == "MemAvailable:") return kilobytes * 1024;
+  }
+  return 0;  // unknown: no refusal
+}
+
+std::string gigabytes(double bytes) {
+  std::ostringstream text;
+  text.precision(3);
+  text << bytes / 1e9 << " GB";
+  return text.str();
+}
+
+}  // namespace
+
+double virtual_memory_estimate(const TrainConfig& c, int64_t parameters, int64_t sample_values) {
+  const double model = 4.0 * static_cast<double>(parameters);
+  // A worker: parameters, gradients, momentum, and as much again in messages and the algorithm's copies (a gossip
+  // model, a server's reply); autograd's activations for a batch (about 8 values kept per input value, as lenet5
+  // and the resnets keep); its threads' stacks and libtorch's per-thread state (about 1 MB).
+  const double worker = 6 * model + 8.0 * 4 * static_cast<double>(c.batch_size * sample_values) + 1e6;
+  // A server: its model (the layout), its shard, its optimizer state, and per worker a payload and reply buffer of
+  // its shard and a handler thread.
+  const double shard = model / static_cast<double>(std::max<int64_t>(c.servers, 1));
+  const double server = 3 * model + static_cast<double>(c.workers) * (2 * shard + 1e6);
+  return static_cast<double>(c.workers) * worker + static_cast<double>(c.servers) * server;
+}
+
+nlohmann::json run_virtual_training(TrainConfig config, const TrainHooks& hooks) {
+  validate(config);
+  if (config.out.empty()) config.out = default_run_dir(config);
+  // One compute thread (the profile times the compute, not this CPU), the loader reads synchronously (its thread
+  // would race the scheduler), no checkpoints (a virtual run is the same every time: run it again).
+  config.threads = 1;
+  config.prefetch = 0;
+  config.checkpoint_each_epoch = false;
+  config.checkpoint_every_steps = 0;
+  configure_threads(1, 1);
+
+  const sim::ModelProfile profile = sim::load_model_profile(config.profile);
+  const sim::ClusterDescription cluster = sim::load_cluster(config.cluster);
+  const data::Dataset dataset = data::load_dataset(dataset_options(config));  // one copy, every worker reads it
+
+  // One model here first: the profile must fit it, and the memory estimate needs its size.
+  StepTimes times;
+  int64_t parameters = 0;
+  {
+    Process probe;
+    probe.config = config;
+    build_model(probe, dataset);
+    parameters = probe.flat->numel();
+    times = step_times(profile, config, static_cast<int64_t>(probe.flat->slots().size()), probe.model->name());
+  }
+  const double needed = virtual_memory_estimate(config, parameters,
+                                                dataset.channels * dataset.height * dataset.width);
+  const double available = available_memory_bytes();
+  require(available <= 0 || needed < 0.9 * available,
+          "--virtual: " + std::to_string(config.workers) + " workers and " + std::to_string(config.servers) +
+              " servers of " + std::to_string(parameters) + " parameters need about " + gigabytes(needed) +
+              ", and this machine has " + gigabytes(available) + " available: use fewer workers or a smaller model");
+
+  const int64_t workers = config.workers, servers = config.servers;
+  sim::EventQueue queue;
+  sim::FlowNetwork network(queue);
+  sim::ClusterNetwork cluster_network(network, cluster, workers, servers, {});
+  sim::RingCollectives collectives(queue, network, cluster_network, workers, cluster.gamma_seconds_per_byte,
+                                   workers <= kMostWorkersForSteps ? sim::CollectiveModel::kSteps
+                                                                   : sim::CollectiveModel::kFlows);
+  sim::ActorScheduler scheduler(queue);
+  vcluster::Fabric fabric(scheduler, network, cluster_network, collectives, workers, servers);
+
+  log::info("virtual cluster: " + std::to_string(workers) + " workers" +
+            (servers > 0 ? " and " + std::to_string(servers) + " servers" : "") + " on '" + cluster.name + "' (" +
+            sim::describe_links(cluster) + "), compute from " + config.profile + " (" + profile.model + ", " +
+            text_of(times.forward * 1e3) + " ms forward per batch of " + std::to_string(config.batch_size) + ")");
+
+  std::vector<std::unique_ptr<Process>> processes;
+  nlohmann::json summary;
+  for (int64_t rank = 0; rank < workers + servers; ++rank) {
+    processes.push_back(std::make_unique<Process>());
+    scheduler.start(role_label(config, rank), [&, rank] {
+      configure_threads(1, 1);  // this thread's OpenMP too (its setting is per thread)
+      Process& p = *processes[static_cast<size_t>(rank)];
+      p.config = config;
+      p.rank = rank;
+      p.threads = 1;
+      build_model(p, dataset);
+      p.comm = std::make_unique<vcluster::VirtualCommunicator>(fabric, rank);
+      if (!p.is_worker()) {
+        run_server(p);
+        return;
+      }
+      p.virtual_data_seconds = times.data;
+      p.virtual_forward_seconds = times.forward;
+      p.flat->set_virtual_backward_seconds(times.backward);
+      auto result = run_worker(p, hooks);
+      if (rank == 0) summary = std::move(result);
+    });
+  }
+  scheduler.run();
+
+  // What was simulated, beside the figures (which are in virtual time already).
+  summary["virtual"] = true;
+  summary["virtual_cluster"] = sim::to_json(cluster);
+  summary["virtual_profile"] = {{"file", config.profile}, {"model", profile.model}, {"batch_size", profile.batch_size},
+                                {"data_seconds", times.data}, {"forward_seconds", times.forward}};
+  summary["virtual_events"] = queue.events_run();
+  const auto summary_path = (std::filesystem::path(config.out) / "summary.json").string();
+  update_json_file(summary_path, [&](nlohmann::json& s) {
+    for (const char* key : {"virtual", "virtual_cluster", "virtual_profile", "virtual_events"}) s[key] = summary[key];
+  });
+  return summary;
+}
+
+}  // namespace distsgd::train

@@ -1,0 +1,252 @@
+// The virtual cluster (spec/virtual-cluster.md): the scheduler releases actors one at a time in virtual-time order
+// and finds deadlocks; the in-process transport delivers messages and collectives; `distsgd train --virtual` runs
+// the algorithms' own code, ends where the real multi-process run ends for the synchronous ones, is the same for a
+// seed on every run, and reports the staleness the asynchronous ones have at scale.
+#include "distsgd/core/runtime.hpp"
+#include "distsgd/sim/actor_scheduler.hpp"
+#include "distsgd/sim/event_queue.hpp"
+#include "distsgd/vcluster/virtual_communicator.hpp"
+#include "test_util.hpp"
+#include "trained_parameters.hpp"
+
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <cmath>
+#include <mutex>
+#include <string>
+#include <vector>
+
+using distsgd::testing::error_of_call;
+using distsgd::testing::parameters_of;
+using distsgd::testing::run_distsgd;
+using distsgd::testing::summary_of;
+using distsgd::testing::TempDir;
+
+namespace {
+
+using distsgd::sim::ActorScheduler;
+using distsgd::sim::EventQueue;
+
+TEST(ActorScheduler, ReleasesActorsInVirtualTimeOrder) {
+  EventQueue queue;
+  ActorScheduler scheduler(queue);
+  std::vector<std::string> order;
+  for (int a = 0; a < 3; ++a) {
+    scheduler.start("actor " + std::to_string(a), [&, a] {
+      for (int k = 0; k < 3; ++k) {
+        distsgd::runtime::sleep_for(1.0 + a * 0.4);  // actor a wakes at (k+1)(1 + 0.4a)
+        order.push_back(std::to_string(a) + "@" + std::to_string(std::llround(scheduler.now() * 10)));
+      }
+    });
+  }
+  scheduler.run();
+  // Times in tenths of a second: 10, 14, 18, 20, 28, 30, 36, 42, 54.
+  const std::vector<std::string> expected{"0@10", "1@14", "2@18", "0@20", "1@28", "0@30", "2@36", "1@42", "2@54"};
+  EXPECT_EQ(order, expected);
+  EXPECT_DOUBLE_EQ(scheduler.now(), 5.4);
+}
+
+TEST(ActorScheduler, ConditionWakesWaitersAtTheNotifiersTimeAndDeadlinesAtTheirOwn) {
+  EventQueue queue;
+  ActorScheduler scheduler(queue);
+  std::mutex mutex;
+  distsgd::runtime::Condition ready;
+  bool flag = false;
+  double woken_at = -1, timed_out_at = -1;
+  bool timed_wait_result = true;
+  scheduler.start("waiter", [&] {
+    std::unique_lock<std::mutex> lock(mutex);
+    ready.wait(lock, [&] { return flag; });
+    woken_at = scheduler.now();
+  });
+  scheduler.start("timed waiter", [&] {
+    std::unique_lock<std::mutex> lock(mutex);
+    timed_wait_result = ready.wait_for(lock, std::chrono::milliseconds(500), [&] { return false; });
+    timed_out_at = scheduler.now();
+  });
+  scheduler.start("notifier", [&] {
+    distsgd::runtime::sleep_for(2.0);
+    std::lock_guard<std::mutex> lock(mutex);
+    flag = true;
+    ready.notify_all();
+  });
+  scheduler.run();
+  EXPECT_DOUBLE_EQ(woken_at, 2.0);
+  EXPECT_FALSE(timed_wait_result);
+  EXPECT_DOUBLE_EQ(timed_out_at, 0.5);
+}
+
+TEST(ActorScheduler, ThreadsStartedByAnActorAreActorsAndJoinInVirtualTime) {
+  EventQueue queue;
+  ActorScheduler scheduler(queue);
+  double joined_at = -1;
+  scheduler.start("parent", [&] {
+    distsgd::runtime::Thread child("child", [] { distsgd::runtime::sleep_for(3.0); });
+    child.join();
+    joined_at = scheduler.now();
+  });
+  scheduler.run();
+  EXPECT_DOUBLE_EQ(joined_at, 3.0);
+  EXPECT_EQ(scheduler.actors_started(), 2);
+}
+
+TEST(ActorScheduler, ADeadlockIsReportedNamingWhoWaitsForWhat) {
+  EventQueue queue;
+  auto scheduler = std::make_unique<ActorScheduler>(queue);
+  std::mutex mutex;
+  distsgd::runtime::Condition never;
+  scheduler->start("worker 3", [&] {
+    std::unique_lock<std::mutex> lock(mutex);
+    never.wait(lock, [] { return false; }, "a message from worker 7");
+  });
+  const std::string error = error_of_call([&] { scheduler->run(); });
+  EXPECT_NE(error.find("deadlock"), std::string::npos) << error;
+  EXPECT_NE(error.find("worker 3 waits for a message from worker 7"), std::string::npos) << error;
+  scheduler.release();  // its actor is blocked for ever (as after any failed run): left to the process's end
+}
+
+TEST(ActorScheduler, AnActorsErrorEndsTheRunWithItsName) {
+  EventQueue queue;
+  auto scheduler = std::make_unique<ActorScheduler>(queue);
+  scheduler->start("server 0", [] { throw distsgd::Error("shard out of range"); });
+  EXPECT_EQ(error_of_call([&] { scheduler->run(); }), "server 0: shard out of range");
+}
+
+// Ranks as threads over the in-process transport, without a network: messages arrive in order, collectives sum
+// in rank order on every worker.
+TEST(VirtualTransport, PointToPointAndCollectivesOverTheIdealFabric) {
+  EventQueue queue;
+  ActorScheduler scheduler(queue);
+  auto fabric = distsgd::vcluster::Fabric::ideal(scheduler, 3, 1);
+  std::vector<at::Tensor> sums(3), gathered(3);
+  at::Tensor received_first, received_second;
+  for (int64_t rank = 0; rank < 4; ++rank) {
+    scheduler.start("rank " + std::to_string(rank), [&, rank] {
+      distsgd::vcluster::VirtualCommunicator comm(*fabric, rank);
+      if (rank == 3) {  // the server: two messages from worker 0, in order
+        received_first = torch::zeros({2});
+        received_second = torch::zeros({2});
+        auto a = comm.receive(received_first, 0, 7);
+        auto b = comm.receive(received_second, 0, 7);
+        b.wait();
+        a.wait();
+        comm.store_set("server", "done");
+        return;
+      }
+      if (rank == 0) {
+        comm.send(torch::tensor({1.0f, 2.0f}), 3, 7).wait();
+        comm.send(torch::tensor({3.0f, 4.0f}), 3, 7).wait();
+      }
+      auto t = torch::full({4}, static_cast<float>(rank + 1));
+      comm.allreduce_sum(t).wait();
+      sums[static_cast<size_t>(rank)] = t;
+      auto everyone = torch::zeros({3});
+      std::vector<at::Tensor> outputs{everyone.narrow(0, 0, 1), everyone.narrow(0, 1, 1), everyone.narrow(0, 2, 1)};
+      comm.allgather(outputs, torch::full({1}, static_cast<float>(10 * rank))).wait();
+      gathered[static_cast<size_t>(rank)] = everyone;
+      EXPECT_EQ(comm.store_get("server"), "done");
+    });
+  }
+  scheduler.run();
+  EXPECT_TRUE(received_first.equal(torch::tensor({1.0f, 2.0f})));
+  EXPECT_TRUE(received_second.equal(torch::tensor({3.0f, 4.0f})));
+  for (int w = 0; w < 3; ++w) {
+    EXPECT_TRUE(sums[static_cast<size_t>(w)].equal(torch::full({4}, 6.0f))) << w;
+    EXPECT_TRUE(gathered[static_cast<size_t>(w)].equal(torch::tensor({0.0f, 10.0f, 20.0f}))) << w;
+  }
+}
+
+TEST(VirtualTransport, AMessageOfTheWrongSizeFailsTheReceiveNamingBoth) {
+  EventQueue queue;
+  ActorScheduler scheduler(queue);
+  auto fabric = distsgd::vcluster::Fabric::ideal(scheduler, 2, 0);
+  std::string error;
+  scheduler.start("rank 0", [&] {
+    distsgd::vcluster::VirtualCommunicator comm(*fabric, 0);
+    comm.send(torch::zeros({5}), 1, 1).wait();
+  });
+  scheduler.start("rank 1", [&] {
+    distsgd::vcluster::VirtualCommunicator comm(*fabric, 1);
+    error = error_of_call([&] { comm.receive(torch::zeros({4}), 0, 1).wait(); });
+  });
+  scheduler.run();
+  EXPECT_NE(error.find("5 float values for a buffer of 4"), std::string::npos) << error;
+}
+
+// `distsgd train --virtual` end to end.
+class VirtualTraining : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new TempDir();
+    auto r = run_distsgd("profile --model lenet5 --device titan-v --batch-size 16 --out " + profile());
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+  }
+  static void TearDownTestSuite() { delete dir_; }
+  static std::string profile() { return *dir_ / "lenet5-titan-v.json"; }
+  static TempDir* dir_;
+};
+TempDir* VirtualTraining::dir_ = nullptr;
+
+const std::string kSmallRun =
+    " --model lenet5 --dataset synthetic --synthetic-shape 1x28x28 --synthetic-train-size 3840 "
+    "--synthetic-test-size 64 --max-steps 20 --epochs 1 --seed 5 --batch-size 16 --lr 0.05 --no-checkpoint "
+    "--progress-seconds 1000";
+
+TEST_F(VirtualTraining, BspEndsBitForBitWhereTheRealMultiProcessRunEnds) {
+  for (const std::string sharding : {"memory", "layer"}) {
+    TempDir dir;
+    const std::string flags = "train --algo bsp --workers 3 --servers 2 --sharding " + sharding + kSmallRun;
+    auto real = run_distsgd(flags + " --threads 1 --out " + (dir / "real"));
+    ASSERT_EQ(real.exit_code, 0) << real.output;
+    auto virtual_run = run_distsgd(flags + " --virtual --profile " + profile() + " --out " + (dir / "virtual"));
+    ASSERT_EQ(virtual_run.exit_code, 0) << virtual_run.output;
+    EXPECT_TRUE(parameters_of(dir / "real").equal(parameters_of(dir / "virtual"))) << sharding;
+    const auto summary = summary_of(dir / "virtual");
+    EXPECT_EQ(summary["virtual"], true);
+    EXPECT_EQ(summary["steps"], 20);
+    EXPECT_GT(summary["samples_per_second"].get<double>(), 0);
+  }
+}
+
+TEST_F(VirtualTraining, TheSameSeedGivesTheSameRunBitForBit) {
+  TempDir dir;
+  const std::string flags = "train --algo asp --workers 4 --servers 1 --virtual --profile " + profile() + kSmallRun;
+  auto first = run_distsgd(flags + " --out " + (dir / "a"));
+  ASSERT_EQ(first.exit_code, 0) << first.output;
+  auto second = run_distsgd(flags + " --out " + (dir / "b"));
+  ASSERT_EQ(second.exit_code, 0) << second.output;
+  EXPECT_TRUE(parameters_of(dir / "a").equal(parameters_of(dir / "b")));
+  const auto a = summary_of(dir / "a"), b = summary_of(dir / "b");
+  EXPECT_EQ(a["wall_seconds"], b["wall_seconds"]);
+  EXPECT_EQ(a["virtual_events"], b["virtual_events"]);
+  EXPECT_EQ(a["test_loss"], b["test_loss"]);
+}
+
+TEST_F(VirtualTraining, BadInputIsRefusedWithOneLineBeforeAnythingStarts) {
+  TempDir dir;
+  const std::string base = "train --algo asp --workers 4 --servers 1" + kSmallRun + " --out " + (dir / "x");
+  auto no_profile = run_distsgd(base + " --virtual");
+  EXPECT_EQ(no_profile.exit_code, 1);
+  EXPECT_NE(no_profile.output.find("--virtual needs --profile"), std::string::npos) << no_profile.output;
+  auto missing = run_distsgd(base + " --virtual --profile " + (dir / "absent.json"));
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_NE(missing.output.find("absent.json"), std::string::npos) << missing.output;
+  auto bad_cluster = run_distsgd(base + " --virtual --profile " + profile() + " --cluster nowhere");
+  EXPECT_EQ(bad_cluster.exit_code, 1);
+  EXPECT_NE(bad_cluster.output.find("'nowhere' is neither a preset"), std::string::npos) << bad_cluster.output;
+  auto net = run_distsgd(base + " --virtual --profile " + profile() + " --net 1gbit");
+  EXPECT_EQ(net.exit_code, 1);
+  EXPECT_NE(net.output.find("describe it with --cluster"), std::string::npos) << net.output;
+  auto timeout = run_distsgd(base + " --virtual --profile " + profile() + " --timeout 30");
+  EXPECT_EQ(timeout.exit_code, 1);
+  EXPECT_NE(timeout.output.find("--timeout does not apply"), std::string::npos) << timeout.output;
+  auto huge = run_distsgd("train --algo asp --workers 200000 --servers 1" + kSmallRun + " --virtual --profile " +
+                          profile() + " --out " + (dir / "y"));
+  EXPECT_EQ(huge.exit_code, 1);
+  EXPECT_NE(huge.output.find("available"), std::string::npos) << huge.output;
+  EXPECT_FALSE(std::filesystem::exists(dir / "y"));
+  EXPECT_FALSE(std::filesystem::exists(dir / "x"));
+}
+
+}  // namespace
