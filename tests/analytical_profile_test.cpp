@@ -8,6 +8,7 @@
 #include <map>
 
 #include "distsgd/cli/profile_command.hpp"
+#include "distsgd/train/model_cost.hpp"
 #include "distsgd/core/error.hpp"
 #include "distsgd/models/model.hpp"
 #include "distsgd/models/operation_costs.hpp"
@@ -31,7 +32,7 @@ std::map<std::string, double> layer_flops(const models::CountedModel& counted) {
 sim::ModelCost imagenet_cost(const std::string& model) {
   TrainConfig config;
   config.model = model;
-  return cli::count_model_cost(config, {3, 224, 224}, 1000);
+  return distsgd::train::count_model_cost(config, {3, 224, 224}, 1000);
 }
 
 TEST(AnalyticalProfile, LeNet5FlopsMatchTheHandCountExactly) {

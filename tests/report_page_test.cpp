@@ -131,7 +131,8 @@ std::vector<nlohmann::ordered_json> values_where(const ReportChart& chart, const
 TEST(ReportCharts, EveryPlotWithDataIsDrawnWithTheStudysFigures) {
   const auto charts = build_report_charts(fixture());
   for (const char* name :
-       {"accuracy-time", "accuracy-epochs", "throughput", "speedup", "breakdown", "straggler", "bytes", "variance"}) {
+       {"accuracy-time", "accuracy-epochs", "throughput", "speedup", "accuracy-workers", "breakdown", "straggler", "bytes",
+        "variance"}) {
     EXPECT_NE(find_chart(charts, name), nullptr) << name;
   }
   EXPECT_TRUE(charts.omitted.empty()) << charts.omitted.front();
@@ -156,6 +157,14 @@ TEST(ReportCharts, EveryPlotWithDataIsDrawnWithTheStudysFigures) {
   ASSERT_EQ(arsgd.size(), 5u);
   EXPECT_DOUBLE_EQ(arsgd[2]["speedup"].get<double>(), 1600.0 / 1000.0);  // measured
   EXPECT_DOUBLE_EQ(arsgd[4]["speedup"].get<double>(), 3000.0 / 1100.0);  // predicted
+
+  // Final accuracy against workers: one point per configuration and worker count (the straggler is its own line).
+  const auto* accuracy = find_chart(charts, "accuracy-workers");
+  ASSERT_NE(accuracy, nullptr);
+  const auto arsgd_accuracy = values_where(*accuracy, "series", "algo=arsgd, slowdown=none");
+  ASSERT_FALSE(arsgd_accuracy.empty());
+  EXPECT_EQ(arsgd_accuracy[0]["workers"], 1.0);
+  EXPECT_DOUBLE_EQ(arsgd_accuracy[0]["test_accuracy"].get<double>(), 0.8);
 
   // The straggler: the slowed run beside the same configuration at full speed.
   const auto* straggler = find_chart(charts, "straggler");

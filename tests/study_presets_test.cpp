@@ -143,5 +143,20 @@ TEST(StudyPresets, JinScalingComparesSynchronousElasticAndGossipPastThisHost) {
   EXPECT_EQ(g.simulated_workers, (std::set<int64_t>{8, 16, 32}));
 }
 
+TEST(StudyPresets, ScalingAccuracyRunsEveryAlgorithmVirtuallyFromFourToSixtyFourWorkersOnTwoClusters) {
+  const auto g = expand_preset("scaling-accuracy");
+  EXPECT_EQ(g.algorithms.size(), 10u);
+  EXPECT_EQ(g.measured_workers, (std::set<int64_t>{4, 8, 16, 32, 64}));
+  EXPECT_EQ(g.measured.size(), 10u * 5 * 2);
+  std::set<std::string> clusters;
+  for (const auto& cell : g.measured) {
+    EXPECT_TRUE(cell.config.virtual_cluster);
+    EXPECT_EQ(cell.config.profile, "titan-v");
+    EXPECT_EQ(cell.config.evals_per_epoch, 4);
+    clusters.insert(cell.config.cluster);
+  }
+  EXPECT_EQ(clusters, (std::set<std::string>{"ipdps2021-10gbe", "ipdps2021-56gb-ib"}));
+}
+
 }  // namespace
 }  // namespace distsgd::cli

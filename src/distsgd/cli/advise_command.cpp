@@ -26,13 +26,14 @@
 
 namespace distsgd::cli {
 
-SamplesToTarget samples_to_target(const std::vector<nlohmann::json>& evaluations, double target) {
+SamplesToTarget samples_to_target(const std::vector<nlohmann::json>& evaluations, double target,
+                                  const std::string& measure) {
   SamplesToTarget result;
   double previous_samples = 0, previous_accuracy = 0;
   bool first = true;
   for (const auto& e : evaluations) {
     const double accuracy = e.value("test_accuracy", 0.0);
-    const double samples = e.value("samples", 0.0);
+    const double samples = e.value(measure, 0.0);
     result.best_accuracy = std::max(result.best_accuracy, accuracy);
     result.samples_evaluated = samples;
     if (!result.samples && accuracy >= target) {
@@ -62,6 +63,11 @@ const char* kAssumptions =
     "small runs to N workers (they do not where asynchronous staleness grows with N, or where the global batch of "
     "synchronous algorithms grows past what the learning rate suits), that the profile's device is the cluster's, "
     "and that the recipes (bench/README.md) suit the model.";
+const char* kVirtualAssumptions =
+    "time to target = virtual seconds for a virtual cluster of the requested workers on the cluster (distsgd train "
+    "--virtual: the algorithms' own arithmetic in the cluster's order of events, compute timed by the profile) to "
+    "reach the target accuracy, interpolated between evaluations. Assumes the profile's device is the cluster's, the "
+    "simulator's network model holds for it (README, \"Accuracy at scale\"), and that the recipes suit the model.";
 
 struct Candidate {
   AlgorithmRecipe recipe;
@@ -69,14 +75,21 @@ struct Candidate {
   std::string prediction_file;
   std::string run_dir;
   std::optional<SamplesToTarget> convergence;  // none: no finished run
+  std::optional<SamplesToTarget> virtual_time;  // --virtual: the run's virtual seconds to the target
   std::string note;
-  double time_to_target() const { return *convergence->samples / samples_per_second; }
-  bool reached() const { return convergence && convergence->samples.has_value() && samples_per_second > 0; }
+  double time_to_target() const {
+    return virtual_time ? *virtual_time->samples : *convergence->samples / samples_per_second;
+  }
+  bool reached() const {
+    if (virtual_time) return virtual_time->samples.has_value();
+    return convergence && convergence->samples.has_value() && samples_per_second > 0;
+  }
 };
 
 std::string convergence_dir(const AdviseCommand& c, const AlgorithmRecipe& recipe) {
-  return c.dir + "/convergence/" + recipe.algorithm + (recipe.uses_servers ? "-s" + std::to_string(c.servers) : "") +
-         "-w" + std::to_string(c.convergence_workers);
+  return c.dir + (c.virtual_cluster ? "/virtual/" : "/convergence/") + recipe.algorithm +
+         (recipe.uses_servers ? "-s" + std::to_string(c.servers) : "") + "-w" +
+         std::to_string(c.virtual_cluster ? c.workers : c.convergence_workers);
 }
 
 double predicted_throughput(const AdviseCommand& c, const AlgorithmRecipe& recipe, const std::string& simulate_help,
@@ -102,7 +115,7 @@ double predicted_throughput(const AdviseCommand& c, const AlgorithmRecipe& recip
 // matches the profile's model and batch size.
 void find_convergence(const AdviseCommand& c, const sim::ModelProfile& profile, Candidate& k) {
   k.run_dir = convergence_dir(c, k.recipe);
-  if (c.measure_convergence) {
+  if (c.measure_convergence || c.virtual_cluster) {
     std::vector<std::string> args = {"train"};
     const auto algorithm = train_flags_of(k.recipe, c.servers);
     args.insert(args.end(), algorithm.begin(), algorithm.end());
@@ -113,9 +126,14 @@ void find_convergence(const AdviseCommand& c, const sim::ModelProfile& profile, 
     args.insert(args.end(), model.begin(), model.end());
     const auto train_only = given_flags(*c.command, kTrainOnlyDataFlags);
     args.insert(args.end(), train_only.begin(), train_only.end());
-    args.insert(args.end(), {"--workers", std::to_string(c.convergence_workers), "--batch-size",
-                             std::to_string(profile.batch_size), "--epochs", std::to_string(c.convergence_epochs),
-                             "--no-checkpoint", "--progress-seconds", "1000000", "--out", k.run_dir, "--overwrite"});
+    args.insert(args.end(), {"--workers", std::to_string(c.virtual_cluster ? c.workers : c.convergence_workers),
+                             "--batch-size", std::to_string(profile.batch_size), "--epochs",
+                             std::to_string(c.convergence_epochs), "--no-checkpoint", "--progress-seconds", "1000000",
+                             "--out", k.run_dir, "--overwrite"});
+    if (c.virtual_cluster) {
+      args.insert(args.end(), {"--virtual", "--profile", c.profile, "--cluster", c.cluster, "--evals-per-epoch",
+                               std::to_string(c.evals_per_epoch)});
+    }
     const ResumableStep step(k.run_dir + ".step.json", k.run_dir + ".log");
     const bool done = finished_summary(k.run_dir).has_value();
     if (!(done && step.same_command(args))) log::info("advise: convergence run: " + command_text(args));
@@ -139,7 +157,9 @@ void find_convergence(const AdviseCommand& c, const sim::ModelProfile& profile, 
              std::to_string(profile.batch_size);
     return;
   }
-  k.convergence = samples_to_target(evaluation_records(k.run_dir), c.target_accuracy);
+  const auto evaluations = evaluation_records(k.run_dir);
+  k.convergence = samples_to_target(evaluations, c.target_accuracy);
+  if (c.virtual_cluster) k.virtual_time = samples_to_target(evaluations, c.target_accuracy, "wall_seconds");
 }
 
 std::string whole_number(double value) {
@@ -178,6 +198,12 @@ CLI::App* add_advise_command(CLI::App& app, AdviseCommand& c) {
   cmd->add_option("--algos", c.algorithms, "algorithms to rank (recipes as bench/README.md's emulated table)")
       ->delimiter(',')
       ->capture_default_str();
+  cmd->add_flag("--virtual", c.virtual_cluster,
+                "train each algorithm as a virtual cluster of --workers on --cluster (distsgd train --virtual, compute "
+                "timed by --profile) and rank by its virtual time to --target-accuracy: accuracy at N workers, not "
+                "carried over from --convergence-workers");
+  cmd->add_option("--evals-per-epoch", c.evals_per_epoch, "--virtual: evaluations per epoch of each virtual run")
+      ->capture_default_str();
   cmd->add_option("--convergence-workers", c.convergence_workers, "workers of the convergence runs on this host")
       ->capture_default_str();
   cmd->add_option("--convergence-epochs", c.convergence_epochs, "epochs of each convergence run")
@@ -205,6 +231,9 @@ int run_advise(AdviseCommand& c) {
           "--fidelity: expected analytical or des, got '" + c.fidelity + "'");
   require(!c.measure_convergence || c.target_accuracy > 0,
           "--measure-convergence needs --target-accuracy (the accuracy whose samples it measures)");
+  require(!c.virtual_cluster || c.target_accuracy > 0,
+          "--virtual needs --target-accuracy (the accuracy whose virtual time it ranks by)");
+  require(c.evals_per_epoch >= 1, "--evals-per-epoch must be at least 1");
   const auto recipes = recipes_for(c.algorithms, "--algos");
   require(!recipes.empty(), "--algos: give at least one algorithm");
   const auto profile = sim::load_model_profile(c.profile);
@@ -261,7 +290,10 @@ int run_advise(AdviseCommand& c) {
   if (!reason.empty()) table << reason << "\n";
   char line[256];
   std::snprintf(line, sizeof line, "  %4s  %-8s  %12s  %22s  %14s  %s\n", "rank", "algo", "samples/s",
-                ("samples to target (w" + std::to_string(c.convergence_workers) + ")").c_str(), "time to target",
+                ("samples to target (w" + std::to_string(c.virtual_cluster ? c.workers : c.convergence_workers) +
+                 (c.virtual_cluster ? ", virtual)" : ")"))
+                    .c_str(),
+                "time to target",
                 "note");
   table << line;
   nlohmann::json rows = nlohmann::json::array();
@@ -310,7 +342,8 @@ int run_advise(AdviseCommand& c) {
                                                  {"fidelity", c.fidelity},
                                                  {"ranked_by", basis},
                                                  {"reason", reason},
-                                                 {"assumptions", kAssumptions},
+                                                 {"virtual", c.virtual_cluster},
+                                                 {"assumptions", c.virtual_cluster ? kVirtualAssumptions : kAssumptions},
                                                  {"ranking", rows}});
   std::cout << table.str() << "wrote " << c.dir << "/advice.json" << std::endl;
   return 0;

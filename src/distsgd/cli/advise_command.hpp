@@ -25,6 +25,10 @@ struct AdviseCommand {
   int64_t workers = 0;
   double target_accuracy = 0;  // 0: none, rank by throughput
   bool measure_convergence = false;
+  // Train each algorithm as a virtual cluster at `workers` on `cluster` (train --virtual) and rank by its virtual
+  // time to the target: the samples needed at N workers, not at convergence_workers.
+  bool virtual_cluster = false;
+  int64_t evals_per_epoch = 4;  // of the virtual runs: the finer the curve, the closer the interpolated time
   TrainConfig config;                   // model and data of the convergence runs (train's flags)
   std::vector<std::string> algorithms;  // default: all ten
   int64_t convergence_workers = 4;
@@ -40,13 +44,15 @@ int run_advise(AdviseCommand& command);
 
 // Samples (over all workers) a run took to first reach `target` test accuracy, from its evaluations
 // (metrics.jsonl, in order): linear between the last evaluation below the target and the first at or above it; when
-// the first evaluation already reaches it, that evaluation's samples (an upper bound, flagged).
+// the first evaluation already reaches it, that evaluation's samples (an upper bound, flagged). `measure` is the
+// field interpolated: "samples", or "wall_seconds" for a virtual run's time to the target.
 struct SamplesToTarget {
   std::optional<double> samples;  // none: not reached
   bool upper_bound = false;       // reached by the first evaluation
   double best_accuracy = 0;       // over the run
   double samples_evaluated = 0;   // at the last evaluation
 };
-SamplesToTarget samples_to_target(const std::vector<nlohmann::json>& evaluations, double target);
+SamplesToTarget samples_to_target(const std::vector<nlohmann::json>& evaluations, double target,
+                                  const std::string& measure = "samples");
 
 }  // namespace distsgd::cli

@@ -17,6 +17,7 @@
 #include "distsgd/sim/device_description.hpp"
 #include "distsgd/sim/model_profile.hpp"
 #include "distsgd/train/layer_profiler.hpp"
+#include "distsgd/train/model_cost.hpp"
 #include "distsgd/train/options.hpp"
 #include "distsgd/train/process.hpp"
 
@@ -81,7 +82,7 @@ int run_analytical_profile(const ProfileCommand& command) {
   train::validate(command.config);
   auto device = sim::load_device(command.device);
   const int64_t batch = command.config.batch_size;
-  const auto cost = count_model_cost(command.config, parse_input_shape(command.input_shape), command.classes);
+  const auto cost = train::count_model_cost(command.config, parse_input_shape(command.input_shape), command.classes);
   if (command.calibrate_samples_per_second > 0) {
     device.efficiency = sim::calibrated_efficiency(cost, device, batch, command.calibrate_samples_per_second);
     device.calibration = {cost.model, batch, command.calibrate_samples_per_second, "distsgd profile --calibrate"};
@@ -117,26 +118,6 @@ int run_analytical_profile(const ProfileCommand& command) {
 }
 
 }  // namespace
-
-sim::ModelCost count_model_cost(const TrainConfig& config, const std::vector<int64_t>& input_shape, int64_t classes) {
-  require(input_shape.size() == 3, "an input shape is C, H, W");
-  const models::InputSpec input{input_shape[0], input_shape[1], input_shape[2], classes};
-  auto model = models::make_model(train::model_options(config), input);
-  const auto counted = models::count_operations(*model, input);
-  sim::ModelCost cost;
-  cost.model = counted.model;
-  cost.input_shape = counted.input_shape;
-  cost.generic_ops = counted.generic_ops;
-  for (const auto& t : counted.tensors) {
-    sim::TensorCost tensor{t.name, t.parameters, {}};
-    for (const auto& op : t.operations) {
-      tensor.operations.push_back({op.op, op.flops_per_sample, op.bytes_per_sample, op.fixed_bytes, op.has_parameters,
-                                   op.input_needs_gradient});
-    }
-    cost.tensors.push_back(std::move(tensor));
-  }
-  return cost;
-}
 
 CLI::App* add_profile_command(CLI::App& app, ProfileCommand& command) {
   auto* cmd = app.add_subcommand(

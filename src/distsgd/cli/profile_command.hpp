@@ -32,10 +32,6 @@ struct ProfileCommand {
   double data_seconds = 0;                  // t_io per batch; 0: read ahead
 };
 
-// The FLOPs and bytes of `config`'s model (models/operation_costs.hpp) at `input_shape` (CxHxW) and `classes`, as
-// the simulator's plain ModelCost.
-sim::ModelCost count_model_cost(const TrainConfig& config, const std::vector<int64_t>& input_shape, int64_t classes);
-
 CLI::App* add_profile_command(CLI::App& app, ProfileCommand& command);
 int run_profile(const ProfileCommand& command);
 

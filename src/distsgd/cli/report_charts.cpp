@@ -258,6 +258,50 @@ void scaling_charts(const StudyData& d, ReportCharts& out) {
   }
 }
 
+// Final test accuracy against workers (virtual clusters span 4..256 workers): how much each algorithm loses as the
+// cluster grows, one line per configuration, the mean over seeds.
+void accuracy_against_workers_chart(const StudyData& d, ReportCharts& out) {
+  for (const auto& grid : grids_of(d.results)) {
+    std::map<std::pair<std::string, double>, std::pair<double, int>> sums;
+    std::vector<std::pair<std::string, double>> order;
+    std::set<double> counts;
+    for (size_t r = 0; r < d.results.rows.size(); ++r) {
+      if (d.results.at(r, "grid") != grid || !done(d, r)) continue;
+      const auto workers = d.number(d.results, r, "workers");
+      const auto accuracy = d.number(d.results, r, "test_accuracy");
+      if (!workers || !accuracy) continue;
+      const auto key = std::make_pair(d.series(d.results, r, {"workers", "seed"}), *workers);
+      if (!sums.count(key)) order.push_back(key);
+      sums[key].first += *accuracy;
+      sums[key].second += 1;
+      counts.insert(*workers);
+    }
+    if (counts.size() < 2) continue;  // the throughput chart already says why for grids of one worker count
+    Json values = Json::array();
+    for (const auto& key : order) {
+      values.push_back({{"series", key.first},
+                        {"workers", key.second},
+                        {"test_accuracy", sums[key].first / sums[key].second}});
+    }
+    Json spec = base_spec("final test accuracy against workers", values);
+    Json y = field("test_accuracy", "quantitative", "final test accuracy");
+    y["scale"] = {{"zero", false}};
+    draw_lines(spec, {{"x", worker_axis(counts)},
+                      {"y", y},
+                      {"color", field("series", "nominal", "configuration")},
+                      {"tooltip", Json::array({field("series", "nominal", "configuration"),
+                                               field("workers", "quantitative", "workers"),
+                                               field("test_accuracy", "quantitative", "test accuracy")})}});
+    out.charts.push_back({chart_name("accuracy-workers", grid), in_grid("Final test accuracy against workers", grid),
+                          "summary.json's test_accuracy at the end of each run (the mean over seeds), against the "
+                          "number of workers: where an algorithm loses accuracy as the cluster grows (staleness of "
+                          "the asynchronous ones, slower mixing of the decentralized ones, a larger global batch of "
+                          "the synchronous ones). For virtual runs (train --virtual) their time axis elsewhere is "
+                          "the virtual cluster's.",
+                          spec});
+  }
+}
+
 // Seconds per iteration of each run, split into its phases (the mean over workers), stacked.
 void breakdown_chart(const StudyData& d, ReportCharts& out) {
   Json values = Json::array();
@@ -443,6 +487,7 @@ ReportCharts build_report_charts(const StudyData& data) {
   ReportCharts out;
   accuracy_charts(data, out);
   scaling_charts(data, out);
+  accuracy_against_workers_chart(data, out);
   breakdown_chart(data, out);
   straggler_chart(data, out);
   bytes_chart(data, out);

@@ -56,6 +56,7 @@ struct TrainConfig {
   double time_budget = 0;      // seconds of wall time
   double target_accuracy = 0;  // stop after the evaluation that reaches it
   int64_t max_steps = 0;       // iterations per worker
+  int64_t evals_per_epoch = 1;  // evaluations on the test set per epoch, at evenly spaced steps
   // A loss that is NaN, infinite or above this many times max(first step's loss, 1) stops the run as "diverged"
   // (0: only NaN and infinite losses do).
   double divergence_factor = 100;

@@ -78,9 +78,9 @@ void virtual_cluster_rules(const C& c) {
     require(c.profile.empty(), "--profile is for virtual runs: add --virtual");
     return;
   }
-  require(!c.profile.empty(), "--virtual needs --profile FILE: the time of each step's compute on the simulated "
-                              "device (distsgd profile --model M --out FILE measures one here; --device NAME makes "
-                              "an analytical one)");
+  require(!c.profile.empty(), "--virtual needs --profile FILE|DEVICE: the time of each step's compute on the "
+                              "simulated device (a device preset such as titan-v or v100-sxm2, or a file from distsgd "
+                              "profile --model M --out FILE)");
   require(c.net.empty() && c.hosts == 0 && c.links.empty(),
           "--net, --hosts and --link build an emulated cluster of processes; a virtual run simulates its network: "
           "describe it with --cluster");
@@ -158,6 +158,12 @@ std::vector<OptionSpec> declare_options() {
                              within<double>(0, 1)),
                 field_option("--max-steps", &C::max_steps, "stop after this many iterations (0: no limit)",
                              non_negative<int64_t>()),
+                field_option("--evals-per-epoch", &C::evals_per_epoch,
+                             "evaluations on the test set per epoch, at evenly spaced steps (the last at its end), "
+                             "for finer accuracy-against-time curves; every worker evaluates at the same step (a "
+                             "collective; not with --time-budget for " +
+                                 join(independent) + "); in a virtual run an evaluation takes no virtual time",
+                             positive<int64_t>()),
                 field_option("--divergence-factor", &C::divergence_factor,
                              "stop as diverged when a worker's loss is NaN, infinite, or above this many times "
                              "max(its first loss, 1) (0: NaN and infinite only)",
@@ -216,8 +222,9 @@ std::vector<OptionSpec> declare_options() {
                               "scale\")")
                     .checked(virtual_cluster_rules),
                 field_option("--profile", &C::profile,
-                             "virtual: the model's profile JSON (distsgd profile --out FILE: measured here, or "
-                             "--device NAME: analytical)"),
+                             "virtual: each step's compute time: a profile JSON (distsgd profile --out FILE: measured "
+                             "here, or with --device: analytical), or a device preset (distsgd profile "
+                             "--list-devices), for the model's analytical profile on it"),
                 field_option("--cluster", &C::cluster,
                              "virtual: the cluster, a preset (distsgd simulate --list-clusters) or a JSON file"),
             });

@@ -12,16 +12,20 @@
 #include "distsgd/optim/threads.hpp"
 #include "distsgd/sim/actor_scheduler.hpp"
 #include "distsgd/sim/cluster_description.hpp"
+#include "distsgd/sim/analytical_profile.hpp"
 #include "distsgd/sim/cluster_network.hpp"
+#include "distsgd/sim/device_description.hpp"
 #include "distsgd/sim/event_queue.hpp"
 #include "distsgd/sim/flow_network.hpp"
 #include "distsgd/sim/model_profile.hpp"
 #include "distsgd/sim/ring_collectives.hpp"
+#include "distsgd/train/model_cost.hpp"
 #include "distsgd/train/options.hpp"
 #include "distsgd/train/process.hpp"
 #include "distsgd/train/worker_loop.hpp"
 #include "distsgd/vcluster/virtual_communicator.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -53,6 +57,15 @@ StepTimes step_times(const sim::ModelProfile& profile, const TrainConfig& c, int
   t.forward = profile.forward_seconds() * scale;
   for (const auto& tensor : profile.tensors) t.backward.push_back(tensor.backward_seconds * scale);
   return t;
+}
+
+// --profile: a profile file, or a device preset: the model's analytical profile on that device at the run's batch
+// size (as distsgd profile --device makes).
+sim::ModelProfile virtual_profile(const TrainConfig& c, const data::Dataset& d) {
+  const auto devices = sim::device_preset_names();
+  if (std::find(devices.begin(), devices.end(), c.profile) == devices.end()) return sim::load_model_profile(c.profile);
+  const auto cost = count_model_cost(c, {d.channels, d.height, d.width}, d.classes);
+  return sim::analytical_profile(cost, sim::load_device(c.profile), c.batch_size);
 }
 
 double available_memory_bytes() {
@@ -99,9 +112,9 @@ nlohmann::json run_virtual_training(TrainConfig config, const TrainHooks& hooks)
   config.checkpoint_every_steps = 0;
   configure_threads(1, 1);
 
-  const sim::ModelProfile profile = sim::load_model_profile(config.profile);
   const sim::ClusterDescription cluster = sim::load_cluster(config.cluster);
   const data::Dataset dataset = data::load_dataset(dataset_options(config));  // one copy, every worker reads it
+  const sim::ModelProfile profile = virtual_profile(config, dataset);
 
   // One model here first: the profile must fit it, and the memory estimate needs its size.
   StepTimes times;

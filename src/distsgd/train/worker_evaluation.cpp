@@ -110,12 +110,20 @@ void log_evaluation(const WorkerState& s, double epoch, double train_loss) {
 }  // namespace
 
 void evaluate_and_record(WorkerState& s) {
+  // A virtual run's evaluation takes no virtual time (worker_state.hpp's wall_now): it is recorded at its start.
+  const double started = s.wall_now();
+  s.evaluation_time.start();
+  struct StopOnExit {
+    Stopwatch& watch;
+    ~StopOnExit() { watch.stop(); }
+  } stop_on_exit{s.evaluation_time};
+  const auto wall_of_evaluation = [&] { return s.c.virtual_cluster ? started : s.wall_now(); };
   agree_on_workers(s.p);  // the test set is cut by the group that evaluates
   const bool average_of_workers = s.info.decentralized && s.p.comm;
   s.last_eval = average_of_workers ? evaluate_average_and_worker0(s) : evaluate_shared_model(s);
   s.last_eval_step = s.position.global_step;
   if (s.c.target_accuracy > 0 && s.last_eval.accuracy >= s.c.target_accuracy && s.time_to_target < 0) {
-    s.time_to_target = s.wall_now();
+    s.time_to_target = wall_of_evaluation();
   }
   // Every worker takes part: the sum is a collective.
   const double bytes_sent = static_cast<double>(s.algorithm->stats().bytes_sent);
@@ -126,7 +134,7 @@ void evaluate_and_record(WorkerState& s) {
   const double train_loss = s.epoch_loss_count > 0 ? s.epoch_loss_sum / static_cast<double>(s.epoch_loss_count) : NAN;
   nlohmann::json metrics = {{"epoch", epoch},
                             {"step", position.global_step},
-                            {"wall_seconds", s.wall_now()},
+                            {"wall_seconds", wall_of_evaluation()},
                             {"train_seconds", position.train_seconds},
                             {"samples", position.samples},
                             {"train_loss", train_loss},

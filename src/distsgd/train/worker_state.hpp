@@ -58,7 +58,12 @@ struct WorkerState {
   int64_t pending_written = 0;
   bool checkpoints_stopped = false;  // a worker was lost: no checkpoint can be complete any more
 
-  double wall_now() const { return wall_seconds_before + seconds_since(wall_start); }
+  // Wall time of the run so far; in a virtual run without the time spent evaluating (the spec: an evaluation costs
+  // no virtual time; its collectives and pulls would otherwise take time on the simulated network).
+  double wall_now() const {
+    return wall_seconds_before + seconds_since(wall_start) - (c.virtual_cluster ? evaluation_time.total() : 0.0);
+  }
+  Stopwatch evaluation_time;
   bool leader() const { return p.leader(); }
 };
 
