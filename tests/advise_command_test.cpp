@@ -107,6 +107,42 @@ TEST(AdviseCommand, WithoutATargetRanksByThroughputAndSaysSo) {
             advice["ranking"][1]["predicted_samples_per_second"].get<double>());
 }
 
+// --virtual: each algorithm trains as a virtual cluster of the advised size, and the ranking is by its virtual time
+// to the target, read off its own evaluations.
+TEST(AdviseCommand, VirtualRanksByTheVirtualRunsTimeToTargetAtTheAdvisedWorkerCount) {
+  TempDir dir;
+  ASSERT_EQ(run_distsgd("profile --model lenet5 --device titan-v --batch-size 16 --out " + (dir / "p.json")).exit_code,
+            0);
+  auto r = run_distsgd("advise --virtual --profile " + (dir / "p.json") +
+                       " --cluster 10gbe --workers 8 --algos arsgd,asp --target-accuracy 0.3 --convergence-epochs 1 "
+                       "--evals-per-epoch 4 --model lenet5 --dataset synthetic --synthetic-train-size 4096 "
+                       "--synthetic-test-size 256 --dir " +
+                       (dir / "a"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("samples to target (w8, virtual)"), std::string::npos) << r.output;
+  const auto advice = read_json(dir / "a/advice.json");
+  EXPECT_EQ(advice["virtual"], true);
+  EXPECT_EQ(advice["ranked_by"], "time_to_target") << r.output;
+  double previous = 0;
+  for (const auto& row : advice["ranking"]) {
+    const std::string run = row["convergence_run"];
+    EXPECT_NE(run.find("/virtual/"), std::string::npos) << run;
+    EXPECT_EQ(read_json(run + "/summary.json")["workers"], 8);
+    EXPECT_EQ(read_json(run + "/summary.json")["virtual"], true);
+    if (row["time_to_target_seconds"].is_null()) continue;
+    // The run's own virtual seconds to the target, interpolated between its evaluations.
+    std::vector<nlohmann::json> evaluations;
+    std::ifstream metrics(run + "/metrics.jsonl");
+    for (std::string line; std::getline(metrics, line);) evaluations.push_back(nlohmann::json::parse(line));
+    EXPECT_GE(evaluations.size(), 4u);
+    const auto seconds = cli::samples_to_target(evaluations, 0.3, "wall_seconds");
+    ASSERT_TRUE(seconds.samples.has_value());
+    EXPECT_DOUBLE_EQ(row["time_to_target_seconds"].get<double>(), *seconds.samples);
+    EXPECT_GE(*seconds.samples, previous);  // ranked by it
+    previous = *seconds.samples;
+  }
+}
+
 TEST(AdviseCommand, SamplesToTargetInterpolatesBetweenEvaluations) {
   const std::vector<nlohmann::json> log = {{{"samples", 100}, {"test_accuracy", 0.5}},
                                            {{"samples", 200}, {"test_accuracy", 0.7}},
@@ -133,6 +169,7 @@ TEST(AdviseCommand, BadFlagsAreOneClearError) {
       {"--cluster 10gbe --workers 4 --target-accuracy 2", "--target-accuracy: expected a fraction in [0, 1]"},
       {"--cluster 10gbe --workers 4 --algos arsgd,nope", "--algos: unknown algorithm 'nope'"},
       {"--cluster 10gbe --workers 4 --measure-convergence", "--measure-convergence needs --target-accuracy"},
+      {"--cluster 10gbe --workers 4 --virtual", "--virtual needs --target-accuracy"},
       {"--cluster nowhere --workers 4", "--cluster: 'nowhere' is neither a preset"},
       {"--cluster 10gbe --workers 4 --fidelity exact", "--fidelity: expected analytical or des, got 'exact'"},
   };

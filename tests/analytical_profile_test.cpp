@@ -8,12 +8,12 @@
 #include <map>
 
 #include "distsgd/cli/profile_command.hpp"
-#include "distsgd/train/model_cost.hpp"
 #include "distsgd/core/error.hpp"
 #include "distsgd/models/model.hpp"
 #include "distsgd/models/operation_costs.hpp"
 #include "distsgd/sim/analytical_profile.hpp"
 #include "distsgd/sim/device_description.hpp"
+#include "distsgd/train/model_cost.hpp"
 #include "test_util.hpp"
 
 namespace distsgd::testing {

@@ -130,9 +130,8 @@ std::vector<nlohmann::ordered_json> values_where(const ReportChart& chart, const
 
 TEST(ReportCharts, EveryPlotWithDataIsDrawnWithTheStudysFigures) {
   const auto charts = build_report_charts(fixture());
-  for (const char* name :
-       {"accuracy-time", "accuracy-epochs", "throughput", "speedup", "accuracy-workers", "breakdown", "straggler", "bytes",
-        "variance"}) {
+  for (const char* name : {"accuracy-time", "accuracy-epochs", "throughput", "speedup", "accuracy-workers", "breakdown",
+                           "straggler", "bytes", "variance"}) {
     EXPECT_NE(find_chart(charts, name), nullptr) << name;
   }
   EXPECT_TRUE(charts.omitted.empty()) << charts.omitted.front();

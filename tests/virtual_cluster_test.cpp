@@ -13,6 +13,7 @@
 #include <torch/torch.h>
 
 #include <cmath>
+#include <fstream>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -98,7 +99,8 @@ TEST(ActorScheduler, ADeadlockIsReportedNamingWhoWaitsForWhat) {
   distsgd::runtime::Condition never;
   scheduler->start("worker 3", [&] {
     std::unique_lock<std::mutex> lock(mutex);
-    never.wait(lock, [] { return false; }, "a message from worker 7");
+    never.wait(
+        lock, [] { return false; }, "a message from worker 7");
   });
   const std::string error = error_of_call([&] { scheduler->run(); });
   EXPECT_NE(error.find("deadlock"), std::string::npos) << error;
@@ -233,9 +235,11 @@ TEST_F(VirtualTraining, AllreduceEndsWithinRoundingOfTheRealRunAndMultistepBitFo
 // before its own), and SSP's clocks never drift more than s apart: the servers' own counts in summary.json.
 TEST_F(VirtualTraining, AspStalenessIsAboutTheWorkerCountAndSspKeepsItsBoundAt64Workers) {
   TempDir dir;
-  const std::string run = " --workers 64 --servers 2 --model lenet5 --dataset synthetic --synthetic-shape 1x28x28 "
-                          "--synthetic-train-size 20480 --synthetic-test-size 64 --max-steps 12 --batch-size 16 "
-                          "--lr 0.001 --seed 3 --progress-seconds 1000 --virtual --profile " + profile();
+  const std::string run =
+      " --workers 64 --servers 2 --model lenet5 --dataset synthetic --synthetic-shape 1x28x28 "
+      "--synthetic-train-size 20480 --synthetic-test-size 64 --max-steps 12 --batch-size 16 "
+      "--lr 0.001 --seed 3 --progress-seconds 1000 --virtual --profile " +
+      profile();
   auto asp = run_distsgd("train --algo asp" + run + " --out " + (dir / "asp"));
   ASSERT_EQ(asp.exit_code, 0) << asp.output;
   const double staleness = summary_of(dir / "asp")["staleness_mean"].get<double>();
@@ -263,6 +267,30 @@ TEST_F(VirtualTraining, TheSameSeedGivesTheSameRunBitForBit) {
   EXPECT_EQ(a["wall_seconds"], b["wall_seconds"]);
   EXPECT_EQ(a["virtual_events"], b["virtual_events"]);
   EXPECT_EQ(a["test_loss"], b["test_loss"]);
+}
+
+// --evals-per-epoch 4: four evaluations per epoch at evenly spaced steps, each at the virtual time it began (an
+// evaluation takes none), so the curve's times are those of training alone.
+TEST_F(VirtualTraining, EvaluationsPerEpochGiveAFinerCurveInVirtualTime) {
+  TempDir dir;
+  auto r = run_distsgd("train --algo asp --workers 4 --servers 1 --virtual --profile " + profile() +
+                       " --model lenet5 --dataset synthetic --synthetic-train-size 3840 --synthetic-test-size 64 "
+                       "--epochs 2 --batch-size 16 --lr 0.02 --momentum 0 --evals-per-epoch 4 --no-checkpoint --out " +
+                       (dir / "run"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::vector<nlohmann::json> records;
+  std::ifstream metrics(dir / "run/metrics.jsonl");
+  for (std::string line; std::getline(metrics, line);) records.push_back(nlohmann::json::parse(line));
+  ASSERT_EQ(records.size(), 8u);  // 60 steps per epoch: after 15, 30, 45 and at the end, twice
+  std::vector<int64_t> steps;
+  for (const auto& record : records) steps.push_back(record["step"]);
+  EXPECT_EQ(steps, (std::vector<int64_t>{15, 30, 45, 60, 75, 90, 105, 120}));
+  for (size_t i = 1; i < records.size(); ++i) {
+    EXPECT_GT(records[i]["wall_seconds"].get<double>(), records[i - 1]["wall_seconds"].get<double>());
+  }
+  // Equal steps take equal virtual time on a homogeneous cluster: the evaluations took none.
+  const double first = records[0]["wall_seconds"].get<double>();
+  EXPECT_NEAR(records[3]["wall_seconds"].get<double>(), 4 * first, 0.05 * first);
 }
 
 TEST_F(VirtualTraining, BadInputIsRefusedWithOneLineBeforeAnythingStarts) {

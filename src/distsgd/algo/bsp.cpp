@@ -16,20 +16,19 @@
 #include "distsgd/algo/ps/shard_server.hpp"
 #include "distsgd/comm/communicator.hpp"
 #include "distsgd/core/error.hpp"
+#include "distsgd/core/runtime.hpp"
 #include "distsgd/core/timed_phase.hpp"
 #include "distsgd/core/timeline.hpp"
 #include "distsgd/optim/flat_parameters.hpp"
 #include "distsgd/optim/float_buffer.hpp"
 #include "distsgd/optim/kernels.hpp"
 #include "distsgd/optim/sgd.hpp"
-#include "distsgd/core/runtime.hpp"
 
 #include <ATen/core/Tensor.h>
 #include <ATen/core/grad_mode.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/full.h>
 #include <nlohmann/json.hpp>
-
 
 namespace distsgd::algo {
 namespace {
@@ -170,7 +169,8 @@ class BspServer final : public ServerAlgorithm {
         if (count_ == server_.workers()) {
           aggregate_and_update(request.lr);
         } else {
-          round_done_.wait(lock, [&] { return round_ != my_round; }, "the round's other gradients");
+          round_done_.wait(
+              lock, [&] { return round_ != my_round; }, "the round's other gradients");
         }
         reply.version = server_.version();
       }

@@ -57,9 +57,8 @@ class Mailbox {
       lock.unlock();
       check();
       lock.lock();
-      require(Clock::now() < deadline, "waited " + std::to_string(timeout.count() / 1000) +
-                                                               " s for message " + std::to_string(count) +
-                                                               " (a peer is stuck or died; see --timeout)");
+      require(Clock::now() < deadline, "waited " + std::to_string(timeout.count() / 1000) + " s for message " +
+                                           std::to_string(count) + " (a peer is stuck or died; see --timeout)");
       arrived_.wait_for(
           lock, std::chrono::milliseconds(50), [&] { return received_ >= count || !error_.empty(); }, "a message");
     }

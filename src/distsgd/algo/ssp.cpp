@@ -14,12 +14,12 @@
 #include "distsgd/algo/ps/shard_server.hpp"
 #include "distsgd/comm/communicator.hpp"
 #include "distsgd/core/error.hpp"
+#include "distsgd/core/runtime.hpp"
 #include "distsgd/core/timed_phase.hpp"
 #include "distsgd/core/timeline.hpp"
 #include "distsgd/optim/flat_parameters.hpp"
 #include "distsgd/optim/float_buffer.hpp"
 #include "distsgd/optim/kernels.hpp"
-#include "distsgd/core/runtime.hpp"
 
 #include <ATen/core/Tensor.h>
 #include <ATen/core/grad_mode.h>

@@ -74,7 +74,7 @@ struct Candidate {
   double samples_per_second = 0;
   std::string prediction_file;
   std::string run_dir;
-  std::optional<SamplesToTarget> convergence;  // none: no finished run
+  std::optional<SamplesToTarget> convergence;   // none: no finished run
   std::optional<SamplesToTarget> virtual_time;  // --virtual: the run's virtual seconds to the target
   std::string note;
   double time_to_target() const {
@@ -126,10 +126,10 @@ void find_convergence(const AdviseCommand& c, const sim::ModelProfile& profile, 
     args.insert(args.end(), model.begin(), model.end());
     const auto train_only = given_flags(*c.command, kTrainOnlyDataFlags);
     args.insert(args.end(), train_only.begin(), train_only.end());
-    args.insert(args.end(), {"--workers", std::to_string(c.virtual_cluster ? c.workers : c.convergence_workers),
-                             "--batch-size", std::to_string(profile.batch_size), "--epochs",
-                             std::to_string(c.convergence_epochs), "--no-checkpoint", "--progress-seconds", "1000000",
-                             "--out", k.run_dir, "--overwrite"});
+    args.insert(args.end(),
+                {"--workers", std::to_string(c.virtual_cluster ? c.workers : c.convergence_workers), "--batch-size",
+                 std::to_string(profile.batch_size), "--epochs", std::to_string(c.convergence_epochs),
+                 "--no-checkpoint", "--progress-seconds", "1000000", "--out", k.run_dir, "--overwrite"});
     if (c.virtual_cluster) {
       args.insert(args.end(), {"--virtual", "--profile", c.profile, "--cluster", c.cluster, "--evals-per-epoch",
                                std::to_string(c.evals_per_epoch)});
@@ -293,8 +293,7 @@ int run_advise(AdviseCommand& c) {
                 ("samples to target (w" + std::to_string(c.virtual_cluster ? c.workers : c.convergence_workers) +
                  (c.virtual_cluster ? ", virtual)" : ")"))
                     .c_str(),
-                "time to target",
-                "note");
+                "time to target", "note");
   table << line;
   nlohmann::json rows = nlohmann::json::array();
   int rank = 0;
@@ -334,17 +333,18 @@ int run_advise(AdviseCommand& c) {
                   k.samples_per_second, samples.c_str(), time.c_str(), k.note.c_str());
     table << line;
   }
-  write_json_atomically(c.dir + "/advice.json", {{"profile", c.profile},
-                                                 {"cluster", sim::to_json(cluster)},
-                                                 {"workers", c.workers},
-                                                 {"target_accuracy", c.target_accuracy},
-                                                 {"convergence_workers", c.convergence_workers},
-                                                 {"fidelity", c.fidelity},
-                                                 {"ranked_by", basis},
-                                                 {"reason", reason},
-                                                 {"virtual", c.virtual_cluster},
-                                                 {"assumptions", c.virtual_cluster ? kVirtualAssumptions : kAssumptions},
-                                                 {"ranking", rows}});
+  write_json_atomically(c.dir + "/advice.json",
+                        {{"profile", c.profile},
+                         {"cluster", sim::to_json(cluster)},
+                         {"workers", c.workers},
+                         {"target_accuracy", c.target_accuracy},
+                         {"convergence_workers", c.convergence_workers},
+                         {"fidelity", c.fidelity},
+                         {"ranked_by", basis},
+                         {"reason", reason},
+                         {"virtual", c.virtual_cluster},
+                         {"assumptions", c.virtual_cluster ? kVirtualAssumptions : kAssumptions},
+                         {"ranking", rows}});
   std::cout << table.str() << "wrote " << c.dir << "/advice.json" << std::endl;
   return 0;
 }

@@ -28,7 +28,7 @@ struct AdviseCommand {
   // Train each algorithm as a virtual cluster at `workers` on `cluster` (train --virtual) and rank by its virtual
   // time to the target: the samples needed at N workers, not at convergence_workers.
   bool virtual_cluster = false;
-  int64_t evals_per_epoch = 4;  // of the virtual runs: the finer the curve, the closer the interpolated time
+  int64_t evals_per_epoch = 4;          // of the virtual runs: the finer the curve, the closer the interpolated time
   TrainConfig config;                   // model and data of the convergence runs (train's flags)
   std::vector<std::string> algorithms;  // default: all ten
   int64_t convergence_workers = 4;

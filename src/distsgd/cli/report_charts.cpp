@@ -279,9 +279,8 @@ void accuracy_against_workers_chart(const StudyData& d, ReportCharts& out) {
     if (counts.size() < 2) continue;  // the throughput chart already says why for grids of one worker count
     Json values = Json::array();
     for (const auto& key : order) {
-      values.push_back({{"series", key.first},
-                        {"workers", key.second},
-                        {"test_accuracy", sums[key].first / sums[key].second}});
+      values.push_back(
+          {{"series", key.first}, {"workers", key.second}, {"test_accuracy", sums[key].first / sums[key].second}});
     }
     Json spec = base_spec("final test accuracy against workers", values);
     Json y = field("test_accuracy", "quantitative", "final test accuracy");

@@ -53,9 +53,9 @@ struct TrainConfig {
 
   // When to stop: whichever comes first. 0 means "no limit" for all but epochs.
   int64_t epochs = 1;
-  double time_budget = 0;      // seconds of wall time
-  double target_accuracy = 0;  // stop after the evaluation that reaches it
-  int64_t max_steps = 0;       // iterations per worker
+  double time_budget = 0;       // seconds of wall time
+  double target_accuracy = 0;   // stop after the evaluation that reaches it
+  int64_t max_steps = 0;        // iterations per worker
   int64_t evals_per_epoch = 1;  // evaluations on the test set per epoch, at evenly spaced steps
   // A loss that is NaN, infinite or above this many times max(first step's loss, 1) stops the run as "diverged"
   // (0: only NaN and infinite losses do).

@@ -45,8 +45,8 @@ FlatParameters::~FlatParameters() { model_.set_gradient_destinations({}); }
 
 void FlatParameters::set_virtual_backward_seconds(std::vector<double> seconds_per_parameter) {
   require(seconds_per_parameter.empty() || seconds_per_parameter.size() == parameters_.size(),
-          "backward times for " + std::to_string(seconds_per_parameter.size()) + " parameter tensors, but the model has " +
-              std::to_string(parameters_.size()));
+          "backward times for " + std::to_string(seconds_per_parameter.size()) +
+              " parameter tensors, but the model has " + std::to_string(parameters_.size()));
   virtual_backward_seconds_ = std::move(seconds_per_parameter);
 }
 

@@ -57,8 +57,8 @@ class ActorScheduler final : public runtime::Executive {
     uint64_t wake_token = 0;  // bumped on every wake: a stale deadline event finds it changed
   };
 
-  void resume(int64_t id);        // driver: run actor `id` until it yields
-  void yield();                   // the running actor: give control back to the driver and wait for the next go
+  void resume(int64_t id);  // driver: run actor `id` until it yields
+  void yield();             // the running actor: give control back to the driver and wait for the next go
   void schedule_resume(int64_t id, double time);
   Actor& running();
 

@@ -78,17 +78,20 @@ void virtual_cluster_rules(const C& c) {
     require(c.profile.empty(), "--profile is for virtual runs: add --virtual");
     return;
   }
-  require(!c.profile.empty(), "--virtual needs --profile FILE|DEVICE: the time of each step's compute on the "
-                              "simulated device (a device preset such as titan-v or v100-sxm2, or a file from distsgd "
-                              "profile --model M --out FILE)");
+  require(!c.profile.empty(),
+          "--virtual needs --profile FILE|DEVICE: the time of each step's compute on the "
+          "simulated device (a device preset such as titan-v or v100-sxm2, or a file from distsgd "
+          "profile --model M --out FILE)");
   require(c.net.empty() && c.hosts == 0 && c.links.empty(),
           "--net, --hosts and --link build an emulated cluster of processes; a virtual run simulates its network: "
           "describe it with --cluster");
-  require(c.timeout == TrainConfig{}.timeout, "--timeout does not apply to a virtual run (no wait can hang: a "
-                                              "deadlock is reported as one, naming who waits for what)");
+  require(c.timeout == TrainConfig{}.timeout,
+          "--timeout does not apply to a virtual run (no wait can hang: a "
+          "deadlock is reported as one, naming who waits for what)");
   require(c.resume.empty(), "--resume: a virtual run writes no checkpoints (it is deterministic: run it again)");
-  require(c.time_budget == 0, "--time-budget counts wall time; a virtual run's time is simulated (use --epochs or "
-                              "--max-steps)");
+  require(c.time_budget == 0,
+          "--time-budget counts wall time; a virtual run's time is simulated (use --epochs or "
+          "--max-steps)");
 }
 
 void add_group(std::vector<OptionSpec>& all, const std::string& group, std::vector<OptionSpec> specs) {

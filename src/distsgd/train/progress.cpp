@@ -21,8 +21,9 @@ std::string format_duration(double seconds) {
 }
 
 void Progress::maybe_print(const WorkerState& s, int64_t epoch, int64_t step_in_epoch, double loss, double lr) {
-  if (!s.leader() || seconds_since(last_) < s.c.progress_seconds) return;
-  last_ = Clock::now();
+  const auto now = std::chrono::steady_clock::now();
+  if (!s.leader() || std::chrono::duration<double>(now - last_).count() < s.c.progress_seconds) return;
+  last_ = now;
   const double this_run_train = s.position.train_seconds - s.train_seconds_before;
   const double steps_per_second =
       static_cast<double>(s.position.global_step - s.steps_before) / std::max(1e-9, this_run_train);
@@ -32,6 +33,7 @@ void Progress::maybe_print(const WorkerState& s, int64_t epoch, int64_t step_in_
   line << "epoch " << epoch + 1 << '/' << s.c.epochs << " step " << step_in_epoch << '/' << s.steps_per_epoch
        << std::fixed << std::setprecision(4) << " loss " << loss << " lr " << lr << std::setprecision(0) << ' '
        << steps_per_second * static_cast<double>(s.c.global_batch()) << " samples/s ETA " << format_duration(remaining);
+  if (s.c.virtual_cluster) line << " (virtual: " << std::setprecision(2) << s.wall_now() << " s so far)";
   log::info(line.str());
 }
 

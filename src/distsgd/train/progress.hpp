@@ -2,6 +2,8 @@
 #pragma once
 #include "distsgd/train/worker_state.hpp"
 
+#include <chrono>
+
 namespace distsgd::train {
 
 class Progress {
@@ -10,7 +12,8 @@ class Progress {
   void maybe_print(const WorkerState& s, int64_t epoch, int64_t step_in_epoch, double loss, double lr);
 
  private:
-  Clock::time_point last_ = Clock::now();
+  // On the real clock, also in a virtual run: the line is for the person waiting (its figures are virtual).
+  std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
 };
 
 // "1:02:03", "2:05", or "?" for an unknown duration.

@@ -11,8 +11,8 @@
 #include "distsgd/optim/flat_parameters.hpp"
 #include "distsgd/optim/threads.hpp"
 #include "distsgd/sim/actor_scheduler.hpp"
-#include "distsgd/sim/cluster_description.hpp"
 #include "distsgd/sim/analytical_profile.hpp"
+#include "distsgd/sim/cluster_description.hpp"
 #include "distsgd/sim/cluster_network.hpp"
 #include "distsgd/sim/device_description.hpp"
 #include "distsgd/sim/event_queue.hpp"
@@ -51,7 +51,8 @@ StepTimes step_times(const sim::ModelProfile& profile, const TrainConfig& c, int
           "--profile " + c.profile + " is of '" + profile.model + "' (" + std::to_string(profile.tensors.size()) +
               " parameter tensors), but " + model_name + " has " + std::to_string(parameter_tensors) +
               " (profile this model: distsgd profile --model " + c.model + " --out FILE)");
-  const double scale = static_cast<double>(c.batch_size) / static_cast<double>(std::max<int64_t>(profile.batch_size, 1));
+  const double scale =
+      static_cast<double>(c.batch_size) / static_cast<double>(std::max<int64_t>(profile.batch_size, 1));
   StepTimes t;
   t.data = profile.data_seconds * scale;
   t.forward = profile.forward_seconds() * scale;
@@ -126,8 +127,7 @@ nlohmann::json run_virtual_training(TrainConfig config, const TrainHooks& hooks)
     parameters = probe.flat->numel();
     times = step_times(profile, config, static_cast<int64_t>(probe.flat->slots().size()), probe.model->name());
   }
-  const double needed = virtual_memory_estimate(config, parameters,
-                                                dataset.channels * dataset.height * dataset.width);
+  const double needed = virtual_memory_estimate(config, parameters, dataset.channels * dataset.height * dataset.width);
   const double available = available_memory_bytes();
   require(available <= 0 || needed < 0.9 * available,
           "--virtual: " + std::to_string(config.workers) + " workers and " + std::to_string(config.servers) +
@@ -138,9 +138,9 @@ nlohmann::json run_virtual_training(TrainConfig config, const TrainHooks& hooks)
   sim::EventQueue queue;
   sim::FlowNetwork network(queue);
   sim::ClusterNetwork cluster_network(network, cluster, workers, servers, {});
-  sim::RingCollectives collectives(queue, network, cluster_network, workers, cluster.gamma_seconds_per_byte,
-                                   workers <= kMostWorkersForSteps ? sim::CollectiveModel::kSteps
-                                                                   : sim::CollectiveModel::kFlows);
+  sim::RingCollectives collectives(
+      queue, network, cluster_network, workers, cluster.gamma_seconds_per_byte,
+      workers <= kMostWorkersForSteps ? sim::CollectiveModel::kSteps : sim::CollectiveModel::kFlows);
   sim::ActorScheduler scheduler(queue);
   vcluster::Fabric fabric(scheduler, network, cluster_network, collectives, workers, servers);
 
@@ -177,8 +177,11 @@ nlohmann::json run_virtual_training(TrainConfig config, const TrainHooks& hooks)
   // What was simulated, beside the figures (which are in virtual time already).
   summary["virtual"] = true;
   summary["virtual_cluster"] = sim::to_json(cluster);
-  summary["virtual_profile"] = {{"file", config.profile}, {"model", profile.model}, {"batch_size", profile.batch_size},
-                                {"data_seconds", times.data}, {"forward_seconds", times.forward}};
+  summary["virtual_profile"] = {{"file", config.profile},
+                                {"model", profile.model},
+                                {"batch_size", profile.batch_size},
+                                {"data_seconds", times.data},
+                                {"forward_seconds", times.forward}};
   summary["virtual_events"] = queue.events_run();
   const auto summary_path = (std::filesystem::path(config.out) / "summary.json").string();
   update_json_file(summary_path, [&](nlohmann::json& s) {

@@ -54,11 +54,12 @@ class WorkerLoop {
     return c().max_steps > 0 && s_.position.global_step >= c().max_steps ? "max_steps" : "epochs";
   }
   const TrainConfig& c() const { return s_.c; }
-  // --evals-per-epoch K: after every steps_per_epoch / K steps of an epoch, but its last (the epoch's own
+  // --evals-per-epoch K: after every ceil(steps_per_epoch / K) steps of an epoch, but its last (the epoch's own
   // evaluation follows it). Every worker counts the same steps, so they all evaluate together.
   bool evaluation_due(int64_t steps_into_epoch) const {
     if (c().evals_per_epoch <= 1 || s_.evaluate_only_at_end || steps_into_epoch >= s_.steps_per_epoch) return false;
-    const int64_t interval = std::max<int64_t>(1, s_.steps_per_epoch / c().evals_per_epoch);
+    const int64_t k = c().evals_per_epoch;
+    const int64_t interval = std::max<int64_t>(1, (s_.steps_per_epoch + k - 1) / k);  // K evaluations, no more
     return steps_into_epoch % interval == 0;
   }
   void checkpoint_after_evaluation() {
@@ -226,7 +227,8 @@ bool WorkerLoop::train_one_epoch(data::ShardedLoader& loader, int64_t epoch) {
     progress_.maybe_print(s_, epoch, batch->step + 1, loss_value, lr);
     if (evaluation_due(position.step_in_epoch)) {
       evaluate_and_record(s_);
-      if (c().target_accuracy > 0 && s_.last_eval.accuracy >= c().target_accuracy) return stop_because("target_accuracy");
+      if (c().target_accuracy > 0 && s_.last_eval.accuracy >= c().target_accuracy)
+        return stop_because("target_accuracy");
     }
   }
 }

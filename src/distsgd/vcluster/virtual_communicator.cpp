@@ -53,7 +53,7 @@ struct Fabric::Message {
 };
 
 struct Fabric::Channel {
-  std::deque<at::Tensor> arrived;  // delivered, not yet received
+  std::deque<at::Tensor> arrived;                                          // delivered, not yet received
   std::deque<std::pair<at::Tensor, std::shared_ptr<VirtualWork>>> posted;  // receives waiting for a message
 };
 
@@ -95,9 +95,9 @@ double bytes_of(const at::Tensor& t) { return t.defined() ? static_cast<double>(
 // Delivers `data` into a receive's buffer, or fails the receive when they do not fit (a protocol error).
 void fill(at::Tensor& target, const at::Tensor& data, VirtualWork& work) {
   if (target.numel() != data.numel() || target.scalar_type() != data.scalar_type()) {
-    work.complete("a message of " + std::to_string(data.numel()) + " " + std::string(c10::toString(data.scalar_type())) +
-                  " values for a buffer of " + std::to_string(target.numel()) + " " +
-                  std::string(c10::toString(target.scalar_type())));
+    work.complete("a message of " + std::to_string(data.numel()) + " " +
+                  std::string(c10::toString(data.scalar_type())) + " values for a buffer of " +
+                  std::to_string(target.numel()) + " " + std::string(c10::toString(target.scalar_type())));
     return;
   }
   target.copy_(data.view_as(target));
@@ -133,8 +133,8 @@ void Fabric::transfer(int64_t from, int64_t to, double bytes, std::function<void
     return;
   }
   const bool from_worker = from < workers_, to_worker = to < workers_;
-  require(from_worker || to_worker, "virtual cluster: servers do not talk to each other (rank " +
-                                        std::to_string(from) + " to rank " + std::to_string(to) + ")");
+  require(from_worker || to_worker, "virtual cluster: servers do not talk to each other (rank " + std::to_string(from) +
+                                        " to rank " + std::to_string(to) + ")");
   sim::Path path;
   double alpha = cluster_->alpha();
   if (from_worker && to_worker) {
@@ -241,7 +241,8 @@ comm::Work Fabric::collective(int64_t worker, Collective kind, at::Tensor output
         for (int64_t to = 0; to < workers_; ++to) {
           auto out = at::zeros_like(entries[static_cast<size_t>(to)].output);
           for (int64_t from = 0; from < workers_; ++from) {
-            out.narrow(0, from * chunk, chunk).copy_(entries[static_cast<size_t>(from)].input.narrow(0, to * chunk, chunk));
+            out.narrow(0, from * chunk, chunk)
+                .copy_(entries[static_cast<size_t>(from)].input.narrow(0, to * chunk, chunk));
           }
           instance.results.push_back(out);
         }
@@ -250,10 +251,10 @@ comm::Work Fabric::collective(int64_t worker, Collective kind, at::Tensor output
       instance.error = e.what();
     }
   }
-  const sim::CollectiveKind simulated =
-      kind == Collective::kAlltoall ? sim::CollectiveKind::kAlltoall
-      : kind == Collective::kAllgather || kind == Collective::kBroadcast ? sim::CollectiveKind::kAllgather
-                                                                          : sim::CollectiveKind::kAllreduce;
+  const sim::CollectiveKind simulated = kind == Collective::kAlltoall ? sim::CollectiveKind::kAlltoall
+                                        : kind == Collective::kAllgather || kind == Collective::kBroadcast
+                                            ? sim::CollectiveKind::kAllgather
+                                            : sim::CollectiveKind::kAllreduce;
   double bytes = kind == Collective::kBarrier ? 8 : bytes_of(entry.input);
   if (kind == Collective::kAllgather) bytes *= static_cast<double>(workers_);  // the gathered size
   bytes_sent_[static_cast<size_t>(worker)] +=

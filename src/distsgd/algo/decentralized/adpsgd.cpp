@@ -6,12 +6,12 @@
 #include "distsgd/comm/communicator.hpp"
 #include "distsgd/core/error.hpp"
 #include "distsgd/core/peer_topology.hpp"
+#include "distsgd/core/runtime.hpp"
 #include "distsgd/core/timed_phase.hpp"
 #include "distsgd/core/timeline.hpp"
 #include "distsgd/core/timer.hpp"
 #include "distsgd/optim/flat_parameters.hpp"
 #include "distsgd/optim/sgd.hpp"
-#include "distsgd/core/runtime.hpp"
 
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/empty.h>

@@ -101,65 +101,66 @@ GossipEndpoint::GossipEndpoint(comm::Communicator& comm, EndpointOptions options
   for (int64_t peer : options_.listeners) {
     // The thread holds the shared state and the handlers, so both outlive it even if it must be detached.
     const bool survivable = comm.liveness() != nullptr && comm.liveness()->survivable(peer);
-    shared_->threads.emplace_back("receiver of rank " + std::to_string(peer), [&comm, peer, survivable, shared = shared_, handlers = handlers_ptr,
-                                   bytes = bytes_sent_, numel = options_.numel, delay_ms = options_.test_delay_ms,
-                                   seed = options_.seed] {
-      uint64_t draws = 0;
-      try {
-        auto header = at::empty({kGossipHeaderSize}, at::kDouble);
-        while (true) {
-          comm.receive(header, peer, kHeaderTag).wait();
-          const GossipHeader h = decode_gossip_header(header.data_ptr<double>(), peer);
-          const MessageKind kind = h.kind;
-          const int64_t step = h.step;
-          const double weight = h.weight;
-          if (kind == MessageKind::kDone) break;
-          if (kind == MessageKind::kKeepAlive) continue;
-          at::Tensor reply;
-          if (kind == MessageKind::kPush) {
-            auto values = at::empty({numel});
-            comm.receive(values, peer, kPayloadTag).wait();
-            handlers->on_push(PushMessage{peer, step, weight, values});
-            continue;
-          }
-          if (kind == MessageKind::kPullRequest) {
-            require(static_cast<bool>(handlers->on_pull),
-                    "gossip: rank " + std::to_string(peer) + " pulled from a worker that serves no pulls");
-            reply = handlers->on_pull(peer);
+    shared_->threads.emplace_back(
+        "receiver of rank " + std::to_string(peer),
+        [&comm, peer, survivable, shared = shared_, handlers = handlers_ptr, bytes = bytes_sent_,
+         numel = options_.numel, delay_ms = options_.test_delay_ms, seed = options_.seed] {
+          uint64_t draws = 0;
+          try {
+            auto header = at::empty({kGossipHeaderSize}, at::kDouble);
+            while (true) {
+              comm.receive(header, peer, kHeaderTag).wait();
+              const GossipHeader h = decode_gossip_header(header.data_ptr<double>(), peer);
+              const MessageKind kind = h.kind;
+              const int64_t step = h.step;
+              const double weight = h.weight;
+              if (kind == MessageKind::kDone) break;
+              if (kind == MessageKind::kKeepAlive) continue;
+              at::Tensor reply;
+              if (kind == MessageKind::kPush) {
+                auto values = at::empty({numel});
+                comm.receive(values, peer, kPayloadTag).wait();
+                handlers->on_push(PushMessage{peer, step, weight, values});
+                continue;
+              }
+              if (kind == MessageKind::kPullRequest) {
+                require(static_cast<bool>(handlers->on_pull),
+                        "gossip: rank " + std::to_string(peer) + " pulled from a worker that serves no pulls");
+                reply = handlers->on_pull(peer);
+                std::lock_guard<std::mutex> lock(shared->mutex);
+                shared->ages.add(step - shared->step.load());  // the puller merges this model
+              } else if (kind == MessageKind::kExchange) {
+                require(static_cast<bool>(handlers->on_exchange),
+                        "gossip: rank " + std::to_string(peer) + " asked an exchange of a worker that serves none");
+                auto values = at::empty({numel});
+                comm.receive(values, peer, kPayloadTag).wait();
+                reply = handlers->on_exchange(peer, values);
+                // Both merge: this worker the peer's model, the peer this one's.
+                const int64_t mine = shared->step.load();
+                std::lock_guard<std::mutex> lock(shared->mutex);
+                shared->ages.add(mine - step);
+                shared->ages.add(step - mine);
+              } else {
+                throw Error("gossip: unexpected message kind " + std::to_string(static_cast<int64_t>(kind)) +
+                            " from rank " + std::to_string(peer));
+              }
+              sleep_up_to(delay_ms, topology::mix_hash(seed + 7, static_cast<uint64_t>(peer), ++draws));
+              comm.send(reply, peer, kReplyTag).wait();
+              bytes->fetch_add(reply.numel() * 4);
+              std::lock_guard<std::mutex> lock(shared->mutex);
+              ++shared->served;
+            }
+          } catch (const std::exception& e) {
+            const std::string error = "serving rank " + std::to_string(peer) + ": " + e.what();
             std::lock_guard<std::mutex> lock(shared->mutex);
-            shared->ages.add(step - shared->step.load());  // the puller merges this model
-          } else if (kind == MessageKind::kExchange) {
-            require(static_cast<bool>(handlers->on_exchange),
-                    "gossip: rank " + std::to_string(peer) + " asked an exchange of a worker that serves none");
-            auto values = at::empty({numel});
-            comm.receive(values, peer, kPayloadTag).wait();
-            reply = handlers->on_exchange(peer, values);
-            // Both merge: this worker the peer's model, the peer this one's.
-            const int64_t mine = shared->step.load();
-            std::lock_guard<std::mutex> lock(shared->mutex);
-            shared->ages.add(mine - step);
-            shared->ages.add(step - mine);
-          } else {
-            throw Error("gossip: unexpected message kind " + std::to_string(static_cast<int64_t>(kind)) +
-                        " from rank " + std::to_string(peer));
+            if (survivable) {
+              // A peer declared lost sends no "done": this thread ends without it (decided by the training thread).
+              shared->peer_failures[peer] = {Clock::now(), error};
+            } else if (shared->first_error.empty()) {
+              shared->first_error = error;
+            }
           }
-          sleep_up_to(delay_ms, topology::mix_hash(seed + 7, static_cast<uint64_t>(peer), ++draws));
-          comm.send(reply, peer, kReplyTag).wait();
-          bytes->fetch_add(reply.numel() * 4);
-          std::lock_guard<std::mutex> lock(shared->mutex);
-          ++shared->served;
-        }
-      } catch (const std::exception& e) {
-        const std::string error = "serving rank " + std::to_string(peer) + ": " + e.what();
-        std::lock_guard<std::mutex> lock(shared->mutex);
-        if (survivable) {
-          // A peer declared lost sends no "done": this thread ends without it (decided by the training thread).
-          shared->peer_failures[peer] = {Clock::now(), error};
-        } else if (shared->first_error.empty()) {
-          shared->first_error = error;
-        }
-      }
-    });
+        });
   }
 }
 

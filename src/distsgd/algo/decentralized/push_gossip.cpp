@@ -6,12 +6,12 @@
 #include "distsgd/algo/decentralized/protocol.hpp"
 #include "distsgd/comm/communicator.hpp"
 #include "distsgd/core/error.hpp"
+#include "distsgd/core/runtime.hpp"
 #include "distsgd/core/timed_phase.hpp"
 #include "distsgd/core/timeline.hpp"
 #include "distsgd/core/timer.hpp"
 #include "distsgd/optim/flat_parameters.hpp"
 #include "distsgd/optim/sgd.hpp"
-#include "distsgd/core/runtime.hpp"
 
 #include <ATen/core/Tensor.h>
 
@@ -181,10 +181,10 @@ class PushGossip final : public GossipWorker {
         }
       }
       if (missing < 0) return;
-      require(Clock::now() < deadline,
-              "waited " + std::to_string(comm_.timeout().count() / 1000) + " s for the message of iteration " +
-                  std::to_string(last_step) + " or earlier from rank " + std::to_string(missing) +
-                  " (a peer is stuck or died; see --timeout)");
+      require(Clock::now() < deadline, "waited " + std::to_string(comm_.timeout().count() / 1000) +
+                                           " s for the message of iteration " + std::to_string(last_step) +
+                                           " or earlier from rank " + std::to_string(missing) +
+                                           " (a peer is stuck or died; see --timeout)");
       arrivals_->wait_after(seen);
     }
   }

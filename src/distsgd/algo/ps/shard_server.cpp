@@ -100,9 +100,7 @@ ShardServer::ShardServer(comm::Communicator& comm, int64_t shard, ShardRange ran
       parameters_(gather_shard(initial, range_).clone()),
       payload_delay_seconds_(payload_delay_from_environment()) {}
 
-void ShardServer::delay_payload() const {
-  runtime::sleep_for(payload_delay_seconds_);
-}
+void ShardServer::delay_payload() const { runtime::sleep_for(payload_delay_seconds_); }
 
 ShardServer::ShardServer(const ServerSetup& s)
     : ShardServer(s.comm, s.server_index,
