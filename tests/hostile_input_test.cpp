@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <string>
 #include <vector>
@@ -151,4 +152,32 @@ TEST(HostileInput, ProfilesWithHugeNumbersEndInOneLine) {
   } catch (const distsgd::Error& e) {
     EXPECT_STREQ(e.what(), "p.json: not valid JSON (number overflow parsing '1e999')");
   }
+}
+
+// JSON nested 100,000 levels deep (issue 26): a profile, a cluster file and a study specification each crashed
+// distsgd (copying or printing the value overflowed the stack). Each is now one line and status 1.
+TEST(HostileInput, JsonNestedTooDeepEndsInOneLine) {
+  distsgd::testing::TempDir dir;
+  const std::string deep = dir / "deep.json";
+  std::ofstream(deep) << std::string(100000, '[') << std::string(100000, ']');
+  const std::string profile = (fs::path(DISTSGD_SOURCE_DIR) / "fuzz/seeds/profile/lenet5-v100.json").string();
+  for (const std::string args : {"simulate --profile " + deep, "simulate --profile " + profile + " --cluster " + deep,
+                                 "study --dry-run " + deep}) {
+    const auto r = distsgd::testing::run_distsgd(args);
+    EXPECT_EQ(r.exit_code, 1) << args << "\n" << r.output.substr(0, 2000);
+    EXPECT_NE(r.output.find("distsgd: error: "), std::string::npos) << args << "\n" << r.output.substr(0, 2000);
+    EXPECT_NE(r.output.find(deep + ": not valid JSON (arrays and objects nested deeper than 256 levels)"),
+              std::string::npos)
+        << args << "\n"
+        << r.output.substr(0, 2000);
+    EXPECT_EQ(distsgd::testing::count_of(r.output, "\n"), 1) << args << "\n" << r.output.substr(0, 2000);
+  }
+  // 256 levels are read, 257 are not; brackets inside strings do not count.
+  const auto nested = [](int levels) { return std::string(levels, '[') + std::string(levels, ']'); };
+  EXPECT_NO_THROW(distsgd::parse_json_text(nested(256), "p.json"));
+  EXPECT_EQ(distsgd::testing::error_of_call([&] { distsgd::parse_json_text(nested(257), "p.json"); }),
+            "p.json: not valid JSON (arrays and objects nested deeper than 256 levels)");
+  EXPECT_NO_THROW(distsgd::parse_json_text("[\"" + std::string(1000, '[') + "\\\"{\"]", "p.json"));
+  std::ofstream(dir / "too-deep.json") << nested(257);
+  EXPECT_FALSE(distsgd::read_json_file_if_valid(dir / "too-deep.json").has_value());
 }
