@@ -161,8 +161,8 @@ TEST(HostileInput, JsonNestedTooDeepEndsInOneLine) {
   const std::string deep = dir / "deep.json";
   std::ofstream(deep) << std::string(100000, '[') << std::string(100000, ']');
   const std::string profile = (fs::path(DISTSGD_SOURCE_DIR) / "fuzz/seeds/profile/lenet5-v100.json").string();
-  for (const std::string args : {"simulate --profile " + deep, "simulate --profile " + profile + " --cluster " + deep,
-                                 "study --dry-run " + deep}) {
+  for (const std::string& args : {"simulate --profile " + deep, "simulate --profile " + profile + " --cluster " + deep,
+                                  "study --dry-run " + deep}) {
     const auto r = distsgd::testing::run_distsgd(args);
     EXPECT_EQ(r.exit_code, 1) << args << "\n" << r.output.substr(0, 2000);
     EXPECT_NE(r.output.find("distsgd: error: "), std::string::npos) << args << "\n" << r.output.substr(0, 2000);
