@@ -55,7 +55,9 @@ sanitize-address: setup
 	  ctest --output-on-failure --timeout 1800 -R '$(SANITIZED_TESTS)'
 
 # The parsers and message decoders under libFuzzer with AddressSanitizer and UndefinedBehaviorSanitizer (fuzz/):
-# built with clang into build-fuzz/, each target run FUZZ_SECONDS on its seeds; fails on any crash or report.
+# built with clang into build-fuzz/, each target explored FUZZ_SECONDS with random mutations of its seeds, past
+# findings and earlier runs' corpus; fails on any crash or report. (make test runs the fixed, deterministic
+# fuzz/run.sh --fixed instead.)
 FUZZ_SECONDS ?= 20
 fuzz: setup
 	fuzz/run.sh $(FUZZ_SECONDS)

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <filesystem>
 
 using distsgd::testing::read_file;
@@ -87,4 +88,21 @@ TEST(Cli, BadFlagValuesGiveOneClearError) {
   auto u = run_distsgd("train --algo nosuch --out " + dir / "z");
   EXPECT_NE(u.exit_code, 0);
   EXPECT_NE(u.output.find("nosuch"), std::string::npos) << u.output;
+}
+
+// CLI11's parse errors (an unknown flag or command, a missing value, no command) exited 106-114 with CLI11's own
+// text (issue 26); they are one line "distsgd: error: ..." and status 1, as every other error. --help still succeeds.
+TEST(Cli, ParseErrorsAreOneLineAndStatusOne) {
+  for (const std::string args :
+       {"train --no-such-flag", "train --lr", "", "nosuchcommand", "simulate", "train --workers 2 3 --lr"}) {
+    const auto r = run_distsgd(args);
+    EXPECT_EQ(r.exit_code, 1) << args << "\n" << r.output;
+    EXPECT_EQ(r.output.rfind("distsgd: error: ", 0), 0u) << args << "\n" << r.output;
+    EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << args << "\n" << r.output;
+  }
+  const auto unknown = run_distsgd("train --no-such-flag");
+  EXPECT_NE(unknown.output.find("--no-such-flag"), std::string::npos) << unknown.output;
+  EXPECT_NE(unknown.output.find("distsgd COMMAND --help"), std::string::npos) << unknown.output;
+  EXPECT_EQ(run_distsgd("train --help").exit_code, 0);
+  EXPECT_EQ(run_distsgd("--help-all").exit_code, 0);
 }

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <map>
@@ -72,7 +73,9 @@ const std::string kDecentralizedTask =
 std::string train_and_kill_worker_2(const std::string& flags, const std::string& run) {
   const std::string log = run + ".log";
   std::filesystem::remove(log);  // a previous run's would be read before the new one empties it
-  std::random_device random;
+  // When to kill (0 to 0.9 s after config.json appears) is drawn from DISTSGD_TEST_SEED (default 1): the same
+  // delays every run, so the outcome does not depend on chance (it was std::random_device); set it to try others.
+  static std::mt19937 random(std::getenv("DISTSGD_TEST_SEED") ? std::stoul(std::getenv("DISTSGD_TEST_SEED")) : 1);
   const std::string delay = "0." + std::to_string(random() % 10);
   const auto r = run_shell(std::string(DISTSGD_BINARY) + " train" + flags + " --out " + run + " > " + log +
                            " 2>&1 & L=$!; until [ -e " + run + "/config.json ] || ! kill -0 $L 2>/dev/null; " +

@@ -16,7 +16,6 @@
 #include <fstream>
 #include <iostream>
 #include <map>
-#include <random>
 #include <set>
 #include <thread>
 
@@ -155,8 +154,7 @@ TEST(Failure, KilledWorkerStopsTheRunAndIsNamed) {
 TEST(Launchers, MpirunStartsAWorkingRun) {
   if (system("command -v mpirun > /dev/null 2>&1") != 0) GTEST_SKIP() << "mpirun (openmpi-bin) is not installed";
   TempDir dir;
-  std::random_device rd;
-  const int port = 20000 + static_cast<int>(rd() % 20000);
+  const int port = distsgd::testing::free_tcp_port();
   const std::string command = "MASTER_ADDR=127.0.0.1 MASTER_PORT=" + std::to_string(port) +
                               " mpirun -np 3 --oversubscribe " + (geteuid() == 0 ? "--allow-run-as-root " : "") +
                               "-x MASTER_ADDR -x MASTER_PORT " + DISTSGD_BINARY +

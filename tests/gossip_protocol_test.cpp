@@ -3,13 +3,13 @@
 #include "distsgd/algo/decentralized/inbox.hpp"
 #include "distsgd/algo/decentralized/protocol.hpp"
 #include "distsgd/comm/gloo_communicator.hpp"
+#include "test_util.hpp"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
 #include <functional>
 #include <mutex>
-#include <random>
 #include <thread>
 
 using namespace distsgd::algo::decentralized;
@@ -21,8 +21,7 @@ constexpr int64_t kNumel = 1000;
 
 // Runs body(rank, communicator) on kRanks threads, each with its own communicator; rethrows the first failure.
 void run_ranks(const std::function<void(int64_t, distsgd::comm::Communicator&)>& body) {
-  std::random_device rd;
-  const int port = 20000 + static_cast<int>(rd() % 20000);
+  const int port = distsgd::testing::free_tcp_port();
   std::mutex mutex;
   std::string first_error;
   std::vector<std::thread> threads;

@@ -1,6 +1,7 @@
 // `distsgd study` end to end on synthetic data: the cells run, results.csv and curves.csv hold what their run
 // directories hold, a resumed study skips the finished cell, a failing cell is recorded and the study goes on, and
 // Ctrl-C stops it cleanly.
+#include "distsgd/cli/self_command.hpp"
 #include "distsgd/cli/study_csv.hpp"
 #include "test_util.hpp"
 
@@ -142,6 +143,22 @@ TEST(StudyRun, BadInputIsOneClearLine) {
   check("study " + write_spec(dir, R"({"axes": {"--algorithm": ["bsp"]}})"),
         dir / "spec.json: axes.--algorithm: unknown flag --algorithm");
   check("study", "distsgd study: give a specification file or --preset NAME");
+}
+
+// A specification without axes is one cell with distsgd train's defaults; its empty flag list made printing or
+// recording the cell's arguments die with "basic_string::substr" (issue 26).
+TEST(StudyRun, ASpecWithoutAxesIsOneCellOfTheDefaults) {
+  TempDir dir;
+  for (const std::string spec : {R"({"axes": {}})", R"({"grids": [{"name": "a", "axes": {}}]})",
+                                 R"({"axes": {"variant": [{"label": "plain"}]}})"}) {
+    const auto run = run_distsgd("study " + write_spec(dir, spec) + " --dry-run");
+    EXPECT_EQ(run.exit_code, 0) << spec << "\n" << run.output;
+    EXPECT_NE(run.output.find("1 runs, 0 simulated only"), std::string::npos) << spec << "\n" << run.output;
+  }
+  EXPECT_EQ(arguments_text({}), "");
+  EXPECT_EQ(command_text({}), "distsgd");
+  EXPECT_EQ(arguments_text({"--net", "1gbit,delay=5ms", "--out", "a b"}), "--net 1gbit,delay=5ms --out 'a b'");
+  EXPECT_EQ(command_text({"train", ""}), "distsgd train ''");
 }
 
 }  // namespace

@@ -1,10 +1,16 @@
 // Helpers shared by the tests: temporary directories and running the distsgd binary.
 #pragma once
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <random>
+#include <stdexcept>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -82,6 +88,22 @@ inline std::string error_of_call(const std::function<void()>& f) {
     return e.what();
   }
   return "";
+}
+
+// A TCP port no socket on this host is bound to now, as the kernel picks one, for a test's rendezvous (MASTER_PORT).
+// A random port in 20000..39999 could be one in use (that range overlaps the kernel's own for outgoing
+// connections), so the test failed by chance.
+inline int free_tcp_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof address;
+  const bool ok = fd >= 0 && ::bind(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address) == 0 &&
+                  ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0;
+  if (fd >= 0) ::close(fd);
+  if (!ok) throw std::runtime_error("free_tcp_port: cannot bind a socket to 127.0.0.1");
+  return ntohs(address.sin_port);
 }
 
 }  // namespace distsgd::testing

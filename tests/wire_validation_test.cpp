@@ -14,7 +14,6 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
-#include <random>
 #include <string>
 #include <thread>
 #include <vector>
@@ -202,8 +201,7 @@ TEST(WireValidation, GossipHeaderNamesEachBadField) {
 // End to end: a rank that sends a foreign header to a worker's gossip endpoint ends that worker's receiving thread
 // with the decoder's error (check() throws it), and nothing is written anywhere.
 TEST(WireValidation, GossipEndpointRefusesAForeignPeer) {
-  std::random_device rd;
-  const int port = 20000 + static_cast<int>(rd() % 20000);
+  const int port = distsgd::testing::free_tcp_port();
   std::string errors[2];
   std::vector<std::thread> threads;
   for (int64_t r = 0; r < 2; ++r) {

@@ -8,7 +8,6 @@
 
 #include <chrono>
 #include <filesystem>
-#include <random>
 #include <set>
 
 namespace {
@@ -123,8 +122,7 @@ struct Ending {
 };
 
 Ending kill_one_of_a_world(const std::string& flags, const std::string& run, int processes, int victim) {
-  std::random_device random;
-  const int port = 20000 + static_cast<int>(random() % 20000);
+  const int port = distsgd::testing::free_tcp_port();
   std::string command = "export MASTER_ADDR=127.0.0.1 MASTER_PORT=" + std::to_string(port) + "; ";
   for (int r = 0; r < processes; ++r) {
     command += "RANK=" + std::to_string(r) + " WORLD_SIZE=" + std::to_string(processes) + " " + DISTSGD_BINARY +

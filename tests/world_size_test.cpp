@@ -12,8 +12,6 @@
 
 #include <unistd.h>
 
-#include <random>
-
 using distsgd::testing::count_of;
 using distsgd::testing::read_file;
 using distsgd::testing::run_shell;
@@ -25,10 +23,7 @@ const std::string kWorldSizeSmallRun =
     " train --model mlp --mlp-width 16 --mlp-layers 1 --dataset synthetic --synthetic-train-size 512 "
     "--synthetic-test-size 64 --batch-size 8 --max-steps 10 --threads 1 --no-checkpoint --progress-seconds 1000";
 
-int free_port() {
-  std::random_device rd;
-  return 20000 + static_cast<int>(rd() % 20000);
-}
+int free_port() { return distsgd::testing::free_tcp_port(); }
 
 // `rank_variable`=r `size_variable`=n for r in 0..n-1, all started at once; the exit codes and output of all.
 distsgd::testing::CommandResult run_world(const std::string& rank_variable, const std::string& size_variable,

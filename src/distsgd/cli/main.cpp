@@ -13,6 +13,7 @@
 #include <c10/util/Exception.h>
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <iostream>
 
 namespace {
@@ -43,6 +44,13 @@ void add_commbench_options(CLI::App& cmd, distsgd::cli::CommbenchConfig& c) {
 int report(const std::string& what) {
   std::cerr << "distsgd: error: " << what << std::endl;
   return 1;
+}
+
+// CLI11's message on one line, and where the valid flags are listed.
+std::string parse_error_line(std::string message) {
+  std::replace(message.begin(), message.end(), '\n', ' ');
+  while (!message.empty() && message.back() == ' ') message.pop_back();
+  return message + " (distsgd --help lists the commands, distsgd COMMAND --help their flags)";
 }
 
 }  // namespace
@@ -80,7 +88,10 @@ int main(int argc, char** argv) {
     try {
       app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
-      return app.exit(e);
+      // --help and --help-all print their text and succeed; any other parse error (an unknown flag, a missing
+      // value, no subcommand) is one line and status 1, as every other error (CLI11's own exit codes are 106-114).
+      if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return app.exit(e);
+      return report(parse_error_line(e.what()));
     }
     if (train->parsed()) return distsgd::cli::run_train(config, *train, argc, argv);
     if (commbench->parsed()) return distsgd::cli::run_commbench(commbench_config, argc, argv);

@@ -97,13 +97,17 @@ bool help_lists_flag(const std::string& help, const std::string& flag) {
   return false;
 }
 
-std::string command_text(const std::vector<std::string>& args) {
-  std::string text = "distsgd";
+std::string arguments_text(const std::vector<std::string>& args) {
+  std::string text;
   for (const auto& a : args) {
     const bool quote = a.empty() || a.find_first_of(" \t'\"") != std::string::npos;
-    text += " " + (quote ? "'" + a + "'" : a);
+    text += (text.empty() ? "" : " ") + (quote ? "'" + a + "'" : a);
   }
   return text;
+}
+
+std::string command_text(const std::vector<std::string>& args) {
+  return args.empty() ? "distsgd" : "distsgd " + arguments_text(args);
 }
 
 }  // namespace distsgd::cli

@@ -24,5 +24,7 @@ bool help_lists_flag(const std::string& help, const std::string& flag);
 
 // "distsgd a b c": a command line for logs and reports (arguments with spaces quoted).
 std::string command_text(const std::vector<std::string>& args);
+// "a b c": the arguments alone, quoted as command_text quotes them ("" when there are none).
+std::string arguments_text(const std::vector<std::string>& args);
 
 }  // namespace distsgd::cli

@@ -37,7 +37,7 @@ void print_cells(const std::vector<StudyCell>& cells) {
   for (const auto& cell : cells) {
     simulated += cell.simulated_only;
     std::cout << (cell.simulated_only ? "simulate " : "run      ") << cell.id << "\n         "
-              << command_text(cell.arguments()).substr(std::string("distsgd ").size()) << "\n";
+              << arguments_text(cell.arguments()) << "\n";
   }
   std::cout << cells.size() - simulated << " runs, " << simulated << " simulated only" << std::endl;
 }

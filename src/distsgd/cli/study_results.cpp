@@ -78,7 +78,7 @@ void write_study_results(const std::string& study_dir, const std::vector<StudyCe
     row["status"] = cell.simulated_only ? "simulated" : record ? record->status : "pending";
     row["reason"] = record ? record->reason : "";
     add_axes(row, cell, axes);
-    row["arguments"] = command_text(cell.arguments()).substr(std::string("distsgd ").size());
+    row["arguments"] = arguments_text(cell.arguments());
     row["run_dir"] = cell.simulated_only ? "" : "cells/" + cell.id;
     row["cell_seconds"] = record ? Row(record->seconds) : Row();
     // The configuration every row has, run or not (summary.json repeats the first four for the runs).

@@ -2,11 +2,13 @@
 
 #include "distsgd/algo/algorithm.hpp"
 #include "distsgd/core/error.hpp"
+#include "distsgd/core/json_file.hpp"
 #include "distsgd/core/text.hpp"
 #include "distsgd/train/options.hpp"
 
 #include <algorithm>
 #include <fstream>
+#include <iterator>
 
 namespace distsgd::cli {
 namespace {
@@ -319,9 +321,9 @@ StudySpec parse_study_spec(const nlohmann::ordered_json& json, const std::string
 StudySpec load_study_spec(const std::string& path) {
   std::ifstream in(path);
   require(static_cast<bool>(in), path + ": cannot read the study specification");
-  const auto json = Json::parse(in, nullptr, /*allow_exceptions=*/false);
-  require(!json.is_discarded(), path + ": not valid JSON");
-  return parse_study_spec(json, path);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  require(!in.bad(), path + ": cannot read the study specification");
+  return parse_study_spec(parse_ordered_json_text(text, path), path);
 }
 
 }  // namespace distsgd::cli

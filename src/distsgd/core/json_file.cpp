@@ -29,9 +29,38 @@ nlohmann::json read_json_file(const std::string& path, const std::string& what) 
   return parse_json_text(text, path);
 }
 
-nlohmann::json parse_json_text(const std::string& text, const std::string& path) {
+namespace {
+
+// Whether `text` nests arrays and objects deeper than kMaxJsonDepth (brackets inside strings do not count).
+bool nested_too_deep(const std::string& text) {
+  int depth = 0;
+  bool in_string = false, escaped = false;
+  for (const char c : text) {
+    if (in_string) {
+      if (escaped) {
+        escaped = false;
+      } else if (c == '\\') {
+        escaped = true;
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > kMaxJsonDepth) return true;
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return false;
+}
+
+template <class Json>
+Json parse_checked(const std::string& text, const std::string& path) {
+  require(!nested_too_deep(text), path + ": not valid JSON (arrays and objects nested deeper than " +
+                                      std::to_string(kMaxJsonDepth) + " levels)");
   try {
-    return nlohmann::json::parse(text);
+    return Json::parse(text);
   } catch (const nlohmann::json::out_of_range& e) {
     // A number beyond double's range ("1e999"): nlohmann reports it as out_of_range.406 "number overflow parsing".
     const std::string message = e.what();
@@ -48,10 +77,22 @@ nlohmann::json parse_json_text(const std::string& text, const std::string& path)
   }
 }
 
+}  // namespace
+
+nlohmann::json parse_json_text(const std::string& text, const std::string& path) {
+  return parse_checked<nlohmann::json>(text, path);
+}
+
+nlohmann::ordered_json parse_ordered_json_text(const std::string& text, const std::string& path) {
+  return parse_checked<nlohmann::ordered_json>(text, path);
+}
+
 std::optional<nlohmann::json> read_json_file_if_valid(const std::string& path) {
   std::ifstream file(path);
   if (!file) return std::nullopt;
-  auto json = nlohmann::json::parse(file, nullptr, /*allow_exceptions=*/false);
+  const std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  if (file.bad() || nested_too_deep(text)) return std::nullopt;
+  auto json = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (json.is_discarded()) return std::nullopt;
   return json;
 }

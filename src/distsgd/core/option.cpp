@@ -1,6 +1,7 @@
 #include "distsgd/core/option.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace distsgd {
 
@@ -43,8 +44,11 @@ uint64_t parse_unsigned(const std::string& flag, const std::string& text) {
 }
 
 double parse_double(const std::string& flag, const std::string& text) {
-  return parse_number<double>(flag, text, "a number",
-                              [](const std::string& t, size_t* used) { return std::stod(t, used); });
+  const double value = parse_number<double>(flag, text, "a number",
+                                            [](const std::string& t, size_t* used) { return std::stod(t, used); });
+  // std::stod reads "inf" and "nan"; no flag means either (an infinite --lr trained NaNs, a NaN passes no rule).
+  require(std::isfinite(value), flag + ": '" + text + "' is not a finite number");
+  return value;
 }
 
 OptionSpec switch_option(std::string flag, bool TrainConfig::*field, bool when_given, std::string key,

@@ -2,6 +2,7 @@
 
 #include "distsgd/core/error.hpp"
 #include "distsgd/core/json_file.hpp"
+#include "distsgd/train/checkpoint_archive.hpp"
 
 #include <fcntl.h>
 #include <torch/torch.h>
@@ -166,6 +167,8 @@ RankFile read_rank_file(const std::string& path) {
 RankFile rank_file_from_bytes(const std::string& bytes, const std::string& path) {
   RankFile f;
   try {
+    // Before libtorch allocates what the archive's directory declares (checkpoint_archive.hpp).
+    checked_archive_records(bytes);
     torch::serialize::InputArchive archive;
     archive.load_from(bytes.data(), bytes.size());
     f.id = read_count(archive, "id");

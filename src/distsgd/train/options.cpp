@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <sstream>
+#include <thread>
 
 namespace distsgd::train {
 namespace {
@@ -107,6 +108,12 @@ std::vector<OptionSpec> declare_options() {
   const auto independent = algo::algorithm_names_where([](const auto& a) { return a.independent_workers; });
   const Rule<double> unit_interval{[](const double& v) { return v >= 0 && v < 1; }, "must be in [0, 1)"};
   const Rule<double> decay_factor{[](const double& v) { return v > 0 && v <= 1; }, "must be in (0, 1]"};
+  // More compute threads than this only slow a process down; 100,000 made the thread pool start threads until the
+  // host stalled.
+  const int64_t max_threads = std::max<int64_t>(256, 4 * static_cast<int64_t>(std::thread::hardware_concurrency()));
+  const Rule<int64_t> thread_count{
+      [max_threads](const int64_t& v) { return v >= 0 && v <= max_threads; },
+      "must be in [0, " + std::to_string(max_threads) + "] (at most 4 per core of this host, or 256)"};
   const Rule<std::vector<double>> increasing{
       [](const std::vector<double>& v) { return std::is_sorted(v.begin(), v.end()); },
       "must be given in increasing order"};
@@ -135,7 +142,7 @@ std::vector<OptionSpec> declare_options() {
   add_group(all, "Optimization",
             {
                 field_option("--batch-size", &C::batch_size, "minibatch per worker", positive<int64_t>()),
-                field_option("--lr", &C::lr, "base learning rate", non_negative<double>()),
+                field_option("--lr", &C::lr, "base learning rate (0: no step)", non_negative<double>()),
                 field_option("--momentum", &C::momentum, "SGD momentum", unit_interval),
                 field_option("--weight-decay", &C::weight_decay, "L2 weight decay", non_negative<double>()),
                 field_option("--lr-scaling", &C::lr_scaling, "none, or linear: lr * global batch / 256 (Goyal et al.)"),
@@ -172,17 +179,17 @@ std::vector<OptionSpec> declare_options() {
                              "max(its first loss, 1) (0: NaN and infinite only)",
                              non_negative<double>()),
             });
-  add_group(all, "Execution",
-            {
-                field_option("--seed", &C::seed, "seed of weights and data order"),
-                field_option("--threads", &C::threads, "compute threads per process (0: cores / processes)",
-                             non_negative<int64_t>()),
-                field_option("--prefetch", &C::prefetch, "batches prepared ahead by the loader thread (0: none)",
-                             non_negative<int64_t>()),
-                field_option("--eval-batch-size", &C::eval_batch_size, "batch size of evaluation", positive<int64_t>()),
-                field_option("--progress-seconds", &C::progress_seconds, "seconds between progress lines on stderr",
-                             non_negative<double>()),
-            });
+  add_group(
+      all, "Execution",
+      {
+          field_option("--seed", &C::seed, "seed of weights and data order"),
+          field_option("--threads", &C::threads, "compute threads per process (0: cores / processes)", thread_count),
+          field_option("--prefetch", &C::prefetch, "batches prepared ahead by the loader thread (0: none)",
+                       non_negative<int64_t>()),
+          field_option("--eval-batch-size", &C::eval_batch_size, "batch size of evaluation", positive<int64_t>()),
+          field_option("--progress-seconds", &C::progress_seconds, "seconds between progress lines on stderr",
+                       non_negative<double>()),
+      });
   add_group(all, "Distribution",
             {
                 field_option("--algo", &C::algorithm, "algorithm:" + algorithms).named("algorithm"),
