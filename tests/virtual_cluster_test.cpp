@@ -195,14 +195,21 @@ const std::string kSmallRun =
     "--synthetic-test-size 64 --max-steps 20 --epochs 1 --seed 5 --batch-size 16 --lr 0.05 --no-checkpoint "
     "--progress-seconds 1000";
 
+// The same `train` flags as a real multi-process run (one thread per process) into dir/real and as a virtual one
+// into dir/virtual; false (and a failure naming the output) when either fails.
+bool real_and_virtual(const std::string& flags, const TempDir& dir, const std::string& profile) {
+  auto real = run_distsgd(flags + " --threads 1 --out " + (dir / "real"));
+  EXPECT_EQ(real.exit_code, 0) << real.output;
+  auto virtual_run = run_distsgd(flags + " --virtual --profile " + profile + " --out " + (dir / "virtual"));
+  EXPECT_EQ(virtual_run.exit_code, 0) << virtual_run.output;
+  return real.exit_code == 0 && virtual_run.exit_code == 0;
+}
+
 TEST_F(VirtualTraining, BspEndsBitForBitWhereTheRealMultiProcessRunEnds) {
   for (const std::string sharding : {"memory", "layer"}) {
     TempDir dir;
-    const std::string flags = "train --algo bsp --workers 3 --servers 2 --sharding " + sharding + kSmallRun;
-    auto real = run_distsgd(flags + " --threads 1 --out " + (dir / "real"));
-    ASSERT_EQ(real.exit_code, 0) << real.output;
-    auto virtual_run = run_distsgd(flags + " --virtual --profile " + profile() + " --out " + (dir / "virtual"));
-    ASSERT_EQ(virtual_run.exit_code, 0) << virtual_run.output;
+    ASSERT_TRUE(real_and_virtual("train --algo bsp --workers 3 --servers 2 --sharding " + sharding + kSmallRun, dir,
+                                 profile()));
     EXPECT_TRUE(parameters_of(dir / "real").equal(parameters_of(dir / "virtual"))) << sharding;
     const auto summary = summary_of(dir / "virtual");
     EXPECT_EQ(summary["virtual"], true);
@@ -216,11 +223,7 @@ TEST_F(VirtualTraining, BspEndsBitForBitWhereTheRealMultiProcessRunEnds) {
 TEST_F(VirtualTraining, AllreduceEndsWithinRoundingOfTheRealRunAndMultistepBitForBit) {
   for (const std::string overlap : {"none", "wfbp", "multistep"}) {
     TempDir dir;
-    const std::string flags = "train --algo arsgd --workers 3 --overlap " + overlap + kSmallRun;
-    auto real = run_distsgd(flags + " --threads 1 --out " + (dir / "real"));
-    ASSERT_EQ(real.exit_code, 0) << real.output;
-    auto virtual_run = run_distsgd(flags + " --virtual --profile " + profile() + " --out " + (dir / "virtual"));
-    ASSERT_EQ(virtual_run.exit_code, 0) << virtual_run.output;
+    ASSERT_TRUE(real_and_virtual("train --algo arsgd --workers 3 --overlap " + overlap + kSmallRun, dir, profile()));
     const auto a = parameters_of(dir / "real"), b = parameters_of(dir / "virtual");
     const double relative = ((a - b).norm() / a.norm()).item<double>();
     if (overlap == "multistep") {

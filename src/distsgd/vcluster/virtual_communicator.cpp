@@ -110,8 +110,7 @@ Fabric::Fabric(sim::ActorScheduler& scheduler, int64_t workers, int64_t servers)
     : scheduler_(scheduler),
       workers_(workers),
       servers_(servers),
-      collectives_called_(static_cast<size_t>(workers), 0),
-      bytes_sent_(static_cast<size_t>(workers + servers), 0) {}
+      collectives_called_(static_cast<size_t>(workers), 0) {}
 
 Fabric::Fabric(sim::ActorScheduler& scheduler, sim::FlowNetwork& network, const sim::ClusterNetwork& cluster,
                sim::RingCollectives& collectives, int64_t workers, int64_t servers)
@@ -158,7 +157,6 @@ comm::Work Fabric::send(int64_t from, int64_t to, int64_t tag, const at::Tensor&
   message->data = tensor.detach().contiguous().clone();  // the sender may reuse its buffer once the send is done
   message->sent = std::make_shared<VirtualWork>("send to rank " + std::to_string(to));
   const double bytes = bytes_of(tensor);
-  bytes_sent_[static_cast<size_t>(from)] += static_cast<int64_t>(bytes);
   in_flight_[{from, to}].push_back(message);
   transfer(from, to, bytes, [this, message] {
     message->arrived = true;
@@ -257,8 +255,6 @@ comm::Work Fabric::collective(int64_t worker, Collective kind, at::Tensor output
                                             : sim::CollectiveKind::kAllreduce;
   double bytes = kind == Collective::kBarrier ? 8 : bytes_of(entry.input);
   if (kind == Collective::kAllgather) bytes *= static_cast<double>(workers_);  // the gathered size
-  bytes_sent_[static_cast<size_t>(worker)] +=
-      static_cast<int64_t>(sim::collective_bytes_sent(simulated, workers_, bytes));
   if (collectives_) {
     collectives_->launch(worker, simulated, bytes, [this, index, worker] { finish_collective(index, worker); });
   } else if (instance.joined == workers_) {

@@ -57,9 +57,6 @@ class Fabric {
   std::string store_get(const std::string& key);  // blocks the calling actor until the key is set
   bool store_has(const std::string& key) const { return store_.count(key) > 0; }
 
-  // Bytes every rank has sent so far (its messages' payloads).
-  int64_t bytes_sent(int64_t rank) const { return bytes_sent_.at(static_cast<size_t>(rank)); }
-
  private:
   Fabric(sim::ActorScheduler& scheduler, int64_t workers, int64_t servers);
   struct Message;
@@ -82,7 +79,6 @@ class Fabric {
   std::deque<Instance> instances_;
   int64_t first_instance_ = 0;
   std::vector<int64_t> collectives_called_;  // per worker
-  std::vector<int64_t> bytes_sent_;
   std::map<std::string, std::string> store_;
   int64_t world_barriers_arrived_ = 0, world_barriers_done_ = 0;
 };
