@@ -15,6 +15,7 @@
 #include <cmath>
 #include <fstream>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -294,6 +295,30 @@ TEST_F(VirtualTraining, EvaluationsPerEpochGiveAFinerCurveInVirtualTime) {
   // Equal steps take equal virtual time on a homogeneous cluster: the evaluations took none.
   const double first = records[0]["wall_seconds"].get<double>();
   EXPECT_NEAR(records[3]["wall_seconds"].get<double>(), 4 * first, 0.05 * first);
+}
+
+// --trace: the timeline with the span names of a real run, one row per rank, on the virtual clock (microseconds from
+// the run's start, none after its end).
+TEST_F(VirtualTraining, TraceIsTheVirtualTimeline) {
+  TempDir dir;
+  auto r = run_distsgd("train --algo asp --workers 4 --servers 1 --trace --momentum 0 --virtual --profile " +
+                       profile() + kSmallRun + " --out " + (dir / "run"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto trace = nlohmann::json::parse(distsgd::testing::read_file(dir / "run/trace.json"));
+  const auto summary = summary_of(dir / "run");
+  const double end_us = summary["virtual_seconds"].get<double>() * 1e6;
+  EXPECT_GE(summary["virtual_seconds"].get<double>(), summary["wall_seconds"].get<double>());
+  std::set<int64_t> ranks_with_forward;
+  int64_t spans = 0;
+  for (const auto& event : trace["traceEvents"]) {
+    if (event.value("ph", "") != "X") continue;
+    ++spans;
+    EXPECT_GE(event["ts"].get<double>(), 0);
+    EXPECT_LE(event["ts"].get<double>() + event["dur"].get<double>(), end_us + 1);
+    if (event["name"] == "forward") ranks_with_forward.insert(event["pid"].get<int64_t>());
+  }
+  EXPECT_GT(spans, 4 * 20);
+  EXPECT_EQ(ranks_with_forward.size(), 4u);
 }
 
 TEST_F(VirtualTraining, BadInputIsRefusedWithOneLineBeforeAnythingStarts) {

@@ -186,9 +186,11 @@ nlohmann::json run_virtual_training(TrainConfig config, const TrainHooks& hooks)
                                 {"data_seconds", times.data},
                                 {"forward_seconds", times.forward}};
   summary["virtual_events"] = queue.events_run();
+  summary["virtual_seconds"] = queue.now();  // the simulated span of the whole run, evaluations included
   const auto summary_path = (std::filesystem::path(config.out) / "summary.json").string();
   update_json_file(summary_path, [&](nlohmann::json& s) {
-    for (const char* key : {"virtual", "virtual_cluster", "virtual_profile", "virtual_events"}) s[key] = summary[key];
+    for (const char* key : {"virtual", "virtual_cluster", "virtual_profile", "virtual_events", "virtual_seconds"})
+      s[key] = summary[key];
   });
   return summary;
 }
