@@ -97,7 +97,6 @@ void ActorScheduler::sleep_until(double seconds) {
 void ActorScheduler::block(const void* key, double deadline, const char* what) {
   Actor& actor = running();
   const int64_t id = running_;
-  actor.key = key;
   actor.what = what;
   const uint64_t token = ++actor.wake_token;
   blocked_.emplace(key, id);
@@ -111,7 +110,6 @@ void ActorScheduler::block(const void* key, double deadline, const char* what) {
           break;
         }
       }
-      a.key = nullptr;
       ++a.wake_token;
       resume(id);
     });
@@ -123,7 +121,6 @@ void ActorScheduler::notify(const void* key) {
   auto [begin, end] = blocked_.equal_range(key);
   for (auto it = begin; it != end; ++it) {
     Actor& actor = *actors_[static_cast<size_t>(it->second)];
-    actor.key = nullptr;
     ++actor.wake_token;
     schedule_resume(it->second, queue_.now());
   }

@@ -52,9 +52,8 @@ class ActorScheduler final : public runtime::Executive {
     std::condition_variable go_signal;
     bool go = false;
     bool finished = false;
-    const void* key = nullptr;  // what it is blocked on
-    const char* what = nullptr;
-    uint64_t wake_token = 0;  // bumped on every wake: a stale deadline event finds it changed
+    const char* what = nullptr;  // what it waits for (the deadlock report)
+    uint64_t wake_token = 0;     // bumped on every wake: a stale deadline event finds it changed
   };
 
   void resume(int64_t id);  // driver: run actor `id` until it yields

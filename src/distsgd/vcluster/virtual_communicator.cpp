@@ -62,7 +62,6 @@ struct Fabric::Instance {
     at::Tensor output, input;
     std::vector<at::Tensor> outputs;
     std::shared_ptr<VirtualWork> work;
-    bool joined = false;
   };
   Collective kind = Collective::kAllreduce;
   int64_t root = 0;
@@ -216,7 +215,6 @@ comm::Work Fabric::collective(int64_t worker, Collective kind, at::Tensor output
   entry.input = std::move(input);
   entry.outputs = std::move(outputs);
   entry.work = std::make_shared<VirtualWork>(collective_name(kind));
-  entry.joined = true;
   if (instance.kind != kind || instance.root != root) {
     instance.error = std::string("workers called different collectives at once (") + collective_name(instance.kind) +
                      " and " + collective_name(kind) + ")";
