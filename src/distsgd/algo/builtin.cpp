@@ -3,7 +3,7 @@
 
 namespace distsgd::algo {
 
-AlgorithmInfo local_sgd_algorithm();
+AlgorithmInfo single_process_sgd_algorithm();
 AlgorithmInfo allreduce_sgd_algorithm();
 AlgorithmInfo bsp_algorithm();
 AlgorithmInfo asp_algorithm();
@@ -14,12 +14,26 @@ AlgorithmInfo gosgd_algorithm();
 AlgorithmInfo gossip_algorithm();
 AlgorithmInfo adpsgd_algorithm();
 AlgorithmInfo sgp_algorithm();
+AlgorithmInfo localsgd_algorithm();
+AlgorithmInfo slowmo_algorithm();
+AlgorithmInfo diloco_algorithm();
 
 const std::vector<AlgorithmInfo>& builtin_algorithms() {
   static const std::vector<AlgorithmInfo> algorithms{
-      local_sgd_algorithm(), allreduce_sgd_algorithm(), bsp_algorithm(),     asp_algorithm(),
-      ssp_algorithm(),       easgd_algorithm(),         aladdin_algorithm(), gosgd_algorithm(),
-      gossip_algorithm(),    adpsgd_algorithm(),        sgp_algorithm(),
+      single_process_sgd_algorithm(),
+      allreduce_sgd_algorithm(),
+      bsp_algorithm(),
+      asp_algorithm(),
+      ssp_algorithm(),
+      easgd_algorithm(),
+      aladdin_algorithm(),
+      gosgd_algorithm(),
+      gossip_algorithm(),
+      adpsgd_algorithm(),
+      sgp_algorithm(),
+      localsgd_algorithm(),
+      slowmo_algorithm(),
+      diloco_algorithm(),
   };
   return algorithms;
 }

@@ -35,7 +35,7 @@ class LocalSgd final : public WorkerAlgorithm {
 
 }  // namespace
 
-AlgorithmInfo local_sgd_algorithm() {
+AlgorithmInfo single_process_sgd_algorithm() {
   AlgorithmInfo info;
   info.name = "sgd";
   info.description = "single-process momentum SGD (the reference)";

@@ -1,0 +1,40 @@
+#include "distsgd/algo/outer/outer_options.hpp"
+
+namespace distsgd::algo::outer {
+
+const StoredOption<int64_t> kSyncEvery{
+    "--sync-every", 16, "localsgd, slowmo, diloco: inner steps between two exchanges of the whole model (H)",
+    at_least<int64_t>(1)};
+const StoredOption<double> kOuterLr{"--outer-lr", 0.7, "diloco: learning rate of the outer Nesterov SGD",
+                                    positive<double>()};
+const StoredOption<double> kOuterMomentum{"--outer-momentum",
+                                          0.9,
+                                          "diloco: momentum of the outer Nesterov SGD",
+                                          {[](const double& v) { return v >= 0 && v < 1; }, "must be in [0, 1)"}};
+const StoredOption<double> kSlowLr{"--slow-lr", 1.0, "slowmo: slow learning rate alpha", positive<double>()};
+const StoredOption<double> kSlowMomentum{"--slow-momentum",
+                                         0.5,
+                                         "slowmo: slow momentum beta",
+                                         {[](const double& v) { return v >= 0 && v < 1; }, "must be in [0, 1)"}};
+const StoredOption<int64_t> kFragments{
+    "--fragments", 1,
+    "diloco: fragments of the model (contiguous groups of whole parameters) synchronised in turn, one every "
+    "H/F steps (Streaming DiLoCo)",
+    at_least<int64_t>(1)};
+const StoredOption<int64_t> kFragmentDelay{
+    "--fragment-delay", 0,
+    "diloco: inner steps a fragment's exchange overlaps before it is merged (Streaming DiLoCo's tau; below H/F)",
+    at_least<int64_t>(0)};
+const StoredOption<double> kFragmentAlpha{
+    "--fragment-alpha", 0,
+    "diloco: merge x = alpha x_local + (1 - alpha) x_global (0: take the outer optimizer's result)",
+    within<double>(0, 1)};
+const StoredOption<int64_t> kOuterBits{
+    "--outer-bits",
+    32,
+    "diloco: bits per value of the exchanged pseudo-gradients: 32 (float allreduce) or 16, 8, 4 (blockwise "
+    "min-max quantised, 64 values per block with a float minimum and step; reduce-scatter by alltoall, "
+    "allgather)",
+    {[](const int64_t& v) { return v == 4 || v == 8 || v == 16 || v == 32; }, "must be 4, 8, 16 or 32"}};
+
+}  // namespace distsgd::algo::outer

@@ -1,0 +1,18 @@
+// The flags of the low-communication family (spec: "The low-communication family"): how often the workers
+// exchange, the outer optimizer over the pseudo-gradients, and Streaming DiLoCo's fragments and quantised payloads.
+#pragma once
+#include "distsgd/core/option.hpp"
+
+namespace distsgd::algo::outer {
+
+extern const StoredOption<int64_t> kSyncEvery;  // H: inner steps between exchanges (of the whole model)
+extern const StoredOption<double> kOuterLr;     // DiLoCo's outer Nesterov SGD
+extern const StoredOption<double> kOuterMomentum;
+extern const StoredOption<double> kSlowLr;          // SlowMo's alpha
+extern const StoredOption<double> kSlowMomentum;    // SlowMo's beta
+extern const StoredOption<int64_t> kFragments;      // Streaming DiLoCo: F fragments synchronised in turn
+extern const StoredOption<int64_t> kFragmentDelay;  // tau: inner steps a fragment's exchange overlaps
+extern const StoredOption<double> kFragmentAlpha;   // weight of the local parameters when a fragment is merged
+extern const StoredOption<int64_t> kOuterBits;      // bits per value of the exchanged pseudo-gradients
+
+}  // namespace distsgd::algo::outer

@@ -1,0 +1,139 @@
+// localsgd, slowmo and diloco (spec: "The low-communication family"): each worker steps its own model with the
+// inner optimizer, and the outer loop (outer_loop.hpp) exchanges every H steps. The three differ only in the
+// outer rule and the flags they take:
+// - localsgd (periodic averaging; Lin et al., "Don't use large mini-batches, use local SGD", ICLR 2020): x = mean.
+// - slowmo (Wang et al., ICLR 2020; fairscale's SlowMoDistributedDataParallel over local SGD): slow momentum on
+//   the exact average every H steps. The inner optimizer's momentum stays each worker's own (not reset, not averaged).
+// - diloco (Douillard et al., 2023; torchft's DiLoCo; Streaming DiLoCo, Douillard et al., 2025, with --fragments,
+//   --fragment-delay, --fragment-alpha and --outer-bits): outer Nesterov SGD on the mean pseudo-gradient.
+// The workers' models differ between exchanges: the run evaluates their average and worker 0's own model, as for
+// the decentralized algorithms.
+#include "distsgd/algo/algorithm.hpp"
+#include "distsgd/algo/outer/outer_loop.hpp"
+#include "distsgd/algo/outer/outer_options.hpp"
+#include "distsgd/comm/communicator.hpp"
+#include "distsgd/core/error.hpp"
+#include "distsgd/core/timed_phase.hpp"
+#include "distsgd/optim/flat_parameters.hpp"
+#include "distsgd/optim/sgd.hpp"
+
+#include <nlohmann/json.hpp>
+
+namespace distsgd::algo {
+namespace {
+
+using outer::OuterRule;
+
+outer::OuterSettings settings_of(const WorkerSetup& s, OuterRule rule) {
+  outer::OuterSettings settings;
+  settings.rule = rule;
+  settings.sync_every = outer::kSyncEvery.of(s.config);
+  if (rule == OuterRule::kNesterov) {
+    settings.lr = outer::kOuterLr.of(s.config);
+    settings.momentum = outer::kOuterMomentum.of(s.config);
+    std::vector<outer::Fragment> parameters;
+    for (const auto& slot : s.flat.slots()) parameters.push_back({slot.offset, slot.numel});
+    settings.fragments = outer::fragments_of(parameters, outer::kFragments.of(s.config));
+    settings.delay = outer::kFragmentDelay.of(s.config);
+    settings.alpha = outer::kFragmentAlpha.of(s.config);
+    settings.bits = outer::kOuterBits.of(s.config);
+  } else if (rule == OuterRule::kSlowMo) {
+    settings.lr = outer::kSlowLr.of(s.config);
+    settings.momentum = outer::kSlowMomentum.of(s.config);
+  }
+  return settings;
+}
+
+class OuterWorker final : public WorkerAlgorithm {
+ public:
+  OuterWorker(const WorkerSetup& s, OuterRule rule)
+      : flat_(s.flat),
+        timeline_(s.timeline),
+        inner_(s.flat.numel(), s.config.momentum, s.config.weight_decay),
+        outer_(s.comm, s.flat.params(), settings_of(s, rule)) {}
+
+  void after_backward(int64_t, double lr) override {
+    {
+      TimedPhase phase(timeline_, "update", update_);
+      inner_.step(flat_.params(), flat_.grads(), lr);
+    }
+    last_lr_ = lr;
+    Timeline::Scope span(timeline_, "outer");
+    outer_.after_inner_step(lr);
+  }
+
+  void end_training() override { outer_.complete_in_flight(last_lr_); }
+
+  AlgorithmStats stats() const override {
+    AlgorithmStats s;
+    s.update_seconds = update_.total() + outer_.update_seconds();
+    s.communication_wait_seconds = outer_.wait_seconds();
+    s.bytes_sent = outer_.bytes_sent();
+    return s;
+  }
+
+  void add_to_summary(nlohmann::json& summary, const std::vector<nlohmann::json>&) override {
+    summary["outer_exchanges"] = outer_.exchanges();
+  }
+
+  at::Tensor optimizer_state() override { return inner_.momentum_buffer(); }
+  void save_state(AlgorithmState& state) override {
+    WorkerAlgorithm::save_state(state);
+    outer_.save_state(state);
+  }
+  void load_state(const AlgorithmState& state) override {
+    WorkerAlgorithm::load_state(state);
+    outer_.load_state(state);
+  }
+
+ private:
+  optim::FlatParameters& flat_;
+  Timeline& timeline_;
+  optim::MomentumSgd inner_;
+  outer::OuterLoop outer_;
+  Stopwatch update_;
+  double last_lr_ = 0;
+};
+
+AlgorithmInfo outer_algorithm(std::string name, std::string description, OuterRule rule,
+                              std::vector<const OptionSpec*> options) {
+  AlgorithmInfo info;
+  info.name = std::move(name);
+  info.description = std::move(description);
+  info.decentralized = true;  // the models differ between exchanges
+  info.options = std::move(options);
+  info.make_worker = [rule](const WorkerSetup& s) { return std::make_unique<OuterWorker>(s, rule); };
+  return info;
+}
+
+}  // namespace
+
+AlgorithmInfo localsgd_algorithm() {
+  return outer_algorithm("localsgd", "local SGD: H local steps, then the models are averaged (allreduce)",
+                         OuterRule::kAverage, {&outer::kSyncEvery.spec()});
+}
+
+AlgorithmInfo slowmo_algorithm() {
+  return outer_algorithm("slowmo", "SlowMo: local SGD with slow momentum on the exact average every H steps",
+                         OuterRule::kSlowMo,
+                         {&outer::kSyncEvery.spec(), &outer::kSlowLr.spec(), &outer::kSlowMomentum.spec()});
+}
+
+AlgorithmInfo diloco_algorithm() {
+  auto info = outer_algorithm(
+      "diloco",
+      "DiLoCo: H inner steps, outer Nesterov SGD on the mean pseudo-gradient; Streaming DiLoCo with --fragments",
+      OuterRule::kNesterov,
+      {&outer::kSyncEvery.spec(), &outer::kOuterLr.spec(), &outer::kOuterMomentum.spec(), &outer::kFragments.spec(),
+       &outer::kFragmentDelay.spec(), &outer::kFragmentAlpha.spec(), &outer::kOuterBits.spec()});
+  info.validate = [](const TrainConfig& c) {
+    const int64_t h = outer::kSyncEvery.of(c), f = outer::kFragments.of(c), delay = outer::kFragmentDelay.of(c);
+    require(h % f == 0, "--sync-every " + std::to_string(h) + " is not a multiple of --fragments " + std::to_string(f) +
+                            " (each fragment is synchronised every H/F steps)");
+    require(delay < h / f, "--fragment-delay " + std::to_string(delay) + " must be below --sync-every / --fragments (" +
+                               std::to_string(h / f) + "): a fragment's exchange must end before its next one");
+  };
+  return info;
+}
+
+}  // namespace distsgd::algo

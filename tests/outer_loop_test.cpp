@@ -1,0 +1,301 @@
+// The low-communication family (spec: "The low-communication family"): the outer loop's schedule and rules against
+// torchft's DiLoCo regression cases and hand-computed sequences, the quantised exchange, and the algorithms end to
+// end: localsgd with H = 1 is AR-SGD without overlap, DiLoCo with outer lr 1 and no momentum is localsgd.
+#include "distsgd/algo/outer/outer_loop.hpp"
+#include "distsgd/algo/outer/quantized_allreduce.hpp"
+#include "distsgd/sim/actor_scheduler.hpp"
+#include "distsgd/sim/event_queue.hpp"
+#include "distsgd/vcluster/virtual_communicator.hpp"
+#include "test_util.hpp"
+#include "trained_parameters.hpp"
+
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <cmath>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+using distsgd::algo::outer::Fragment;
+using distsgd::algo::outer::OuterLoop;
+using distsgd::algo::outer::OuterRule;
+using distsgd::algo::outer::OuterSettings;
+using distsgd::testing::parameters_of;
+using distsgd::testing::run_distsgd;
+using distsgd::testing::summary_of;
+using distsgd::testing::TempDir;
+
+namespace {
+
+// Runs body(rank, comm) on `workers` ranks as actors over an in-process fabric with zero-time messages.
+void on_workers(int64_t workers, const std::function<void(int64_t, distsgd::comm::Communicator&)>& body) {
+  distsgd::sim::EventQueue queue;
+  distsgd::sim::ActorScheduler scheduler(queue);
+  auto fabric = distsgd::vcluster::Fabric::ideal(scheduler, workers, 0);
+  for (int64_t rank = 0; rank < workers; ++rank) {
+    scheduler.start("rank " + std::to_string(rank), [&, rank] {
+      distsgd::vcluster::VirtualCommunicator comm(*fabric, rank);
+      body(rank, comm);
+    });
+  }
+  scheduler.run();
+}
+
+// torchft's diloco_regression_test (DiLoCoMockedUpdateTest): two replicas, a model of two fragments of one weight
+// each starting at 1, every gradient 2, inner SGD lr 1, outer SGD lr 2 without momentum, sync every 6. The
+// expected history follows that test's own check (_validate_parameter_updates), restated: fragment i is merged at
+// steps (i + 1) * 3 + 6k from the pseudo-gradient taken `delay` steps earlier.
+std::vector<std::vector<double>> torchft_expected(int64_t delay, double alpha, int64_t steps) {
+  constexpr int64_t kSyncEvery = 6, kPerFragment = 3;
+  std::vector<std::vector<double>> history{{1.0, 1.0}};
+  std::map<int64_t, std::vector<double>> global{{0, {1.0, 1.0}}};  // after each merge step
+  std::vector<double> last_global{1.0, 1.0};
+  for (int64_t step = 1; step <= steps; ++step) {
+    auto params = history.back();
+    for (auto& p : params) p -= 2;  // the inner step
+    for (int fragment = 0; fragment < 2; ++fragment) {
+      const int64_t first = (fragment + 1) * kPerFragment;
+      if (step < first || (step - first) % kSyncEvery != 0) continue;
+      const double prepared = history[static_cast<size_t>(step - delay - 1)][static_cast<size_t>(fragment)] - 2;
+      const double previous = last_global[static_cast<size_t>(fragment)];
+      const double updated = previous - 2 * (previous - prepared);
+      last_global[static_cast<size_t>(fragment)] = updated;
+      params[static_cast<size_t>(fragment)] = alpha * params[static_cast<size_t>(fragment)] + (1 - alpha) * updated;
+    }
+    history.push_back(params);
+  }
+  return history;
+}
+
+std::vector<std::vector<double>> run_torchft_case(int64_t delay, double alpha, int64_t steps) {
+  std::vector<std::vector<double>> history;
+  on_workers(2, [&](int64_t rank, distsgd::comm::Communicator& comm) {
+    auto params = torch::ones({2});
+    OuterSettings settings;
+    settings.rule = OuterRule::kNesterov;
+    settings.lr = 2;
+    settings.momentum = 0;
+    settings.sync_every = 6;
+    settings.fragments = {{0, 1}, {1, 1}};
+    settings.delay = delay;
+    settings.alpha = alpha;
+    OuterLoop loop(&comm, params, settings);
+    std::vector<std::vector<double>> mine{{1.0, 1.0}};
+    for (int64_t step = 1; step <= steps; ++step) {
+      params.sub_(2.0);  // inner lr 1, gradient 2
+      loop.after_inner_step(1.0);
+      mine.push_back({params[0].item<double>(), params[1].item<double>()});
+    }
+    if (rank == 0) history = mine;
+  });
+  return history;
+}
+
+}  // namespace
+
+TEST(OuterLoop, FollowsTorchftsStreamingDiLoCoRegressionCases) {
+  for (int64_t delay : {0, 1}) {
+    for (double alpha : {0.0, 0.5, 1.0}) {
+      const auto got = run_torchft_case(delay, alpha, 15);
+      const auto expected = torchft_expected(delay, alpha, 15);
+      ASSERT_EQ(got.size(), expected.size());
+      for (size_t step = 0; step < got.size(); ++step) {
+        for (size_t f = 0; f < 2; ++f) {
+          EXPECT_NEAR(got[step][f], expected[step][f], 1e-5)
+              << "delay " << delay << ", alpha " << alpha << ", step " << step << ", fragment " << f;
+        }
+      }
+    }
+  }
+  // By hand, delay 0 and alpha 0: fragment 0 merged at step 3 (1 - 2 * (1 - -5) = -11), fragment 1 at step 6
+  // (1 - 2 * (1 - -11) = -23), fragment 0 again at step 9 (-11 - 2 * (-11 - -23) = -35).
+  const auto plain = run_torchft_case(0, 0, 9);
+  EXPECT_EQ(plain[3], (std::vector<double>{-11, -5}));
+  EXPECT_EQ(plain[6], (std::vector<double>{-17, -23}));
+  EXPECT_EQ(plain[9], (std::vector<double>{-35, -29}));
+  // Delay 1: fragment 0's pseudo-gradient is taken after step 2 (x = -3): global 1 - 2 * 4 = -7; alpha 0.5 keeps
+  // half of the local -5: -6.
+  EXPECT_EQ(run_torchft_case(1, 0, 3)[3], (std::vector<double>{-7, -5}));
+  EXPECT_EQ(run_torchft_case(1, 0.5, 3)[3], (std::vector<double>{-6, -5}));
+}
+
+TEST(OuterLoop, LocalSgdAveragesTheWorkersModelsEveryHSteps) {
+  std::vector<at::Tensor> results(3);
+  on_workers(3, [&](int64_t rank, distsgd::comm::Communicator& comm) {
+    auto params = torch::zeros({4});
+    OuterSettings settings;
+    settings.rule = OuterRule::kAverage;
+    settings.sync_every = 2;
+    OuterLoop loop(&comm, params, settings);
+    params.add_(static_cast<float>(rank + 1));  // step 1: worker r at r + 1
+    loop.after_inner_step(0.1);
+    EXPECT_EQ(params[0].item<float>(), static_cast<float>(rank + 1)) << "no exchange before H steps";
+    params.add_(1.0f);  // step 2: r + 2, then the mean of 2, 3, 4
+    loop.after_inner_step(0.1);
+    results[static_cast<size_t>(rank)] = params.clone();
+    EXPECT_EQ(loop.exchanges(), 1);
+    EXPECT_EQ(loop.bytes_sent(), 2 * 2 * 4 * 4 / 3);  // a ring allreduce of 4 floats: 2 (W-1)/W of 16 bytes
+  });
+  for (const auto& r : results) EXPECT_TRUE(r.equal(torch::full({4}, 3.0f))) << r;
+}
+
+TEST(OuterLoop, SlowMoAppliesSlowMomentumToTheExactAverage) {
+  // One worker: x_avg = x. u = beta u + (x_prev - x) / gamma; x = x_prev - alpha gamma u.
+  auto params = torch::zeros({1});
+  OuterSettings settings;
+  settings.rule = OuterRule::kSlowMo;
+  settings.sync_every = 1;
+  settings.lr = 2;          // alpha
+  settings.momentum = 0.5;  // beta
+  OuterLoop loop(nullptr, params, settings);
+  const double gamma = 0.1;
+  double x_prev = 0, u = 0;
+  for (int step = 0; step < 4; ++step) {
+    params.sub_(0.3);  // the inner step moved x by -0.3
+    const double x = x_prev - 0.3;
+    u = 0.5 * u + (x_prev - x) / gamma;
+    x_prev = x_prev - 2 * gamma * u;
+    loop.after_inner_step(gamma);
+    EXPECT_NEAR(params[0].item<double>(), x_prev, 1e-5) << "step " << step;
+  }
+  EXPECT_LT(x_prev, -0.3 * 4 * 2) << "the slow momentum amplifies a steady direction";
+}
+
+TEST(OuterLoop, FragmentsHoldWholeParametersAndCoverTheVector) {
+  const std::vector<Fragment> parameters{{0, 150}, {150, 6}, {156, 2400}, {2556, 16}, {2572, 48000}, {50572, 120}};
+  for (int64_t count = 1; count <= 6; ++count) {
+    const auto fragments = distsgd::algo::outer::fragments_of(parameters, count);
+    ASSERT_EQ(static_cast<int64_t>(fragments.size()), count);
+    int64_t next = 0;
+    for (const auto& f : fragments) {
+      EXPECT_EQ(f.offset, next);
+      EXPECT_GT(f.numel, 0);
+      next += f.numel;
+    }
+    EXPECT_EQ(next, 50692);
+  }
+  const auto two = distsgd::algo::outer::fragments_of(parameters, 2);
+  EXPECT_EQ(two[1].offset, 2572) << "the large layer alone in the second half";
+  const std::string error = distsgd::testing::error_of_call([&] { distsgd::algo::outer::fragments_of(parameters, 7); });
+  EXPECT_NE(error.find("only 6 parameter tensors"), std::string::npos) << error;
+}
+
+TEST(QuantizedExchange, RoundTripIsWithinHalfAStepAndConstantBlocksAreExact) {
+  torch::manual_seed(3);
+  auto values = torch::randn({4 * distsgd::algo::outer::kBlock});
+  values.narrow(0, 0, distsgd::algo::outer::kBlock).fill_(0.25f);
+  for (int64_t bits : {4, 8, 16}) {
+    auto bytes = torch::empty({distsgd::algo::outer::quantized_bytes(values.numel(), bits)}, torch::kUInt8);
+    EXPECT_EQ(bytes.numel(), 4 * (8 + distsgd::algo::outer::kBlock * bits / 8));
+    distsgd::algo::outer::quantize(values, bytes, bits);
+    auto decoded = torch::empty_like(values);
+    distsgd::algo::outer::dequantize(bytes, decoded, bits);
+    EXPECT_TRUE(decoded.narrow(0, 0, distsgd::algo::outer::kBlock).equal(torch::full({64}, 0.25f)));
+    for (int64_t b = 1; b < 4; ++b) {
+      auto block = values.narrow(0, b * 64, 64);
+      const double step = (block.max() - block.min()).item<double>() / ((1 << bits) - 1);
+      const double error = (decoded.narrow(0, b * 64, 64) - block).abs().max().item<double>();
+      EXPECT_LE(error, step / 2 * 1.001 + 1e-7) << bits << " bits, block " << b;
+    }
+  }
+}
+
+TEST(QuantizedExchange, SumsOverTheWorkersWithinTheQuantisationBound) {
+  constexpr int64_t kWorkers = 3, kValues = 1000;  // not a multiple of the blocks: padded
+  torch::manual_seed(4);
+  std::vector<at::Tensor> inputs;
+  for (int64_t r = 0; r < kWorkers; ++r) inputs.push_back(torch::rand({kValues}) * (r + 1));
+  const auto exact = inputs[0] + inputs[1] + inputs[2];
+  for (int64_t bits : {4, 8, 16}) {
+    std::vector<at::Tensor> sums(kWorkers);
+    std::vector<int64_t> sent(kWorkers);
+    on_workers(kWorkers, [&](int64_t rank, distsgd::comm::Communicator& comm) {
+      auto t = inputs[static_cast<size_t>(rank)].clone();
+      distsgd::algo::outer::QuantizedAllreduce exchange(comm, t, bits);
+      exchange.start();
+      exchange.reduce();
+      exchange.finish();
+      sums[static_cast<size_t>(rank)] = t;
+      sent[static_cast<size_t>(rank)] = exchange.bytes_sent();
+    });
+    // Each value went through two quantisations: every worker's part (range <= 3) and the sum (range <= 6).
+    const double bound = (3.0 * 3 / 2 + 6.0 / 2) / ((1 << bits) - 1) + 1e-5;
+    for (int64_t r = 0; r < kWorkers; ++r) {
+      EXPECT_TRUE(sums[static_cast<size_t>(r)].equal(sums[0])) << "every worker decodes the same sum";
+      EXPECT_LE((sums[static_cast<size_t>(r)] - exact).abs().max().item<double>(), bound) << bits << " bits";
+    }
+    // Slices of 384 values (6 blocks), 2 of 3 sent in each phase.
+    EXPECT_EQ(sent[0], 2 * 2 * distsgd::algo::outer::quantized_bytes(384, bits));
+  }
+}
+
+namespace {
+
+const std::string kSmallRun =
+    " --model lenet5 --dataset synthetic --synthetic-shape 1x28x28 --synthetic-train-size 1920 "
+    "--synthetic-test-size 64 --max-steps 12 --epochs 1 --seed 5 --threads 1 --no-checkpoint "
+    "--progress-seconds 1000 --workers 2 --batch-size 16 --lr 0.05";
+
+at::Tensor trained(const std::string& flags) {
+  TempDir dir;
+  auto r = run_distsgd("train" + kSmallRun + " " + flags + " --out " + (dir / "run"));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  return r.exit_code == 0 ? parameters_of(dir / "run") : torch::zeros({1});
+}
+
+double relative_error(const at::Tensor& a, const at::Tensor& b) { return ((a - b).norm() / b.norm()).item<double>(); }
+
+}  // namespace
+
+TEST(LowCommunication, LocalSgdWithHOneIsArSgdWithoutOverlap) {
+  // Momentum SGD is linear in the gradient, so averaging the models after every step is averaging the gradients.
+  const auto arsgd = trained("--algo arsgd --overlap none");
+  const auto local = trained("--algo localsgd --sync-every 1");
+  const auto spaced = trained("--algo localsgd --sync-every 4");
+  EXPECT_LT(relative_error(local, arsgd), 1e-5);
+  EXPECT_GT(relative_error(spaced, arsgd), 1e-4) << "H = 4 is a different run";
+}
+
+TEST(LowCommunication, DiLoCoWithOuterLrOneAndNoMomentumIsLocalSgd) {
+  const auto local = trained("--algo localsgd --sync-every 4");
+  const auto diloco = trained("--algo diloco --sync-every 4 --outer-lr 1 --outer-momentum 0");
+  const auto nesterov = trained("--algo diloco --sync-every 4");
+  EXPECT_LT(relative_error(diloco, local), 1e-5);
+  EXPECT_GT(relative_error(nesterov, local), 1e-4) << "the outer momentum changes the run";
+}
+
+TEST(LowCommunication, ExchangesEveryHStepsAndSendsAFractionOfArSgdsBytes) {
+  TempDir dir;
+  auto r = run_distsgd("train" + kSmallRun + " --algo diloco --sync-every 4 --fragments 2 --fragment-delay 1 " +
+                       "--outer-bits 8 --out " + (dir / "diloco"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  auto arsgd = run_distsgd("train" + kSmallRun + " --algo arsgd --out " + (dir / "arsgd"));
+  ASSERT_EQ(arsgd.exit_code, 0) << arsgd.output;
+  const auto summary = summary_of(dir / "diloco");
+  EXPECT_EQ(summary["outer_exchanges"], 6) << "12 steps, a fragment every 2";
+  const double ratio =
+      summary["bytes_sent_per_worker"].get<double>() / summary_of(dir / "arsgd")["bytes_sent_per_worker"].get<double>();
+  // Every 4 steps the whole model in 8 bits (plus 8 bytes per 64 values): about 1/4 * (1/4 + 1/32) of AR-SGD.
+  EXPECT_GT(ratio, 0.05);
+  EXPECT_LT(ratio, 0.09);
+}
+
+TEST(LowCommunication, BadSettingsAreRefusedWithOneLine) {
+  const std::string base = "train --model mlp --dataset synthetic --workers 2 --max-steps 1 --no-checkpoint ";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"--algo localsgd --sync-every 0", "--sync-every"},
+      {"--algo diloco --sync-every 16 --fragments 3", "is not a multiple of --fragments 3"},
+      {"--algo diloco --sync-every 16 --fragments 2 --fragment-delay 8", "must be below --sync-every / --fragments"},
+      {"--algo diloco --outer-bits 5", "must be 4, 8, 16 or 32"},
+      {"--algo localsgd --fragments 2", "--fragments"},
+      {"--algo diloco --fragments 64 --sync-every 64", "only"},
+      {"--algo slowmo --slow-momentum 1", "--slow-momentum"},
+  };
+  for (const auto& [flags, expected] : cases) {
+    auto r = run_distsgd(base + flags);
+    EXPECT_NE(r.exit_code, 0) << flags;
+    EXPECT_NE(r.output.find(expected), std::string::npos) << flags << "\n" << r.output;
+  }
+}
