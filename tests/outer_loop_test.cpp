@@ -4,8 +4,12 @@
 #include "distsgd/algo/outer/outer_loop.hpp"
 #include "distsgd/algo/outer/quantized_allreduce.hpp"
 #include "distsgd/sim/actor_scheduler.hpp"
+#include "distsgd/sim/collective_costs.hpp"
+#include "distsgd/sim/discrete_event_simulator.hpp"
 #include "distsgd/sim/event_queue.hpp"
+#include "distsgd/sim/outer_model.hpp"
 #include "distsgd/vcluster/virtual_communicator.hpp"
+#include "sim_test_util.hpp"
 #include "test_util.hpp"
 #include "trained_parameters.hpp"
 
@@ -298,4 +302,79 @@ TEST(LowCommunication, BadSettingsAreRefusedWithOneLine) {
     EXPECT_NE(r.exit_code, 0) << flags;
     EXPECT_NE(r.output.find(expected), std::string::npos) << flags << "\n" << r.output;
   }
+}
+
+// The simulator's models of the family (sim/outer_model.hpp, sim/des_outer_workload.cpp).
+namespace {
+
+distsgd::sim::ModelProfile toy_profile() {  // sim_des_agreement_test's: 7 MB of gradients, 18 ms of compute
+  distsgd::sim::ModelProfile p;
+  p.model = "toy";
+  p.batch_size = 32;
+  p.data_seconds = 0.001;
+  p.update_seconds_per_byte = 1e-10;
+  p.tensors = {{"a", 1000000, 0.001, 0.002}, {"b", 500000, 0.002, 0.004}, {"c", 250000, 0.003, 0.006}};
+  return p;
+}
+
+double des_iteration(const std::string& algorithm, int64_t workers, const distsgd::sim::ClusterDescription& c,
+                     const distsgd::sim::OuterLoopSettings& o) {
+  distsgd::sim::DesSettings s;
+  s.algorithm = algorithm;
+  s.workers = workers;
+  s.iterations = 48;
+  s.warmup = 16;
+  s.sync_every = o.sync_every;
+  s.fragments = o.fragments;
+  s.fragment_delay = o.delay;
+  s.outer_bits = o.bits;
+  return distsgd::sim::simulate_discrete_events(toy_profile(), c, s).iteration_seconds;
+}
+
+}  // namespace
+
+TEST(OuterLoopModel, ClosedFormsOfTrafficAndTime) {
+  using distsgd::sim::OuterLoopSettings;
+  const auto p = toy_profile();
+  const auto link = distsgd::testing::uniform_link(1e8, 3e-5);  // 100 MB/s: the exchange is 10x a step's compute
+  const double m = p.gradient_bytes(), compute = distsgd::sim::compute_seconds(p);
+  const auto ring = link.allreduce_cost(4);
+  // H steps per exchange of the whole model: compute + (allreduce + outer update) / H.
+  const double h8 = distsgd::sim::predict_outer_loop(p, 4, link, {8}).iteration_seconds;
+  EXPECT_NEAR(h8, compute + (distsgd::sim::ring_allreduce_seconds(ring, 4, m) + 1e-10 * m) / 8, 1e-9);
+  // Traffic per step: 1/H of AR-SGD's 2 (W-1)/W m; at 8 bits a quarter of that plus 8 bytes per 64 values.
+  EXPECT_DOUBLE_EQ(distsgd::sim::outer_bytes_per_step(p, 4, {8}), 2 * 0.75 * m / 8);
+  EXPECT_NEAR(distsgd::sim::outer_bytes_per_step(p, 4, {8, 1, 0, 8}), 2 * 0.75 * (m / 4 + m / 4 / 64 * 8) / 8, 64);
+  // Fragments: a quarter of the model every 2 steps moves the same bytes per step...
+  EXPECT_NEAR(distsgd::sim::outer_bytes_per_step(p, 4, {8, 4}), distsgd::sim::outer_bytes_per_step(p, 4, {8}), 1);
+  // ...and a delay hides up to `delay` steps of compute behind each fragment's exchange.
+  const double fragments = distsgd::sim::predict_outer_loop(p, 4, link, {8, 4, 0}).iteration_seconds;
+  const double delayed = distsgd::sim::predict_outer_loop(p, 4, link, {8, 4, 1}).iteration_seconds;
+  const double fragment_exchange = distsgd::sim::ring_allreduce_seconds(ring, 4, m / 4);
+  EXPECT_NEAR(fragments - delayed, compute / 2, 1e-9) << "one step of compute hidden per exchange, every 2 steps";
+  EXPECT_GT(fragment_exchange, compute) << "the case is communication-bound";
+  EXPECT_EQ(distsgd::sim::predict_outer_loop(p, 1, link, {8}).iteration_seconds, compute + 1e-10 * m / 8);
+}
+
+TEST(OuterLoopModel, DiscreteEventSimulationAgreesWithTheClosedForms) {
+  const auto p = toy_profile();
+  for (const auto& link : {distsgd::testing::uniform_link(1e8, 3e-5), distsgd::testing::uniform_link(1e10, 3e-5)}) {
+    for (const distsgd::sim::OuterLoopSettings& o :
+         {distsgd::sim::OuterLoopSettings{8}, distsgd::sim::OuterLoopSettings{8, 4, 0, 32},
+          distsgd::sim::OuterLoopSettings{8, 2, 1, 32}, distsgd::sim::OuterLoopSettings{8, 2, 0, 8},
+          distsgd::sim::OuterLoopSettings{16, 2, 3, 4}}) {
+      for (int64_t workers : {2, 8}) {
+        const double analytical = distsgd::sim::predict_outer_loop(p, workers, link, o).iteration_seconds;
+        const double simulated = des_iteration("diloco", workers, link, o);
+        EXPECT_NEAR(simulated / analytical, 1, 0.05)
+            << workers << " workers, H " << o.sync_every << ", F " << o.fragments << ", delay " << o.delay << ", "
+            << o.bits << " bits, link " << link.worker_bytes_per_second;
+      }
+    }
+  }
+  // localsgd and slowmo take H alone.
+  const auto slow = distsgd::testing::uniform_link(1e8, 3e-5);
+  EXPECT_NEAR(
+      des_iteration("localsgd", 4, slow, {8}) / distsgd::sim::predict_outer_loop(p, 4, slow, {8}).iteration_seconds, 1,
+      0.05);
 }

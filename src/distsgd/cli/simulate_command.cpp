@@ -19,6 +19,7 @@
 #include "distsgd/sim/discrete_event_simulator.hpp"
 #include "distsgd/sim/heterogeneity.hpp"
 #include "distsgd/sim/model_profile.hpp"
+#include "distsgd/sim/outer_model.hpp"
 #include "distsgd/sim/synchronous_model.hpp"
 
 namespace distsgd::cli {
@@ -49,6 +50,13 @@ const std::vector<std::pair<std::string, Predictor>>& predictors() {
       {"gossip", [](C, P p, L l, int64_t w) { return sim::predict_gossip(p, w, l); }},
       {"sgp", [](C c, P p, L l, int64_t w) { return sim::predict_sgp(p, w, c.sgp_overlap > 0, l); }},
       {"adpsgd", [](C, P p, L l, int64_t w) { return sim::predict_adpsgd(p, w, l); }},
+      // Slow momentum and the outer optimizer cost an update over the fragment, as the plain average does.
+      {"localsgd", [](C c, P p, L l, int64_t w) { return sim::predict_outer_loop(p, w, l, {c.sync_every}); }},
+      {"slowmo", [](C c, P p, L l, int64_t w) { return sim::predict_outer_loop(p, w, l, {c.sync_every}); }},
+      {"diloco",
+       [](C c, P p, L l, int64_t w) {
+         return sim::predict_outer_loop(p, w, l, {c.sync_every, c.fragments, c.fragment_delay, c.outer_bits});
+       }},
   };
   return all;
 }
@@ -94,6 +102,12 @@ sim::DesSettings des_settings(const SimulateCommand& c, int64_t workers) {
   s.gossip_probability = c.gossip_probability;
   s.gossip_mode = c.gossip_mode;
   s.sgp_overlap = c.sgp_overlap;
+  s.sync_every = c.sync_every;
+  // Only diloco takes fragments, a delay and quantised payloads (as distsgd train).
+  const bool diloco = c.algorithm == "diloco";
+  s.fragments = diloco ? c.fragments : 1;
+  s.fragment_delay = diloco ? c.fragment_delay : 0;
+  s.outer_bits = diloco ? c.outer_bits : 32;
   s.iterations = c.iterations;
   s.warmup = c.warmup;
   s.seed = static_cast<uint64_t>(c.seed);
@@ -212,6 +226,14 @@ CLI::App* add_simulate_command(CLI::App& app, SimulateCommand& c) {
   cmd->add_option("--gossip-prob", c.gossip_probability, "gosgd: probability of a push per step")
       ->capture_default_str();
   cmd->add_option("--sgp-overlap", c.sgp_overlap, "sgp: 1 overlaps the push with the next step, 0 does not")
+      ->capture_default_str();
+  cmd->add_option("--sync-every", c.sync_every, "localsgd, slowmo, diloco: inner steps between exchanges (H)")
+      ->capture_default_str();
+  cmd->add_option("--fragments", c.fragments, "diloco: fragments synchronised in turn (Streaming DiLoCo)")
+      ->capture_default_str();
+  cmd->add_option("--fragment-delay", c.fragment_delay, "diloco: inner steps a fragment's exchange overlaps")
+      ->capture_default_str();
+  cmd->add_option("--outer-bits", c.outer_bits, "diloco: bits per exchanged value: 32, 16, 8 or 4")
       ->capture_default_str();
   cmd->add_option("--overlap", c.overlap,
                   "arsgd: none, wfbp (bucketed, as distsgd train), mgwfbp (MG-WFBP's merged layers), merge-optimal "

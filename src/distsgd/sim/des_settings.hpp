@@ -29,6 +29,11 @@ struct DesSettings {
   double gossip_probability = 0.01;  // gosgd
   std::string gossip_mode = "pull";  // gossip: pull | push
   int64_t sgp_overlap = 0;           // sgp: 0 | 1
+  // the low-communication family (localsgd, slowmo, diloco; sim/outer_model.hpp)
+  int64_t sync_every = 16;
+  int64_t fragments = 1;
+  int64_t fragment_delay = 0;
+  int64_t outer_bits = 32;
 
   int64_t iterations = 100;  // measured, per worker
   int64_t warmup = 10;       // run first, not measured
@@ -40,8 +45,8 @@ struct DesSettings {
 };
 
 // The algorithms the discrete-event simulator runs, by their `distsgd train --algo` names.
-const char* const kDesAlgorithms[] = {"arsgd",   "bsp",   "asp",    "ssp", "easgd",
-                                      "aladdin", "gosgd", "gossip", "sgp", "adpsgd"};
+const char* const kDesAlgorithms[] = {"arsgd",  "bsp", "asp",    "ssp",      "easgd",  "aladdin", "gosgd",
+                                      "gossip", "sgp", "adpsgd", "localsgd", "slowmo", "diloco"};
 
 // Throws Error (naming the flag) for a setting out of range or not applicable to the algorithm.
 void check(const DesSettings& settings);

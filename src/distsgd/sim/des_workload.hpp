@@ -44,5 +44,6 @@ class Workload {
 std::unique_ptr<Workload> make_allreduce_workload(DesContext& context);
 std::unique_ptr<Workload> make_parameter_server_workload(DesContext& context);
 std::unique_ptr<Workload> make_decentralized_workload(DesContext& context);
+std::unique_ptr<Workload> make_outer_workload(DesContext& context);
 
 }  // namespace distsgd::sim

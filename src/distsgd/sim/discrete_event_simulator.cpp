@@ -22,6 +22,7 @@ std::unique_ptr<Workload> make_workload(DesContext& c) {
   const auto& a = c.settings.algorithm;
   if (a == "arsgd") return make_allreduce_workload(c);
   if (one_of(a, {"bsp", "asp", "ssp", "easgd", "aladdin"})) return make_parameter_server_workload(c);
+  if (one_of(a, {"localsgd", "slowmo", "diloco"})) return make_outer_workload(c);
   return make_decentralized_workload(c);
 }
 
@@ -55,6 +56,14 @@ void check(const DesSettings& s) {
   require(s.sgp_overlap == 0 || s.sgp_overlap == 1, "--sgp-overlap must be 0 or 1");
   require(one_of(s.collectives, {"auto", "steps", "flows"}),
           "--collectives must be auto, steps or flows (got '" + s.collectives + "')");
+  require(s.sync_every >= 1, "--sync-every must be at least 1");
+  require(s.fragments >= 1 && s.sync_every % s.fragments == 0, "--sync-every " + std::to_string(s.sync_every) +
+                                                                   " is not a multiple of --fragments " +
+                                                                   std::to_string(s.fragments));
+  require(s.fragment_delay >= 0 && s.fragment_delay < s.sync_every / s.fragments,
+          "--fragment-delay must be below --sync-every / --fragments");
+  require(s.outer_bits == 4 || s.outer_bits == 8 || s.outer_bits == 16 || s.outer_bits == 32,
+          "--outer-bits must be 4, 8, 16 or 32");
   require(s.workers >= 2 || !one_of(s.algorithm, {"gosgd", "gossip", "sgp", "adpsgd"}),
           "--algo " + s.algorithm + " is decentralized: simulate 2 or more workers");
   check(s.heterogeneity, s.workers);
