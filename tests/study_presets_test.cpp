@@ -158,5 +158,24 @@ TEST(StudyPresets, ScalingAccuracyRunsEveryAlgorithmVirtuallyFromFourToSixtyFour
   EXPECT_EQ(clusters, (std::set<std::string>{"ipdps2021-10gbe", "ipdps2021-56gb-ib"}));
 }
 
+TEST(StudyPresets, LowBandwidthSetsTheNewMethodsAgainstTheOldOnTwoSlowNetworks) {
+  const auto g = expand_preset("low-bandwidth");
+  EXPECT_EQ(g.algorithms, (std::set<std::string>{"arsgd", "asp", "aladdin", "localsgd", "slowmo", "diloco"}));
+  EXPECT_EQ(g.nets, (std::set<std::string>{"100mbit", "10mbit,delay=50ms"}));
+  EXPECT_EQ(g.measured.size(), 8u * 2);
+  for (const auto& cell : g.measured) {
+    EXPECT_EQ(cell.config.workers, 4);
+    EXPECT_EQ(cell.config.target_accuracy, 0.8);
+    // Independent workers evaluate only at the end under a time budget; the others four times an epoch.
+    const bool independent = cell.config.algorithm == "asp" || cell.config.algorithm == "aladdin";
+    EXPECT_EQ(cell.config.evals_per_epoch, independent ? 1 : 4) << cell.config.algorithm;
+  }
+  const auto& streaming = *std::find_if(g.measured.begin(), g.measured.end(), [](const StudyCell& c) {
+    return c.config.algorithm_settings.count("fragments") > 0;
+  });
+  EXPECT_EQ(int_setting(streaming, "fragments"), 2);
+  EXPECT_EQ(int_setting(streaming, "outer_bits"), 4);
+}
+
 }  // namespace
 }  // namespace distsgd::cli

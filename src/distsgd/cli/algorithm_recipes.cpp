@@ -23,6 +23,10 @@ const std::vector<AlgorithmRecipe>& algorithm_recipes() {
       {"gossip", {"--gossip-mode", "pull"}, false, "decentralized"},
       {"sgp", {"--sgp-overlap", "1"}, false, "decentralized"},
       {"adpsgd", {}, false, "decentralized"},
+      // The low-communication family at H = 8 (bench/low_communication.sh): synchronous, every 8th step.
+      {"localsgd", {"--sync-every", "8"}, false, "synchronous"},
+      {"slowmo", {"--sync-every", "8"}, false, "synchronous"},
+      {"diloco", {"--sync-every", "8"}, false, "synchronous"},
   };
   return all;
 }

@@ -190,6 +190,34 @@ const char* const kScalingAccuracy = R"json({
     "--cluster": ["ipdps2021-10gbe", "ipdps2021-56gb-ib"]}
 })json";
 
+// The low-communication family under little bandwidth (README, "The low-communication family"): every new method
+// against AR-SGD, ASP, ALADDIN and DGC at 4 workers on an emulated 100 Mbit/s network and a 10 Mbit/s one with 50 ms
+// of delay each way, for 3 minutes or until 80% test accuracy. The synchronous methods evaluate 4 times an epoch
+// (time to the target); ASP and ALADDIN's workers stop on their own under a time budget and evaluate at the end.
+const char* const kLowBandwidth = R"json({
+  "name": "low-bandwidth",
+  "description": "the low-communication family (localsgd, slowmo, diloco, streaming diloco) against AR-SGD, ASP, ALADDIN and DGC at 4 workers on emulated 100 Mbit/s and 10 Mbit/s + 50 ms networks: samples/s, bytes per sample, time to 80% test accuracy within 3 minutes (lenet5 on Fashion-MNIST)",
+  "base": {"--model": "lenet5", "--dataset": "fashion-mnist", "--batch-size": 32, "--lr": 0.05, "--seed": 1,
+           "--no-checkpoint": true, "--progress-seconds": 1000, "--workers": 4, "--epochs": 100,
+           "--time-budget": 180, "--target-accuracy": 0.8},
+  "recipes": {"asp": {"--servers": 1, "--momentum": 0, "--batch-size": 16},
+              "aladdin": {"--servers": 1, "--pi": 1, "--momentum": 0.5, "--batch-size": 16},
+              "arsgd": {"--evals-per-epoch": 4}, "localsgd": {"--evals-per-epoch": 4},
+              "slowmo": {"--evals-per-epoch": 4}, "diloco": {"--evals-per-epoch": 4}},
+  "axes": {
+    "algorithm": [
+      {"label": "arsgd", "--algo": "arsgd"},
+      {"label": "arsgd dgc 0.1%", "--algo": "arsgd", "--compress": "dgc", "--density": 0.001, "--dgc-warmup-epochs": 0.25},
+      {"label": "asp b16", "--algo": "asp"},
+      {"label": "aladdin pi=1 b16", "--algo": "aladdin"},
+      {"label": "localsgd H=8", "--algo": "localsgd", "--sync-every": 8},
+      {"label": "slowmo H=8", "--algo": "slowmo", "--sync-every": 8},
+      {"label": "diloco H=8", "--algo": "diloco", "--sync-every": 8},
+      {"label": "streaming diloco F=2 4-bit", "--algo": "diloco", "--sync-every": 8, "--fragments": 2,
+       "--fragment-delay": 1, "--outer-bits": 4}],
+    "--net": ["100mbit", "10mbit,delay=50ms"]}
+})json";
+
 }  // namespace
 
 const std::vector<StudyPreset>& study_presets() {
@@ -206,6 +234,8 @@ const std::vector<StudyPreset>& study_presets() {
        kJinScaling},
       {"scaling-accuracy", "virtual cluster: every algorithm's accuracy at 4 to 64 workers on two networks",
        kScalingAccuracy},
+      {"low-bandwidth", "localsgd, slowmo, diloco against AR-SGD, ASP, ALADDIN, DGC at 100 Mbit/s and 10 Mbit/s",
+       kLowBandwidth},
   };
   return presets;
 }
