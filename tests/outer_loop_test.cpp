@@ -378,3 +378,24 @@ TEST(OuterLoopModel, DiscreteEventSimulationAgreesWithTheClosedForms) {
       des_iteration("localsgd", 4, slow, {8}) / distsgd::sim::predict_outer_loop(p, 4, slow, {8}).iteration_seconds, 1,
       0.05);
 }
+
+// A checkpoint after step 5 holds the outer loop's state, and with a fragment delay an exchange in flight: the
+// resumed run's next steps are the uninterrupted run's, bit for bit.
+TEST(LowCommunication, ResumesBitForBitWithAnExchangeInFlight) {
+  const std::string run =
+      " --dataset synthetic --synthetic-shape 1x28x28 --synthetic-classes 4 --synthetic-train-size 256 "
+      "--synthetic-test-size 64 --model lenet5 --batch-size 16 --threads 1 --seed 3 --progress-seconds 1000 "
+      "--epochs 3 --timeout 60 --workers 2 --algo diloco --sync-every 4 --fragments 2 --fragment-delay 1 --outer-bits "
+      "8";
+  TempDir dir;
+  auto r = run_distsgd("train" + run + " --max-steps 12 --no-checkpoint --out " + (dir / "reference"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  // Step 5 is the first of a round of H/F = 2: fragment 0's exchange started and merges at step 6.
+  r = run_distsgd("train" + run + " --max-steps 5 --checkpoint-every-steps 5 --no-checkpoint --out " +
+                  (dir / "resumed"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  r = run_distsgd("train" + run + " --max-steps 12 --resume " + (dir / "resumed"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(at::equal(parameters_of(dir / "reference"), parameters_of(dir / "resumed")));
+  EXPECT_EQ(summary_of(dir / "reference")["test_loss"], summary_of(dir / "resumed")["test_loss"]);
+}

@@ -211,10 +211,10 @@ const char* const kLowBandwidth = R"json({
       {"label": "asp b16", "--algo": "asp"},
       {"label": "aladdin pi=1 b16", "--algo": "aladdin"},
       {"label": "localsgd H=8", "--algo": "localsgd", "--sync-every": 8},
-      {"label": "slowmo H=8", "--algo": "slowmo", "--sync-every": 8},
-      {"label": "diloco H=8", "--algo": "diloco", "--sync-every": 8},
-      {"label": "streaming diloco F=2 4-bit", "--algo": "diloco", "--sync-every": 8, "--fragments": 2,
-       "--fragment-delay": 1, "--outer-bits": 4}],
+      {"label": "slowmo H=8", "--algo": "slowmo", "--sync-every": 8, "--slow-lr": 0.5, "--slow-momentum": 0.5},
+      {"label": "diloco H=8", "--algo": "diloco", "--sync-every": 8, "--outer-lr": 0.5, "--outer-momentum": 0.7},
+      {"label": "streaming diloco F=2 4-bit", "--algo": "diloco", "--sync-every": 8, "--outer-lr": 0.5,
+       "--outer-momentum": 0.7, "--fragments": 2, "--fragment-delay": 1, "--outer-bits": 4}],
     "--net": ["100mbit", "10mbit,delay=50ms"]}
 })json";
 
