@@ -9,6 +9,7 @@
 #include "distsgd/train/checkpoint_files.hpp"
 #include "distsgd/train/options.hpp"
 #include "distsgd/train/process.hpp"
+#include "distsgd/train/run_lock.hpp"
 #include "distsgd/train/trainer.hpp"
 
 #include <CLI/CLI.hpp>
@@ -99,7 +100,9 @@ int status_of_launch(int status, const std::string& out) {
 int launch_processes(TrainConfig& config, const cluster::NetworkRequest& network, int argc, char** argv) {
   train::validate(config);
   if (config.out.empty()) config.out = config.resume.empty() ? train::default_run_dir(config) : config.resume;
-  // A checkpoint that cannot be resumed is refused here, in one line, before any process starts.
+  // A run directory in use, or a checkpoint that cannot be resumed, is refused here, in one line, before any
+  // process starts.
+  train::RunDirectoryLock::refuse_if_held(config.out);
   if (!config.resume.empty()) train::checked_checkpoint(config);
   std::vector<std::string> labels;
   for (int64_t r = 0; r < config.processes(); ++r) {

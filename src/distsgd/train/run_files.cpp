@@ -10,7 +10,7 @@
 namespace distsgd::train {
 namespace fs = std::filesystem;
 
-RunFiles::RunFiles(const std::string& dir, bool overwrite, bool resume) : dir_(dir) {
+RunFiles::RunFiles(const std::string& dir, bool overwrite, bool resume) : dir_(dir), lock_(dir) {
   const fs::path metrics = fs::path(dir) / "metrics.jsonl";
   if (fs::exists(metrics) && !resume) {
     require(overwrite, "run directory " + dir +

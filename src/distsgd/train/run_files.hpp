@@ -2,6 +2,8 @@
 // JSON files are written atomically; metrics.jsonl is appended and flushed record by record, so a crash loses
 // nothing already evaluated.
 #pragma once
+#include "distsgd/train/run_lock.hpp"
+
 #include <nlohmann/json_fwd.hpp>
 
 #include <cstdint>
@@ -12,8 +14,9 @@ namespace distsgd::train {
 
 class RunFiles {
  public:
-  // Creates the directory. Refuses a directory that already holds a run unless `overwrite` (start afresh) or
-  // `resume` (append to its metrics).
+  // Creates the directory and locks it for this process's lifetime (run_lock.hpp), before anything in it is
+  // touched. Refuses a directory that already holds a run unless `overwrite` (start afresh) or `resume` (append to
+  // its metrics), and one another live run holds.
   RunFiles(const std::string& dir, bool overwrite, bool resume);
 
   const std::string& dir() const { return dir_; }
@@ -25,6 +28,7 @@ class RunFiles {
 
  private:
   std::string dir_;
+  RunDirectoryLock lock_;
   std::ofstream metrics_;
 };
 
