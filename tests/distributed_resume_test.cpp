@@ -94,10 +94,15 @@ TEST(DistributedResume, DamagedOrForeignCheckpointsAreRefused) {
   auto refused = [&](const std::string& flags, const std::string& expected) {
     auto result = run_distsgd("train" + kRun + " --max-steps 12 " + flags + " --resume " + run);
     EXPECT_EQ(result.exit_code, 1) << result.output;
-    EXPECT_NE(result.output.find("distsgd: error: --resume: "), std::string::npos) << result.output;
+    EXPECT_NE(result.output.find("distsgd: error: --resume"), std::string::npos) << result.output;
     EXPECT_NE(result.output.find(expected), std::string::npos) << result.output;
     EXPECT_EQ(result.output.find("[worker"), std::string::npos) << "refused before any process starts";
   };
+  // The run directory's config.json says what the run is (train/resume_settings.hpp)...
+  refused("--algo arsgd --workers 2", "--algo arsgd differs from the run's bsp (config.json)");
+  refused("--algo bsp --workers 3 --servers 1", "--workers 3 differs from the run's 2 (config.json)");
+  // ...and without it, the checkpoint's manifest.
+  std::filesystem::rename(run + "/config.json", dir / "config.json");
   refused("--algo arsgd --workers 2", "checkpoint " + checkpoint + " is of bsp with 2 worker(s) and 1 server(s)");
   refused("--algo bsp --workers 3 --servers 1", "this run is bsp with 3 worker(s)");
   // A torn file, then a changed byte.

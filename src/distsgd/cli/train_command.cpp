@@ -9,6 +9,7 @@
 #include "distsgd/train/checkpoint_files.hpp"
 #include "distsgd/train/options.hpp"
 #include "distsgd/train/process.hpp"
+#include "distsgd/train/resume_settings.hpp"
 #include "distsgd/train/run_lock.hpp"
 #include "distsgd/train/trainer.hpp"
 
@@ -143,6 +144,12 @@ void add_train_options(CLI::App& cmd, TrainConfig& config, const std::vector<std
 
 int run_train(TrainConfig& config, const CLI::App& command, int argc, char** argv) {
   const auto env = comm::process_env_from_environment();
+  // --resume DIR alone continues with DIR's settings; a run that ended is left alone unless a limit was raised.
+  train::take_settings_of_run(config, [&](const std::string& flag) { return command.count(flag) > 0; });
+  if (const auto note = train::finished_run_note(config)) {
+    if (!env || env->rank == 0) log::info(*note);
+    return 0;
+  }
   // Under mpirun, srun or torchrun without --workers, the launcher's process count says how many workers there are.
   if (env) train::take_world_size_from_launcher(config, *env, command.count("--workers") > 0);
   if (config.virtual_cluster) {

@@ -22,6 +22,8 @@ RunFiles::RunFiles(const std::string& dir, bool overwrite, bool resume) : dir_(d
     }
     fs::remove_all(fs::path(dir) / "checkpoints");
   }
+  // A summary says the run ended (train/resume_settings.hpp); the resumed run writes a new one when it does.
+  if (resume) fs::remove(fs::path(dir) / "summary.json");
   std::error_code ec;
   fs::create_directories(dir, ec);
   require(!ec, "cannot create run directory " + dir + ": " + ec.message());
