@@ -5,7 +5,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include <signal.h>
+
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <map>
@@ -187,6 +190,66 @@ TEST(ValidateCommand, BadFlagsAreOneClearError) {
     EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << flags << "\n" << r.output;
   }
   EXPECT_FALSE(std::filesystem::exists(dir / "v"));  // nothing ran
+}
+
+// Processes whose command line mentions `text` (other than this test's own shell).
+std::vector<int> processes_mentioning(const std::string& text) {
+  std::vector<int> pids;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::string cmdline = read_file(entry.path() / "cmdline");
+    std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
+    if (cmdline.find(text) != std::string::npos && cmdline.find("/bin/sh") == std::string::npos) {
+      pids.push_back(std::stoi(name));
+    }
+  }
+  return pids;
+}
+
+// Starts a validate whose training runs for minutes, and waits until its train command (and ranks) run.
+int start_long_validate(const std::string& out) {
+  const auto r = distsgd::testing::run_shell(
+      std::string(DISTSGD_BINARY) +
+      " validate --model mlp --mlp-width 16 --dataset synthetic --algos arsgd --workers 2 --networks loopback "
+      "--iterations 1000000 --warmup 5 --profile-repeats 3 --fidelity analytical --out " +
+      out + " > " + out + ".log 2>&1 & echo $!");
+  const int pid = std::stoi(r.output);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(180);
+  while (std::chrono::steady_clock::now() < deadline) {
+    for (int p : processes_mentioning(out + "/runs/")) {
+      if (read_file("/proc/" + std::to_string(p) + "/cmdline").find("train") != std::string::npos) return pid;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  ADD_FAILURE() << "validate never started its training run:\n" << read_file(out + ".log");
+  return pid;
+}
+
+bool none_left(const std::string& out, double seconds) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (processes_mentioning(out).empty()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  return processes_mentioning(out).empty();
+}
+
+// Interrupting validate stops its training run, launcher and ranks, and says so; killing it (-9) takes them along.
+TEST(ValidateCommand, ItsChildrenEndWithIt) {
+  TempDir dir;
+  const std::string interrupted = dir / "interrupted";
+  const int first = start_long_validate(interrupted);
+  ::kill(first, SIGINT);
+  EXPECT_TRUE(none_left(interrupted, 30)) << "processes left after SIGINT";
+  EXPECT_NE(read_file(interrupted + ".log").find("distsgd: error: interrupted: stopped distsgd train"),
+            std::string::npos)
+      << read_file(interrupted + ".log");
+
+  const std::string killed = dir / "killed";
+  const int second = start_long_validate(killed);
+  ::kill(second, SIGKILL);
+  EXPECT_TRUE(none_left(killed, 30)) << "processes left after SIGKILL";
 }
 
 }  // namespace

@@ -139,6 +139,8 @@ void find_convergence(const AdviseCommand& c, const sim::ModelProfile& profile, 
     if (!(done && step.same_command(args))) log::info("advise: convergence run: " + command_text(args));
     try {
       step.run(args, done, "the convergence run of " + k.recipe.algorithm);
+    } catch (const Interrupted&) {
+      throw;
     } catch (const Error& e) {  // a run that diverged or failed: the others still rank
       log::info(std::string("advise: ") + e.what());
       k.note = e.what();

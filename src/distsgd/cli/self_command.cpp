@@ -1,8 +1,5 @@
 #include "distsgd/cli/self_command.hpp"
 
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -11,55 +8,20 @@
 #include <fstream>
 #include <random>
 
+#include "distsgd/cli/study_cell_process.hpp"
+#include "distsgd/comm/signal_pipe.hpp"
 #include "distsgd/core/error.hpp"
 
-extern char** environ;
-
 namespace distsgd::cli {
-namespace {
-
-// Executed through the magic link rather than the path it names: a rebuild replaces the file at that path while a
-// long grid runs, and every step of one grid must run the same program (the kernel keeps the running one's inode).
-constexpr const char* kSelf = "/proc/self/exe";
-
-// posix_spawn's file actions, released however the spawn ends.
-class FileActions {
- public:
-  FileActions() { posix_spawn_file_actions_init(&actions_); }
-  ~FileActions() { posix_spawn_file_actions_destroy(&actions_); }
-  FileActions(const FileActions&) = delete;
-  FileActions& operator=(const FileActions&) = delete;
-  posix_spawn_file_actions_t* get() { return &actions_; }
-
- private:
-  posix_spawn_file_actions_t actions_;
-};
-
-}  // namespace
 
 int run_self(const std::vector<std::string>& args, const std::string& log_path) {
-  const auto parent = std::filesystem::path(log_path).parent_path();
-  if (!parent.empty()) std::filesystem::create_directories(parent);
-  const std::string program = kSelf;
-  std::vector<std::string> argv_text{program};
-  argv_text.insert(argv_text.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (auto& a : argv_text) argv.push_back(a.data());
-  argv.push_back(nullptr);
-
-  FileActions actions;
-  posix_spawn_file_actions_addopen(actions.get(), STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(actions.get(), STDOUT_FILENO, log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-  posix_spawn_file_actions_adddup2(actions.get(), STDOUT_FILENO, STDERR_FILENO);
-  pid_t pid = -1;
-  const int spawned = posix_spawn(&pid, program.c_str(), actions.get(), nullptr, argv.data(), environ);
-  require(spawned == 0, "cannot start " + program + ": " + std::strerror(spawned));
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0) {
-    require(errno == EINTR, std::string("waiting for ") + program + ": " + std::strerror(errno));
-  }
-  if (WIFEXITED(status)) return WEXITSTATUS(status);
-  return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+  // As a study runs its cells: the child dies with this process (PR_SET_PDEATHSIG, even on SIGKILL), and Ctrl-C or
+  // SIGTERM stops it (its whole process group: a train launcher and its ranks) before this process gives up.
+  comm::SignalPipe signals({SIGINT, SIGTERM, SIGCHLD}, {SIGPIPE});
+  const auto result = run_cell_process(args, log_path, 0, signals, nullptr);
+  if (result.interrupted)
+    throw Interrupted("interrupted: stopped " + command_text(args) + " (its log: " + log_path + ")");
+  return result.exit_status;
 }
 
 std::string error_line_of(const std::string& log_path) {

@@ -2,10 +2,19 @@
 // commbench through their command lines, as a user would, so every run is an ordinary run directory and every
 // prediction is the simulator's own output (whatever flags the simulator has gained since).
 #pragma once
+#include "distsgd/core/error.hpp"
+
 #include <string>
 #include <vector>
 
 namespace distsgd::cli {
+
+// The user stopped the command (Ctrl-C, SIGTERM) while a child ran: the child was stopped too, and the caller stops
+// rather than counting it as one failed step of many.
+class Interrupted : public Error {
+ public:
+  using Error::Error;
+};
 
 // Runs this very program (/proc/self/exe, the same binary even when a rebuild has replaced the file) with `args`, stdin
 // from /dev/null, stdout and stderr appended to `log_path` (its directory is created), and waits. Returns the exit

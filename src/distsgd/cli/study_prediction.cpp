@@ -208,6 +208,8 @@ std::map<std::string, CellPrediction> predict_cells(const std::vector<StudyCell>
           ResumableStep(out + ".command.json", dir + "/logs/profile-" + digest(args) + ".log")
               .run(with_out, std::filesystem::exists(out), "distsgd profile");
           profiles[key] = out;
+        } catch (const Interrupted&) {
+          throw;
         } catch (const Error& e) {
           profiles[key] = std::string("!") + e.what();
         }
@@ -249,6 +251,8 @@ std::map<std::string, CellPrediction> predict_cells(const std::vector<StudyCell>
             .run(with_out, std::filesystem::exists(out), "distsgd simulate");
         read_predictions(out, group.cells, cluster, predictions);
         break;
+      } catch (const Interrupted&) {
+        throw;
       } catch (const Error& e) {
         for (const StudyCell* cell : group.cells) predictions[cell->id].note = e.what();
       }

@@ -307,6 +307,8 @@ nlohmann::json predict(const ValidateCommand& c, const Configuration& k, const s
   fs::remove(log, ignored);
   try {
     if (run_self(args, log) != 0) return {{"not_predicted", "simulate failed: " + error_line_of(log)}};
+  } catch (const Interrupted&) {
+    throw;
   } catch (const Error& e) {
     return {{"not_predicted", std::string("simulate failed: ") + e.what()}};
   }
@@ -540,6 +542,8 @@ class SimulatorClusters {
     if (loopback_.count(k.workers) == 0) {
       try {
         loopback_[k.workers] = loopback_cluster(c_.out, k.workers);
+      } catch (const Interrupted&) {
+        throw;
       } catch (const Error& e) {
         log::info(std::string("validate: no loopback cluster: ") + e.what());
         loopback_[k.workers] = "";
@@ -642,6 +646,8 @@ int run_validate(ValidateCommand& c) {
     const auto start = Clock::now();
     try {
       measure(c, k, run_dir, sim::load_model_profile(profiles.at(k.threads)), row);
+    } catch (const Interrupted&) {
+      throw;
     } catch (const Error& e) {
       ++failures;
       row["status"] = "failed";
