@@ -78,6 +78,21 @@ void MomentumSgdAverageAndReset(benchmark::State& state) {
   report(state, n, 6);  // reads p, g, v; writes p, g, v
 }
 
+// AdamW's step (--optimizer adamw) as the single-process run makes it: decoupled weight decay, both moments.
+void AdamWStep(benchmark::State& state) {
+  const size_t n = size_of(state);
+  auto b = buffers(4, n);
+  kernels::AdamWStep step;
+  step.lr = 1e-9;
+  step.weight_decay = 0.01;
+  step.step = 10;
+  for (auto _ : state) {
+    kernels::adamw(b[0].data(), b[1].data(), b[2].data(), b[3].data(), n, step);
+    benchmark::ClobberMemory();
+  }
+  report(state, n, 7);  // reads p, g, m, v; writes p, m, v
+}
+
 void PlainSgd(benchmark::State& state) {
   const size_t n = size_of(state);
   auto b = buffers(2, n);
@@ -219,6 +234,7 @@ BENCHMARK(Triad)->Apply(Sizes);
 BENCHMARK(MomentumSgdStep)->Apply(Sizes);
 BENCHMARK(MomentumSgdMeanOfSum)->Apply(Sizes);
 BENCHMARK(MomentumSgdAverageAndReset)->Apply(Sizes);
+BENCHMARK(AdamWStep)->Apply(Sizes);
 BENCHMARK(PlainSgd)->Apply(Sizes);
 BENCHMARK(Direction)->Apply(Sizes);
 BENCHMARK(Axpby)->Apply(Sizes);
