@@ -8,6 +8,7 @@
 #include "distsgd/train/options.hpp"
 #include "distsgd/train/trainer.hpp"
 #include "test_util.hpp"
+#include "trained_parameters.hpp"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
@@ -224,6 +225,29 @@ TEST(LanguageModel, TwoWorkerAllreduceWithAdamWTrainsAndStopsAtATargetLoss) {
   EXPECT_LE(summary["test_loss"].get<double>(), 2.7);
   EXPECT_LT(summary["steps"].get<int64_t>(), 200);
   EXPECT_TRUE(summary["time_to_target_seconds"].is_number()) << summary.dump(2);
+}
+
+// AR-SGD multistep steps each worker's 1/n of every bucket with AdamW (a slice keeps its own step count) and
+// allgathers the slices: the same parameters, bit for bit, as one allreduce and a whole-buffer step (2 workers: the
+// sums are the same either way).
+TEST(LanguageModel, AllreduceMultistepStepsAdamWBySlicesLikeTheWholeBuffer) {
+  if (!has_corpus()) GTEST_SKIP() << "Debian's fortunes package is not installed (scripts/setup.sh)";
+  TempDir dir;
+  const auto corpus = distsgd::data::read_text_corpus(distsgd::data::kDefaultTextCorpus);
+  {
+    std::ofstream part(dir / "part.txt", std::ios::binary);
+    part.write(reinterpret_cast<const char*>(corpus.data()), 100'000);
+  }
+  for (const std::string overlap : {"none", "multistep"}) {
+    // Buckets of 16 KB: several, so that each worker steps several slices.
+    auto r = run_distsgd("train --algo arsgd --workers 2 --max-steps 12 --overlap " + overlap +
+                         " --bucket-mb 0.016 --first-bucket-mb 0.016" + kShortTextRun + " --data-file " +
+                         (dir / "part.txt") + " --out " + (dir / overlap));
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+  }
+  const auto none = distsgd::testing::parameters_of(dir / "none");
+  const auto multistep = distsgd::testing::parameters_of(dir / "multistep");
+  EXPECT_TRUE(torch::equal(none, multistep));
 }
 
 // Bad input gets one clear line: an unknown optimizer, AdamW where a parameter server owns the update, a missing
