@@ -5,9 +5,11 @@
 // bench/kernels.sh, which prints each kernel's rate next to the triad's.
 #include "distsgd/optim/kernels.hpp"
 
+#include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 #include <benchmark/benchmark.h>
 
+#include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <string>
@@ -76,6 +78,41 @@ void MomentumSgdAverageAndReset(benchmark::State& state) {
     benchmark::ClobberMemory();
   }
   report(state, n, 6);  // reads p, g, v; writes p, g, v
+}
+
+// AdamW's step (--optimizer adamw) as the single-process run makes it: decoupled weight decay, both moments.
+void AdamWStep(benchmark::State& state) {
+  const size_t n = size_of(state);
+  auto b = buffers(4, n);
+  kernels::AdamWStep step;
+  step.lr = 1e-9;
+  step.weight_decay = 0.01;
+  step.step = 10;
+  for (auto _ : state) {
+    kernels::adamw(b[0].data(), b[1].data(), b[2].data(), b[3].data(), n, step);
+    benchmark::ClobberMemory();
+  }
+  report(state, n, 7);  // reads p, g, m, v; writes p, m, v
+}
+
+// What the fused kernel replaces: torch::optim::AdamW's chain of ATen calls on the same buffers (its step at t = 10).
+void AdamWAtenChain(benchmark::State& state) {
+  const size_t n = size_of(state);
+  auto b = buffers(4, n);
+  const auto tensor = [n](std::vector<float>& v) {
+    return at::from_blob(v.data(), {static_cast<int64_t>(n)}, at::TensorOptions().dtype(at::kFloat));
+  };
+  auto p = tensor(b[0]), g = tensor(b[1]), m = tensor(b[2]), v = tensor(b[3]);
+  const double lr = 1e-9, wd = 0.01, bias1 = 1 - std::pow(0.9, 10), bias2 = 1 - std::pow(0.999, 10);
+  for (auto _ : state) {
+    p.mul_(1 - lr * wd);
+    m.mul_(0.9).add_(g, 1 - 0.9);
+    v.mul_(0.999).addcmul_(g, g, 1 - 0.999);
+    const auto denominator = (v.sqrt() / std::sqrt(bias2)).add_(1e-8);
+    p.addcdiv_(m, denominator, -lr / bias1);
+    benchmark::ClobberMemory();
+  }
+  report(state, n, 7);  // the fused kernel's traffic, for a like-for-like rate
 }
 
 void PlainSgd(benchmark::State& state) {
@@ -219,6 +256,8 @@ BENCHMARK(Triad)->Apply(Sizes);
 BENCHMARK(MomentumSgdStep)->Apply(Sizes);
 BENCHMARK(MomentumSgdMeanOfSum)->Apply(Sizes);
 BENCHMARK(MomentumSgdAverageAndReset)->Apply(Sizes);
+BENCHMARK(AdamWStep)->Apply(Sizes);
+BENCHMARK(AdamWAtenChain)->Apply(Sizes);
 BENCHMARK(PlainSgd)->Apply(Sizes);
 BENCHMARK(Direction)->Apply(Sizes);
 BENCHMARK(Axpby)->Apply(Sizes);

@@ -12,6 +12,7 @@ packages=(
   libcli11-dev nlohmann-json3-dev zlib1g-dev
   googletest libgtest-dev libbenchmark-dev
   dataset-fashion-mnist   # real data at /usr/share/datasets/fashion-mnist
+  fortunes                # English text for --dataset text: the fortune database at /usr/share/games/fortunes
   python3-torch python3-numpy  # PyTorch 1.13, the peer in side-by-side benchmarks and the TorchScript test
   openmpi-bin             # mpirun, for the launcher tests
   libnl-route-3-dev       # the emulated cluster: links, addresses and tbf through netlink

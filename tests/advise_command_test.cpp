@@ -99,7 +99,9 @@ TEST(AdviseCommand, WithoutATargetRanksByThroughputAndSaysSo) {
   auto r = run_distsgd("advise --profile " + (dir / "p.json") + " --cluster 10gbe --workers 16 --algos bsp,arsgd " +
                        "--dir " + (dir / "a"));
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_NE(r.output.find("no --target-accuracy: ranked by predicted throughput alone"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("no --target-accuracy or --target-loss: ranked by predicted throughput alone"),
+            std::string::npos)
+      << r.output;
   const auto advice = read_json(dir / "a/advice.json");
   EXPECT_EQ(advice["ranked_by"], "throughput");
   ASSERT_EQ(advice["ranking"].size(), 2u);
@@ -158,6 +160,20 @@ TEST(AdviseCommand, SamplesToTargetInterpolatesBetweenEvaluations) {
   EXPECT_TRUE(s.upper_bound);
   EXPECT_FALSE(cli::samples_to_target(log, 0.8).samples.has_value());
   EXPECT_FALSE(cli::samples_to_target({}, 0.5).samples.has_value());
+}
+
+// --target-loss: the first evaluation at or below the loss, linear in between, as for an accuracy.
+TEST(AdviseCommand, SamplesToATargetLossInterpolatesTheLoss) {
+  const std::vector<nlohmann::json> log = {{{"samples", 100}, {"test_loss", 3.0}},
+                                           {{"samples", 200}, {"test_loss", 2.0}},
+                                           {{"samples", 300}, {"test_loss", 2.2}}};
+  const auto s = cli::samples_to_target(log, cli::ProgressTarget{"test_loss", 2.5});
+  ASSERT_TRUE(s.samples.has_value());
+  EXPECT_DOUBLE_EQ(*s.samples, 150);
+  EXPECT_FALSE(s.upper_bound);
+  EXPECT_DOUBLE_EQ(s.best_loss, 2.0);
+  EXPECT_FALSE(cli::samples_to_target(log, cli::ProgressTarget{"test_loss", 1.5}).samples.has_value());
+  EXPECT_EQ(cli::ProgressTarget({"test_loss", 2.5}).text(), "target loss 2.5");
 }
 
 TEST(AdviseCommand, BadFlagsAreOneClearError) {

@@ -275,11 +275,12 @@ void write_fake_mnist(const fs::path& dir, uint32_t train, uint32_t test, bool g
 }  // namespace
 
 TEST(DatasetRegistry, NamesAndDefaultDirs) {
-  EXPECT_EQ(dataset_names(), (std::vector<std::string>{"fashion-mnist", "mnist", "cifar10", "synthetic"}));
+  EXPECT_EQ(dataset_names(), (std::vector<std::string>{"fashion-mnist", "mnist", "cifar10", "synthetic", "text"}));
   EXPECT_EQ(default_dataset_dir("fashion-mnist"), "/usr/share/datasets/fashion-mnist");
   EXPECT_EQ(default_dataset_dir("mnist"), "/usr/share/datasets/mnist");
   EXPECT_EQ(default_dataset_dir("cifar10"), "/usr/share/datasets/cifar10");
   EXPECT_EQ(default_dataset_dir("synthetic"), "");
+  EXPECT_EQ(default_dataset_dir("text"), "") << "text reads --data-file";
 }
 
 TEST(DatasetRegistry, UnknownNameListsValidNames) {

@@ -16,6 +16,7 @@ namespace {
 using Range = std::pair<int64_t, int64_t>;
 
 dm::InputSpec gate_input_for(const std::string& name) {
+  if (name == "gpt-mini") return {1, 1, 16, 256, true};  // 16 bytes
   if (name == "mlp" || name == "lenet5" || name == "resnet18" || name == "resnet50") return {1, 28, 28, 10};
   return {3, 32, 32, 10};
 }
@@ -32,7 +33,8 @@ GatedModel build(const std::string& name) {
   options.mlp_width = 64;  // the default 2048 makes mlp the slowest test here for no extra coverage
   torch::manual_seed(0);
   GatedModel built{dm::make_model(options, spec), {}};
-  built.input = torch::randn({2, spec.channels, spec.height, spec.width});
+  built.input = spec.sequence ? torch::randint(0, 256, {2, spec.width}, torch::kLong)
+                              : torch::randn({2, spec.channels, spec.height, spec.width});
   return built;
 }
 

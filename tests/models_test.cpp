@@ -32,6 +32,7 @@ std::unique_ptr<dm::Model> build(const std::string& name, const dm::InputSpec& i
 // The message of the distsgd::Error thrown by f, or "" when none is thrown.
 // A small input for each registry name that keeps the forward pass fast.
 dm::InputSpec small_input_for(const std::string& name) {
+  if (name == "gpt-mini") return {1, 1, 16, 256, true};  // sequences of 16 bytes
   if (name == "mlp" || name == "lenet5" || name == "resnet18" || name == "resnet50") return mnist();
   return cifar();
 }
@@ -44,6 +45,11 @@ TEST(Models, EveryRegistryModelOutputsLogitsPerSample) {
     const auto input = small_input_for(name);
     torch::manual_seed(0);
     auto model = build(name, input);
+    if (input.sequence) {  // a language model: logits for every position
+      const auto output = model->forward(torch::randint(0, 256, {4, input.width}, torch::kLong));
+      EXPECT_EQ(output.sizes(), (std::vector<int64_t>{4, input.width, input.classes}));
+      continue;
+    }
     const auto output = model->forward(torch::randn({4, input.channels, input.height, input.width}));
     EXPECT_EQ(output.sizes(), (std::vector<int64_t>{4, input.classes}));
     EXPECT_EQ(model->name(), name);

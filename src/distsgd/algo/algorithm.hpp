@@ -6,6 +6,7 @@
 #include "distsgd/algo/algorithm_state.hpp"
 #include "distsgd/core/config.hpp"
 #include "distsgd/core/option.hpp"
+#include "distsgd/optim/worker_optimizer.hpp"
 
 #include <ATen/core/Tensor.h>
 #include <nlohmann/json_fwd.hpp>
@@ -78,18 +79,27 @@ class WorkerAlgorithm {
   // On worker 0, after finish(): the algorithm's own figures in summary.json (e.g. the overlap strategy, the
   // servers' staleness). server_statistics holds what each server's serve() returned, in server order.
   virtual void add_to_summary(nlohmann::json& summary, const std::vector<nlohmann::json>& server_statistics) {}
-  // Optimizer state of this worker (momentum buffer over the flat vector) for checkpoints; undefined if none.
+  // The optimizer this worker steps its own parameters with (--optimizer; optim/worker_optimizer.hpp), for
+  // checkpoints; null where the algorithm keeps its own momentum SGD (optimizer_state()).
+  virtual optim::WorkerOptimizer* worker_optimizer() { return nullptr; }
+  // Optimizer state of this worker (momentum buffer over the flat vector) for checkpoints, when it has no
+  // worker_optimizer(); undefined if none.
   virtual at::Tensor optimizer_state() { return {}; }
   // Checkpoints (train/resume.cpp): this worker's state beyond its parameters, buffers, RNG and position, taken
   // at a step boundary (after after_backward) and restored after the algorithm is made and before training goes
-  // on. The defaults carry optimizer_state() as "momentum"; algorithms with more state (DGC accumulators, clocks,
-  // push-sum weights) extend them. save_state may first finish communication still in flight (multistep's
-  // allgathers), so that the parameters saved beside it are the step's.
+  // on. The defaults carry worker_optimizer()'s state (or optimizer_state() as "momentum"); algorithms with more
+  // state (DGC accumulators, clocks, push-sum weights) extend them. save_state may first finish communication still
+  // in flight (multistep's allgathers), so that the parameters saved beside it are the step's.
   virtual void save_state(AlgorithmState& state) {
+    if (auto* optimizer = worker_optimizer()) {
+      for (const auto& [name, tensor] : optimizer->state()) state.put(name, tensor);
+      return;
+    }
     auto momentum = optimizer_state();
     if (momentum.defined()) state.put("momentum", momentum);
   }
   virtual void load_state(const AlgorithmState& state) {
+    if (auto* optimizer = worker_optimizer()) return optimizer->load_state(state.tensors());
     auto momentum = optimizer_state();
     if (momentum.defined()) state.copy_to("momentum", momentum);
   }
@@ -142,6 +152,11 @@ struct AlgorithmInfo {
   bool survives_worker_loss = false;
   // Runs in one process only (the reference "sgd").
   bool single_process = false;
+  // The worker steps its own parameters through optim::make_worker_optimizer, so any --optimizer works (sgd,
+  // AR-SGD, the gossip family, the outer loop's inner steps). False: the update is the server's (the parameter-
+  // server family applies momentum SGD at the shards, or its workers' steps are tied to it), and --optimizer adamw
+  // is refused.
+  bool takes_optimizer = false;
   // The flags this algorithm takes beyond training's own, each declared once where it belongs (its own file, or a
   // family's, e.g. algo/ps/ps_options.hpp). A flag given a value other than its default with an algorithm that
   // does not list it is refused.

@@ -95,6 +95,12 @@ void validate_algorithm(const TrainConfig& c) {
     require(taken || spec.is_default(c),
             spec.flag + " applies to " + join(algorithms_taking(spec.flag)) + " only (not " + c.algorithm + ")");
   }
+  require(c.optimizer == Optimizer::kSgd || info.takes_optimizer,
+          "--optimizer " + name_of(c.optimizer) + ": " + c.algorithm +
+              (info.needs_servers ? "'s parameter server owns the update (momentum SGD at the shards)"
+                                  : " steps with momentum SGD only") +
+              "; algorithms whose workers step their own parameters: " +
+              join(algorithm_names_where([](const AlgorithmInfo& a) { return a.takes_optimizer; }), ", "));
   require(c.on_worker_loss != WorkerLoss::kContinue || info.survives_worker_loss,
           "--on-worker-loss continue: " + c.algorithm +
               " cannot go on without a worker (every step waits for all workers' gradients); it can only abort. "

@@ -1,9 +1,10 @@
-// "sgd": plain single-process momentum SGD, the reference every distributed algorithm is compared with.
+// "sgd": plain single-process training (momentum SGD, or the run's --optimizer), the reference every distributed
+// algorithm is compared with.
 #include "distsgd/algo/algorithm.hpp"
 #include "distsgd/core/timed_phase.hpp"
 #include "distsgd/core/timeline.hpp"
 #include "distsgd/optim/flat_parameters.hpp"
-#include "distsgd/optim/sgd.hpp"
+#include "distsgd/optim/worker_optimizer.hpp"
 
 namespace distsgd::algo {
 namespace {
@@ -11,11 +12,11 @@ namespace {
 class LocalSgd final : public WorkerAlgorithm {
  public:
   explicit LocalSgd(const WorkerSetup& s)
-      : flat_(s.flat), timeline_(s.timeline), optimizer_(s.flat.numel(), s.config.momentum, s.config.weight_decay) {}
+      : flat_(s.flat), timeline_(s.timeline), optimizer_(optim::make_worker_optimizer(s.config, s.flat.numel())) {}
 
   void after_backward(int64_t, double lr) override {
     TimedPhase phase(timeline_, "update", update_);
-    optimizer_.step(flat_.params(), flat_.grads(), lr);
+    optimizer_->step(flat_.params(), flat_.grads(), lr);
   }
 
   AlgorithmStats stats() const override {
@@ -24,12 +25,12 @@ class LocalSgd final : public WorkerAlgorithm {
     return s;
   }
 
-  at::Tensor optimizer_state() override { return optimizer_.momentum_buffer(); }
+  optim::WorkerOptimizer* worker_optimizer() override { return optimizer_.get(); }
 
  private:
   optim::FlatParameters& flat_;
   Timeline& timeline_;
-  optim::MomentumSgd optimizer_;
+  std::unique_ptr<optim::WorkerOptimizer> optimizer_;
   Stopwatch update_;
 };
 
@@ -38,8 +39,9 @@ class LocalSgd final : public WorkerAlgorithm {
 AlgorithmInfo single_process_sgd_algorithm() {
   AlgorithmInfo info;
   info.name = "sgd";
-  info.description = "single-process momentum SGD (the reference)";
+  info.description = "single-process training (the reference)";
   info.single_process = true;
+  info.takes_optimizer = true;
   info.make_worker = [](const WorkerSetup& s) { return std::make_unique<LocalSgd>(s); };
   return info;
 }

@@ -28,28 +28,50 @@ namespace distsgd::cli {
 
 SamplesToTarget samples_to_target(const std::vector<nlohmann::json>& evaluations, double target,
                                   const std::string& measure) {
+  return samples_to_target(evaluations, ProgressTarget{"test_accuracy", target}, measure);
+}
+
+SamplesToTarget samples_to_target(const std::vector<nlohmann::json>& evaluations, const ProgressTarget& target,
+                                  const std::string& measure) {
+  // Progress is the metric, negated for a loss: higher is closer either way, and the interpolation is the same.
+  const double sign = target.lower_is_better() ? -1.0 : 1.0, goal = sign * target.value;
   SamplesToTarget result;
-  double previous_samples = 0, previous_accuracy = 0;
+  double previous_samples = 0, previous_progress = 0;
   bool first = true;
   for (const auto& e : evaluations) {
-    const double accuracy = e.value("test_accuracy", 0.0);
+    const double progress = sign * e.value(target.metric, target.lower_is_better() ? HUGE_VAL : 0.0);
     const double samples = e.value(measure, 0.0);
-    result.best_accuracy = std::max(result.best_accuracy, accuracy);
+    result.best_accuracy = std::max(result.best_accuracy, e.value("test_accuracy", 0.0));
+    if (e.contains("test_loss") && e["test_loss"].is_number()) {
+      const double loss = e["test_loss"].get<double>();
+      result.best_loss = result.best_loss == 0 ? loss : std::min(result.best_loss, loss);
+    }
     result.samples_evaluated = samples;
-    if (!result.samples && accuracy >= target) {
+    if (!result.samples && progress >= goal) {
       if (first) {
         result.samples = samples;
         result.upper_bound = true;
       } else {
         result.samples = previous_samples +
-                         (target - previous_accuracy) / (accuracy - previous_accuracy) * (samples - previous_samples);
+                         (goal - previous_progress) / (progress - previous_progress) * (samples - previous_samples);
       }
     }
     previous_samples = samples;
-    previous_accuracy = accuracy;
+    previous_progress = progress;
     first = false;
   }
   return result;
+}
+
+std::string ProgressTarget::text() const {
+  std::ostringstream out;
+  out << (lower_is_better() ? "target loss " : "target accuracy ") << value;
+  return out.str();
+}
+
+ProgressTarget target_of(const AdviseCommand& c) {
+  if (c.target_loss > 0) return {"test_loss", c.target_loss};
+  return {"test_accuracy", c.target_accuracy};
 }
 
 namespace {
@@ -58,7 +80,8 @@ namespace fs = std::filesystem;
 
 // The assumptions behind the ranking, written into advice.json (the README says more).
 const char* kAssumptions =
-    "time to target = samples to reach the target accuracy, measured in short runs at small scale on this host, / "
+    "time to target = samples to reach the target (accuracy or loss), measured in short runs at small scale on this "
+    "host, / "
     "throughput predicted at the requested workers on the cluster. Assumes the samples needed carry over from the "
     "small runs to N workers (they do not where asynchronous staleness grows with N, or where the global batch of "
     "synchronous algorithms grows past what the learning rate suits), that the profile's device is the cluster's, "
@@ -66,7 +89,8 @@ const char* kAssumptions =
 const char* kVirtualAssumptions =
     "time to target = virtual seconds for a virtual cluster of the requested workers on the cluster (distsgd train "
     "--virtual: the algorithms' own arithmetic in the cluster's order of events, compute timed by the profile) to "
-    "reach the target accuracy, interpolated between evaluations. Assumes the profile's device is the cluster's, the "
+    "reach the target (accuracy or loss), interpolated between evaluations. Assumes the profile's device is the "
+    "cluster's, the "
     "simulator's network model holds for it (README, \"Accuracy at scale\"), and that the recipes suit the model.";
 
 struct Candidate {
@@ -160,8 +184,8 @@ void find_convergence(const AdviseCommand& c, const sim::ModelProfile& profile, 
     return;
   }
   const auto evaluations = evaluation_records(k.run_dir);
-  k.convergence = samples_to_target(evaluations, c.target_accuracy);
-  if (c.virtual_cluster) k.virtual_time = samples_to_target(evaluations, c.target_accuracy, "wall_seconds");
+  k.convergence = samples_to_target(evaluations, target_of(c));
+  if (c.virtual_cluster) k.virtual_time = samples_to_target(evaluations, target_of(c), "wall_seconds");
 }
 
 std::string whole_number(double value) {
@@ -193,6 +217,9 @@ CLI::App* add_advise_command(CLI::App& app, AdviseCommand& c) {
   cmd->add_option("--cluster", c.cluster, "cluster JSON file or preset, as distsgd simulate takes it")->required();
   cmd->add_option("--workers", c.workers, "workers of the cluster to advise for")->required();
   cmd->add_option("--target-accuracy", c.target_accuracy, "test accuracy to reach (0: rank by throughput alone)")
+      ->capture_default_str();
+  cmd->add_option("--target-loss", c.target_loss,
+                  "instead: test loss to reach, at most (a language model's: bits per byte x ln 2; 0: none)")
       ->capture_default_str();
   cmd->add_flag("--measure-convergence", c.measure_convergence,
                 "run the short training runs that measure the samples each algorithm needs (a finished one is reused)");
@@ -231,10 +258,14 @@ int run_advise(AdviseCommand& c) {
   require(c.servers >= 1, "--servers must be at least 1");
   require(c.fidelity == "analytical" || c.fidelity == "des",
           "--fidelity: expected analytical or des, got '" + c.fidelity + "'");
-  require(!c.measure_convergence || c.target_accuracy > 0,
-          "--measure-convergence needs --target-accuracy (the accuracy whose samples it measures)");
-  require(!c.virtual_cluster || c.target_accuracy > 0,
-          "--virtual needs --target-accuracy (the accuracy whose virtual time it ranks by)");
+  require(c.target_loss >= 0, "--target-loss: expected a loss of 0 or more, got " + std::to_string(c.target_loss));
+  require(c.target_loss == 0 || c.target_accuracy == 0,
+          "--target-accuracy and --target-loss exclude each other: give the one target the ranking is by");
+  const bool has_target = target_of(c).value > 0;
+  require(!c.measure_convergence || has_target,
+          "--measure-convergence needs --target-accuracy or --target-loss (the target whose samples it measures)");
+  require(!c.virtual_cluster || has_target,
+          "--virtual needs --target-accuracy or --target-loss (the target whose virtual time it ranks by)");
   require(c.evals_per_epoch >= 1, "--evals-per-epoch must be at least 1");
   const auto recipes = recipes_for(c.algorithms, "--algos");
   require(!recipes.empty(), "--algos: give at least one algorithm");
@@ -251,7 +282,7 @@ int run_advise(AdviseCommand& c) {
     Candidate k;
     k.recipe = recipe;
     k.samples_per_second = predicted_throughput(c, recipe, simulate_help, k.prediction_file);
-    if (c.target_accuracy > 0) find_convergence(c, profile, k);
+    if (has_target) find_convergence(c, profile, k);
     candidates.push_back(k);
   }
 
@@ -261,9 +292,9 @@ int run_advise(AdviseCommand& c) {
       std::any_of(candidates.begin(), candidates.end(), [](const auto& k) { return k.convergence.has_value(); });
   std::string basis = "time_to_target";
   std::string reason;
-  if (c.target_accuracy <= 0) {
+  if (!has_target) {
     basis = "throughput";
-    reason = "no --target-accuracy: ranked by predicted throughput alone";
+    reason = "no --target-accuracy or --target-loss: ranked by predicted throughput alone";
   } else if (!any_convergence) {
     basis = "throughput";
     reason = "no convergence runs in " + c.dir +
@@ -271,7 +302,7 @@ int run_advise(AdviseCommand& c) {
              "throughput alone";
   } else if (std::none_of(candidates.begin(), candidates.end(), [](const auto& k) { return k.reached(); })) {
     basis = "throughput";
-    reason = "no convergence run reached the target accuracy: ranked by predicted throughput alone";
+    reason = "no convergence run reached the " + target_of(c).text() + ": ranked by predicted throughput alone";
   }
   auto group = [&](const Candidate& k) {
     if (basis == "throughput") return 0;
@@ -287,7 +318,7 @@ int run_advise(AdviseCommand& c) {
   std::ostringstream table;
   table << "advice for " << profile.model << " (batch " << profile.batch_size << " per worker) on " << cluster.name
         << " at " << c.workers << " workers";
-  if (c.target_accuracy > 0) table << ", target accuracy " << c.target_accuracy;
+  if (has_target) table << ", " << target_of(c).text();
   table << "\n";
   if (!reason.empty()) table << reason << "\n";
   char line[256];
@@ -311,7 +342,11 @@ int run_advise(AdviseCommand& c) {
     std::string samples = "-", time = "-";
     if (k.convergence) {
       row["convergence_run"] = k.run_dir;
-      row["best_accuracy"] = k.convergence->best_accuracy;
+      if (target_of(c).lower_is_better()) {
+        row["best_loss"] = k.convergence->best_loss;
+      } else {
+        row["best_accuracy"] = k.convergence->best_accuracy;
+      }
       row["samples_evaluated"] = k.convergence->samples_evaluated;
       if (k.reached()) {
         row["samples_to_target"] = *k.convergence->samples;
@@ -323,10 +358,10 @@ int run_advise(AdviseCommand& c) {
       } else {
         char best[96];
         std::snprintf(best, sizeof best, "not reached in %.0f samples (best %.4f)", k.convergence->samples_evaluated,
-                      k.convergence->best_accuracy);
+                      target_of(c).lower_is_better() ? k.convergence->best_loss : k.convergence->best_accuracy);
         k.note = best;
       }
-    } else if (c.target_accuracy > 0 && k.note.empty()) {
+    } else if (has_target && k.note.empty()) {
       k.note = "no convergence run";
     }
     row["note"] = k.note;
@@ -340,6 +375,7 @@ int run_advise(AdviseCommand& c) {
                          {"cluster", sim::to_json(cluster)},
                          {"workers", c.workers},
                          {"target_accuracy", c.target_accuracy},
+                         {"target_loss", c.target_loss},
                          {"convergence_workers", c.convergence_workers},
                          {"fidelity", c.fidelity},
                          {"ranked_by", basis},

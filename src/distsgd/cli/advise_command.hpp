@@ -24,6 +24,7 @@ struct AdviseCommand {
   std::string cluster;
   int64_t workers = 0;
   double target_accuracy = 0;  // 0: none, rank by throughput
+  double target_loss = 0;      // instead of an accuracy: a test loss to reach (a language model's); 0: none
   bool measure_convergence = false;
   // Train each algorithm as a virtual cluster at `workers` on `cluster` (train --virtual) and rank by its virtual
   // time to the target: the samples needed at N workers, not at convergence_workers.
@@ -42,7 +43,17 @@ struct AdviseCommand {
 CLI::App* add_advise_command(CLI::App& app, AdviseCommand& command);
 int run_advise(AdviseCommand& command);
 
-// Samples (over all workers) a run took to first reach `target` test accuracy, from its evaluations
+// What a run must reach: a test accuracy (at least) or a test loss (at most).
+struct ProgressTarget {
+  std::string metric = "test_accuracy";  // or "test_loss"
+  double value = 0;
+  bool lower_is_better() const { return metric == "test_loss"; }
+  std::string text() const;  // "target accuracy 0.85", "target loss 2.1"
+};
+// The command's --target-loss when given, else its --target-accuracy (value 0: none).
+ProgressTarget target_of(const AdviseCommand& command);
+
+// Samples (over all workers) a run took to first reach `target` test accuracy (or loss), from its evaluations
 // (metrics.jsonl, in order): linear between the last evaluation below the target and the first at or above it; when
 // the first evaluation already reaches it, that evaluation's samples (an upper bound, flagged). `measure` is the
 // field interpolated: "samples", or "wall_seconds" for a virtual run's time to the target.
@@ -50,9 +61,12 @@ struct SamplesToTarget {
   std::optional<double> samples;  // none: not reached
   bool upper_bound = false;       // reached by the first evaluation
   double best_accuracy = 0;       // over the run
+  double best_loss = 0;           // the lowest test loss over the run (0: none evaluated)
   double samples_evaluated = 0;   // at the last evaluation
 };
 SamplesToTarget samples_to_target(const std::vector<nlohmann::json>& evaluations, double target,
+                                  const std::string& measure = "samples");
+SamplesToTarget samples_to_target(const std::vector<nlohmann::json>& evaluations, const ProgressTarget& target,
                                   const std::string& measure = "samples");
 
 }  // namespace distsgd::cli

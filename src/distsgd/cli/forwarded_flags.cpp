@@ -9,10 +9,14 @@
 namespace distsgd::cli {
 
 const std::vector<std::string> kModelAndDataFlags = {
-    "--model",    "--mlp-width",       "--mlp-layers",        "--no-batch-norm",        "--dataset",
-    "--data-dir", "--synthetic-shape", "--synthetic-classes", "--synthetic-train-size", "--seed"};
-const std::vector<std::string> kTrainOnlyDataFlags = {"--synthetic-test-size", "--lr", "--weight-decay",
-                                                      "--eval-batch-size"};
+    "--model",           "--mlp-width",         "--mlp-layers",
+    "--no-batch-norm",   "--dataset",           "--data-dir",
+    "--synthetic-shape", "--synthetic-classes", "--synthetic-train-size",
+    "--data-file",       "--context",           "--gpt-layers",
+    "--gpt-heads",       "--gpt-dim",           "--seed"};
+const std::vector<std::string> kTrainOnlyDataFlags = {"--synthetic-test-size", "--lr",        "--weight-decay",
+                                                      "--eval-batch-size",     "--optimizer", "--adam-beta1",
+                                                      "--adam-beta2",          "--adam-eps"};
 
 std::vector<std::string> given_flags(const CLI::App& command, const std::vector<std::string>& names) {
   std::vector<std::string> args;

@@ -123,10 +123,26 @@ CLI::App* add_profile_command(CLI::App& app, ProfileCommand& command) {
   auto* cmd = app.add_subcommand(
       "profile",
       "measure a model's per-tensor forward and backward times, data time and update cost for the simulator");
-  add_train_options(*cmd, command.config,
-                    {"--model", "--mlp-width", "--mlp-layers", "--no-batch-norm", "--dataset", "--data-dir",
-                     "--synthetic-shape", "--synthetic-classes", "--synthetic-train-size", "--batch-size", "--threads",
-                     "--seed", "--momentum", "--weight-decay"});
+  add_train_options(*cmd, command.config, {"--model",
+                                           "--mlp-width",
+                                           "--mlp-layers",
+                                           "--no-batch-norm",
+                                           "--dataset",
+                                           "--data-dir",
+                                           "--synthetic-shape",
+                                           "--synthetic-classes",
+                                           "--synthetic-train-size",
+                                           "--data-file",
+                                           "--context",
+                                           "--gpt-layers",
+                                           "--gpt-heads",
+                                           "--gpt-dim",
+                                           "--batch-size",
+                                           "--threads",
+                                           "--seed",
+                                           "--momentum",
+                                           "--weight-decay",
+                                           "--optimizer"});
   cmd->add_option("--repeats", command.repeats, "timed iterations (after 3 untimed), at least 3")
       ->capture_default_str();
   cmd->add_option("--out", command.out, "the profile JSON to write")->capture_default_str();
@@ -135,7 +151,8 @@ CLI::App* add_profile_command(CLI::App& app, ProfileCommand& command) {
                                  "for this device, a preset (" +
                                      join(sim::device_preset_names()) + ") or a JSON file");
   cmd->add_flag("--list-devices", command.list_devices, "list the device presets, their figures and sources");
-  cmd->add_option("--input-shape", command.input_shape, "analytical: one sample, CxHxW")
+  cmd->add_option("--input-shape", command.input_shape,
+                  "analytical: one sample, CxHxW (with --dataset text: one sequence of --context bytes)")
       ->capture_default_str()
       ->needs(device);
   cmd->add_option("--classes", command.classes, "analytical: classes of the model's output")

@@ -50,8 +50,11 @@ void add_option(CLI::App& cmd, const OptionSpec& spec, TrainConfig& config) {
 std::string results_line(const nlohmann::json& s) {
   std::ostringstream line;
   line << "result";
-  for (const char* key : {"algorithm", "model", "dataset", "workers", "servers", "epochs", "test_accuracy", "test_loss",
-                          "samples_per_second", "wall_seconds", "stop_reason", "out"}) {
+  // A classifier reports test_accuracy, a language model test_bits_per_byte: the line shows the one the run has.
+  for (const char* key :
+       {"algorithm", "model", "dataset", "workers", "servers", "epochs", "test_accuracy", "test_bits_per_byte",
+        "test_loss", "samples_per_second", "wall_seconds", "stop_reason", "out"}) {
+    if (!s.contains(key)) continue;
     line << ' ' << key << '=' << (s[key].is_string() ? s[key].get<std::string>() : s[key].dump());
   }
   return line.str();

@@ -18,6 +18,14 @@ inline const EnumNames<LrScaling>& enum_names(LrScaling) {
   return names;
 }
 
+// The optimizer a worker steps its own parameters with (optim/worker_optimizer.hpp): momentum SGD, or AdamW with
+// PyTorch's semantics (decoupled weight decay).
+enum class Optimizer { kSgd, kAdamW };
+inline const EnumNames<Optimizer>& enum_names(Optimizer) {
+  static const EnumNames<Optimizer> names{{Optimizer::kSgd, "sgd"}, {Optimizer::kAdamW, "adamw"}};
+  return names;
+}
+
 // What a distributed run does when a worker process is lost (it died, or gave no sign of life for the liveness
 // limit): end with one line naming it (abort), or go on with the others (continue). kDefault: the algorithm's own
 // choice (continue where no step waits for every worker: the asynchronous parameter-server and gossip algorithms).
@@ -40,12 +48,21 @@ struct TrainConfig {
   int64_t synthetic_classes = 10;
   int64_t synthetic_train_size = 4096;
   int64_t synthetic_test_size = 512;
+  std::string data_file;   // --dataset text: the corpus (empty: the fortune database, data/text.hpp)
+  int64_t context = 64;    // --dataset text: bytes per sequence (and gpt-mini's positions)
+  int64_t gpt_layers = 2;  // gpt-mini: transformer blocks, attention heads, model width
+  int64_t gpt_heads = 4;
+  int64_t gpt_dim = 64;
 
   // Optimization (Goyal et al. recipe).
   int64_t batch_size = 64;  // per worker
   double lr = 0.05;
-  double momentum = 0.9;
-  double weight_decay = 1e-4;
+  Optimizer optimizer = Optimizer::kSgd;  // where the worker steps its own parameters
+  double momentum = 0.9;                  // sgd
+  double weight_decay = 1e-4;             // sgd: L2 added to the gradient; adamw: decoupled (p -= lr * wd * p)
+  double adam_beta1 = 0.9;                // adamw: PyTorch's defaults
+  double adam_beta2 = 0.999;
+  double adam_eps = 1e-8;
   LrScaling lr_scaling = LrScaling::kNone;
   double warmup_epochs = 0;
   std::vector<double> lr_decay_epochs;
@@ -55,6 +72,7 @@ struct TrainConfig {
   int64_t epochs = 1;
   double time_budget = 0;       // seconds of wall time
   double target_accuracy = 0;   // stop after the evaluation that reaches it
+  double target_loss = 0;       // stop after the evaluation whose test loss is at most this (0: never)
   int64_t max_steps = 0;        // iterations per worker
   int64_t evals_per_epoch = 1;  // evaluations on the test set per epoch, at evenly spaced steps
   // A loss that is NaN, infinite or above this many times max(first step's loss, 1) stops the run as "diverged"

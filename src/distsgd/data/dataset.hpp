@@ -8,7 +8,8 @@
 
 namespace distsgd::data {
 
-// One split: images uint8 [N, C, H, W], labels int64 [N] in [0, classes).
+// One split: images uint8 [N, C, H, W], labels int64 [N] in [0, classes). Text (data/text.hpp): byte sequences
+// [N, 1, 1, T] and their next bytes [N, T].
 struct Split {
   at::Tensor images;
   at::Tensor labels;
@@ -19,6 +20,7 @@ struct Dataset {
   std::string name;
   int64_t channels = 0, height = 0, width = 0, classes = 0;
   std::vector<float> mean, stddev;  // per channel, applied to pixel/255
+  bool text = false;                // byte sequences for a language model (data/text.hpp), width = T bytes
   Split train, test;
 };
 
@@ -30,6 +32,8 @@ struct DatasetOptions {
   int64_t synthetic_classes = 10;
   int64_t synthetic_train_size = 4096;
   int64_t synthetic_test_size = 512;
+  std::string data_file;  // text: the corpus (empty: data/text.hpp's default)
+  int64_t context = 64;   // text: bytes per sequence
   uint64_t seed = 1;
 };
 
@@ -50,7 +54,8 @@ at::Tensor read_idx_labels(const std::string& path);  // int64 [N]
 // CIFAR-10 binary batches: records of 1 label byte + 3072 pixel bytes (3x32x32, channel-major).
 Split read_cifar_batches(const std::vector<std::string>& paths);
 
-// uint8 [B, C, H, W] -> float [B, C, H, W]: (x/255 - mean[c]) / stddev[c].
+// uint8 [B, C, H, W] -> float [B, C, H, W]: (x/255 - mean[c]) / stddev[c]. Text: uint8 [B, 1, 1, T] -> the bytes
+// as int64 [B, T], a language model's input.
 at::Tensor normalize(const at::Tensor& images, const Dataset& dataset);
 
 }  // namespace distsgd::data

@@ -3,6 +3,7 @@
 #include "distsgd/core/text.hpp"
 #include "distsgd/data/dataset.hpp"
 #include "distsgd/data/synthetic.hpp"
+#include "distsgd/data/text.hpp"
 
 #include <torch/torch.h>
 
@@ -106,7 +107,7 @@ Dataset load_cifar10(const std::string& dir) {
 
 }  // namespace
 
-std::vector<std::string> dataset_names() { return {"fashion-mnist", "mnist", "cifar10", "synthetic"}; }
+std::vector<std::string> dataset_names() { return {"fashion-mnist", "mnist", "cifar10", "synthetic", "text"}; }
 
 std::string default_dataset_dir(const std::string& name) {
   if (name == "fashion-mnist") return "/usr/share/datasets/fashion-mnist";
@@ -121,12 +122,18 @@ Dataset load_dataset(const DatasetOptions& options) {
     throw Error("unknown dataset '" + options.name + "' (valid names: " + join(names) + ")");
   torch::NoGradGuard no_grad;
   if (options.name == "synthetic") return make_synthetic(options);
+  if (options.name == "text") return load_text(options);
   const std::string dir = options.dir.empty() ? default_dataset_dir(options.name) : options.dir;
   if (is_mnist_format(options.name)) return load_mnist_format(options.name, dir);
   return load_cifar10(dir);
 }
 
 at::Tensor normalize(const at::Tensor& images, const Dataset& dataset) {
+  if (dataset.text) {
+    require(images.dim() == 4 && images.size(3) == dataset.width,
+            "normalize: expected byte sequences [B, 1, 1, " + std::to_string(dataset.width) + "] for text");
+    return images.reshape({images.size(0), dataset.width}).to(torch::kLong);
+  }
   const int64_t channels = int64_t(dataset.mean.size());
   require(images.dim() == 4 && images.size(1) == channels && int64_t(dataset.stddev.size()) == channels,
           "normalize: expected images [B, " + std::to_string(channels) + ", H, W] for " + dataset.name + ", got " +

@@ -15,6 +15,8 @@ std::unique_ptr<Model> make_resnet_cifar(int depth, const InputSpec& input);
 std::unique_ptr<Model> make_resnet_imagenet(int depth, const InputSpec& input);
 // depth is 11 or 16.
 std::unique_ptr<Model> make_vgg(int depth, bool batch_norm, const InputSpec& input);
+// A decoder-only transformer over bytes; input.width is its context.
+std::unique_ptr<Model> make_gpt_mini(const ModelOptions& options, const InputSpec& input);
 std::unique_ptr<Model> load_torchscript(const std::string& path, const InputSpec& input);
 
 }  // namespace distsgd::models

@@ -10,9 +10,11 @@
 
 namespace distsgd::models {
 
-// What the dataset dictates about the model.
+// What the dataset dictates about the model. Byte sequences (sequence = true, --dataset text) are shaped
+// 1 x 1 x T (T bytes), with classes = 256 values to predict at every position.
 struct InputSpec {
   int64_t channels = 1, height = 28, width = 28, classes = 10;
+  bool sequence = false;
 };
 
 struct ModelOptions {
@@ -20,6 +22,9 @@ struct ModelOptions {
   int64_t mlp_width = 2048;     // hidden width of mlp
   int64_t mlp_hidden_layers = 2;
   bool batch_norm = true;  // vgg: with BatchNorm (torchvision's vgg*_bn); false gives the original vgg*
+  int64_t gpt_layers = 2;  // gpt-mini: transformer blocks, attention heads, model width
+  int64_t gpt_heads = 4;
+  int64_t gpt_dim = 64;
 };
 
 // Called by a model's forward right before a block (a layer, a residual block, a stem) first uses parameters
@@ -30,7 +35,7 @@ using ForwardGate = std::function<void(int64_t first_parameter, int64_t end_para
 class Model {
  public:
   virtual ~Model() = default;
-  // Logits [B, classes] for a float batch [B, C, H, W].
+  // Logits [B, classes] for a float batch [B, C, H, W]; a language model's [B, T, classes] for bytes [B, T].
   virtual at::Tensor forward(const at::Tensor& input) = 0;
   // Trainable tensors in registration order (the order of the flat buffer), with their dotted names.
   virtual std::vector<at::Tensor> parameters() = 0;

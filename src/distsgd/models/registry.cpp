@@ -24,6 +24,7 @@ const std::vector<std::pair<std::string, Builder>>& builders() {
       {"resnet50", [](const ModelOptions&, const InputSpec& in) { return make_resnet_imagenet(50, in); }},
       {"vgg11", [](const ModelOptions& o, const InputSpec& in) { return make_vgg(11, o.batch_norm, in); }},
       {"vgg16", [](const ModelOptions& o, const InputSpec& in) { return make_vgg(16, o.batch_norm, in); }},
+      {"gpt-mini", [](const ModelOptions& o, const InputSpec& in) { return make_gpt_mini(o, in); }},
   };
   return table;
 }
@@ -43,6 +44,9 @@ void check_input(const InputSpec& input) {
   require(input.classes > 1, "a classifier needs at least 2 classes; got " + std::to_string(input.classes));
 }
 
+// The registry's models over byte sequences; the others classify images.
+bool is_language_model(const std::string& name) { return name == "gpt-mini"; }
+
 }  // namespace
 
 std::vector<std::string> model_names() {
@@ -53,6 +57,8 @@ std::vector<std::string> model_names() {
 
 std::unique_ptr<Model> make_model(const ModelOptions& options, const InputSpec& input) {
   check_input(input);
+  require(!input.sequence || is_language_model(options.name),
+          "--dataset text holds byte sequences: train a language model on it (--model gpt-mini)");
   for (const auto& [name, build] : builders()) {
     if (name == options.name) return build(options, input);
   }

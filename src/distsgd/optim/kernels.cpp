@@ -124,6 +124,33 @@ void momentum_sgd(float* p, float* g, float* v, size_t n, const MomentumStep& st
   });
 }
 
+void adamw(float* p, const float* g, float* m, float* v, size_t n, const AdamWStep& step) {
+  // The scalars as torch::optim::AdamW computes them, in double, then rounded to float as ATen does.
+  const auto t = static_cast<double>(step.step);
+  const double bias_correction1 = 1 - std::pow(step.beta1, t), bias_correction2 = 1 - std::pow(step.beta2, t);
+  const plain::AdamWScalars s{static_cast<float>(1 - step.lr * step.weight_decay),
+                              static_cast<float>(step.beta1),
+                              static_cast<float>(1 - step.beta1),
+                              static_cast<float>(step.beta2),
+                              static_cast<float>(1 - step.beta2),
+                              static_cast<float>(std::sqrt(bias_correction2)),
+                              static_cast<float>(step.eps),
+                              static_cast<float>(-(step.lr / bias_correction1)),
+                              static_cast<float>(step.divisor)};
+  const bool divide = step.divisor != 1, decay = step.weight_decay != 0;
+  split(n, [&](size_t o, size_t k) {
+#if DISTSGD_KERNELS_HAVE_FMA
+    if (kFma) {
+      const fused::AdamWScalars fs{s.decay,      s.beta1, s.one_minus_beta1, s.beta2,  s.one_minus_beta2,
+                                   s.sqrt_bias2, s.eps,   s.neg_step_size,   s.divisor};
+      fused::adamw(p + o, g + o, m + o, v + o, k, fs, divide, decay);
+      return;
+    }
+#endif
+    plain::adamw(p + o, g + o, m + o, v + o, k, s, divide, decay);
+  });
+}
+
 void momentum_direction(const float* p, float* g, float* v, size_t n, double momentum, double weight_decay) {
   const auto mu = static_cast<float>(momentum), wd = static_cast<float>(weight_decay);
   const bool decay = weight_decay != 0, with_momentum = momentum != 0;

@@ -34,6 +34,21 @@ struct MomentumStep {
 // [nesterov: d = g.add(v, mu)]; p.add_(d or v, -lr). `v` may be null when momentum is 0.
 void momentum_sgd(float* p, float* g, float* v, size_t n, const MomentumStep& step);
 
+struct AdamWStep {
+  double lr = 0;
+  double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;
+  double weight_decay = 0;  // decoupled: p is scaled by 1 - lr * wd before the step
+  int64_t step = 1;         // this step's number t >= 1, for the bias corrections 1 - beta^t
+  double divisor = 1;       // the gradient is divided by it first (a sum of n gradients -> their mean); 1: not
+};
+
+// torch::optim::AdamW's step (libtorch 1.13, amsgrad false), ATen chain: [g = g.div(divisor)];
+// p.mul_(1 - lr*wd) (when wd != 0); m.mul_(b1).add_(g, 1 - b1); v.mul_(b2).addcmul_(g, g, 1 - b2);
+// d = (v.sqrt() / sqrt(1 - b2^t)).add_(eps); p.addcdiv_(m, d, -lr / (1 - b1^t)). The scalars are computed in double
+// as there and rounded to float; g is read only. Replaces the 8 passes of that chain (6 reads and 3 writes of
+// temporaries on top) with one pass: 4 reads and 3 writes per element.
+void adamw(float* p, const float* g, float* m, float* v, size_t n, const AdamWStep& step);
+
 // The direction without applying it: g.add_(p, wd) (written back); v.mul_(mu).add_(g) when momentum != 0.
 void momentum_direction(const float* p, float* g, float* v, size_t n, double momentum, double weight_decay);
 

@@ -8,8 +8,9 @@
 #include "distsgd/core/timer.hpp"
 #include "distsgd/data/dataset.hpp"
 #include "distsgd/models/model.hpp"
-#include "distsgd/optim/sgd.hpp"
 #include "distsgd/optim/threads.hpp"
+#include "distsgd/optim/worker_optimizer.hpp"
+#include "distsgd/train/loss.hpp"
 #include "distsgd/train/process.hpp"
 
 namespace distsgd::train {
@@ -42,8 +43,7 @@ MeasuredProfile measure_profile(const TrainConfig& config, int64_t repeats, int6
   const auto dataset = data::load_dataset(dataset_options(config));
   require(dataset.train.size() >= config.batch_size, "the dataset has fewer samples than --batch-size");
   at::manual_seed(config.seed);
-  auto model =
-      models::make_model(model_options(config), {dataset.channels, dataset.height, dataset.width, dataset.classes});
+  auto model = models::make_model(model_options(config), input_spec(dataset));
   auto parameters = model->parameters();
   const auto names = model->parameter_names();
   const std::size_t n = parameters.size();
@@ -82,7 +82,7 @@ MeasuredProfile measure_profile(const TrainConfig& config, int64_t repeats, int6
     for (auto& p : parameters) p.mutable_grad() = at::Tensor();
     gates.clear();
     const auto forward_start = Clock::now();
-    auto loss = torch::nn::functional::cross_entropy(model->forward(images), labels);
+    auto loss = prediction_loss(model->forward(images), labels);
     const auto forward_end = Clock::now();
     for (std::size_t g = 0; g < gates.size(); ++g) {
       const auto block_end = g + 1 < gates.size() ? gates[g + 1].first : forward_end;
@@ -134,15 +134,15 @@ MeasuredProfile measure_profile(const TrainConfig& config, int64_t repeats, int6
     profile.tensors.push_back(t);
   }
 
-  // The update: momentum SGD over one flat buffer of every parameter, as the algorithms run it.
+  // The update: the run's --optimizer over one flat buffer of every parameter, as the algorithms run it.
   const int64_t numel = models::count_parameters(*model);
   auto flat_params = torch::randn({numel});
   auto flat_grads = torch::randn({numel});
-  optim::MomentumSgd sgd(numel, config.momentum, config.weight_decay);
+  const auto optimizer = optim::make_worker_optimizer(config, numel);
   std::vector<double> updates;
   for (int64_t k = 0; k < warmup + repeats; ++k) {
     const auto start = Clock::now();
-    sgd.step(flat_params, flat_grads, 1e-6);
+    optimizer->step(flat_params, flat_grads, 1e-6);
     if (k >= warmup) updates.push_back(seconds_since(start));
   }
   profile.update_seconds_per_byte = spread_of(updates).median / static_cast<double>(numel * 4);

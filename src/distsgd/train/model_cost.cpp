@@ -1,6 +1,7 @@
 #include "distsgd/train/model_cost.hpp"
 
 #include "distsgd/core/error.hpp"
+#include "distsgd/data/text.hpp"
 #include "distsgd/models/model.hpp"
 #include "distsgd/models/operation_costs.hpp"
 #include "distsgd/train/process.hpp"
@@ -9,7 +10,10 @@ namespace distsgd::train {
 
 sim::ModelCost count_model_cost(const TrainConfig& config, const std::vector<int64_t>& input_shape, int64_t classes) {
   require(input_shape.size() == 3, "an input shape is C, H, W");
-  const models::InputSpec input{input_shape[0], input_shape[1], input_shape[2], classes};
+  // A language model's sample is one sequence of --context bytes, whatever the image shape says.
+  const bool text = config.dataset == "text";
+  const models::InputSpec input = text ? models::InputSpec{1, 1, config.context, data::kByteValues, true}
+                                       : models::InputSpec{input_shape[0], input_shape[1], input_shape[2], classes};
   auto model = models::make_model(train::model_options(config), input);
   const auto counted = models::count_operations(*model, input);
   sim::ModelCost cost;

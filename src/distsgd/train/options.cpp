@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <sstream>
 #include <thread>
+#include <tuple>
 
 namespace distsgd::train {
 namespace {
@@ -95,6 +96,21 @@ void virtual_cluster_rules(const C& c) {
           "--max-steps)");
 }
 
+// The flags of the optimizer the run did not choose would be ignored: refused.
+void optimizer_rules(const C& c) {
+  const C defaults;
+  if (c.optimizer == Optimizer::kAdamW) {
+    require(c.momentum == defaults.momentum,
+            "--momentum is momentum SGD's: AdamW's is --adam-beta1 (leave --momentum out with --optimizer adamw)");
+    return;
+  }
+  for (const auto& [flag, given, by_default] : {std::tuple{"--adam-beta1", c.adam_beta1, defaults.adam_beta1},
+                                                std::tuple{"--adam-beta2", c.adam_beta2, defaults.adam_beta2},
+                                                std::tuple{"--adam-eps", c.adam_eps, defaults.adam_eps}}) {
+    require(given == by_default, std::string(flag) + " is AdamW's: give --optimizer adamw, or leave it out");
+  }
+}
+
 void add_group(std::vector<OptionSpec>& all, const std::string& group, std::vector<OptionSpec> specs) {
   for (auto& spec : specs) {
     spec.group = group;
@@ -138,24 +154,42 @@ std::vector<OptionSpec> declare_options() {
                        positive<int64_t>()),
           field_option("--synthetic-test-size", &C::synthetic_test_size, "synthetic: test samples",
                        positive<int64_t>()),
+          field_option("--data-file", &C::data_file,
+                       "text: the corpus, a text file (gzip allowed) or a fortune database folder (default: "
+                       "/usr/share/games/fortunes, Debian's fortunes package); the last 10% is the test split"),
+          field_option("--context", &C::context, "text: bytes per sequence (gpt-mini's context)", positive<int64_t>()),
+          field_option("--gpt-layers", &C::gpt_layers, "gpt-mini: transformer blocks", positive<int64_t>()),
+          field_option("--gpt-heads", &C::gpt_heads, "gpt-mini: attention heads (dividing --gpt-dim)",
+                       positive<int64_t>()),
+          field_option("--gpt-dim", &C::gpt_dim, "gpt-mini: model width", positive<int64_t>()),
       });
-  add_group(all, "Optimization",
-            {
-                field_option("--batch-size", &C::batch_size, "minibatch per worker", positive<int64_t>()),
-                field_option("--lr", &C::lr, "base learning rate (0: no step)", non_negative<double>()),
-                field_option("--momentum", &C::momentum, "SGD momentum", unit_interval),
-                field_option("--weight-decay", &C::weight_decay, "L2 weight decay", non_negative<double>()),
-                field_option("--lr-scaling", &C::lr_scaling, "none, or linear: lr * global batch / 256 (Goyal et al.)"),
-                field_option("--warmup-epochs", &C::warmup_epochs,
-                             "gradual warm-up over this many epochs, linear from lr/k to lr (Goyal et al.), k = global "
-                             "batch / 256 with --lr-scaling linear, else the number of workers",
-                             non_negative<double>()),
-                list_option("--lr-decay-epochs", &C::lr_decay_epochs,
-                            "epochs at which the learning rate is multiplied by --lr-decay-factor "
-                            "(e.g. --lr-decay-epochs 30 60)",
-                            increasing),
-                field_option("--lr-decay-factor", &C::lr_decay_factor, "step decay factor", decay_factor),
-            });
+  add_group(
+      all, "Optimization",
+      {
+          field_option("--batch-size", &C::batch_size, "minibatch per worker", positive<int64_t>()),
+          field_option("--lr", &C::lr, "base learning rate (0: no step)", non_negative<double>()),
+          field_option("--optimizer", &C::optimizer,
+                       "the workers' optimizer: momentum SGD, or AdamW (torch.optim.AdamW: decoupled weight "
+                       "decay, bias corrections); adamw only where the worker steps its own parameters")
+              .checked(optimizer_rules),
+          field_option("--momentum", &C::momentum, "SGD momentum", unit_interval),
+          field_option("--weight-decay", &C::weight_decay,
+                       "weight decay: sgd adds wd * p to the gradient (L2); adamw decays p by lr * wd apart",
+                       non_negative<double>()),
+          field_option("--adam-beta1", &C::adam_beta1, "AdamW: decay of the gradient's average", unit_interval),
+          field_option("--adam-beta2", &C::adam_beta2, "AdamW: decay of the squared gradient's average", unit_interval),
+          field_option("--adam-eps", &C::adam_eps, "AdamW: added to the denominator's square root", positive<double>()),
+          field_option("--lr-scaling", &C::lr_scaling, "none, or linear: lr * global batch / 256 (Goyal et al.)"),
+          field_option("--warmup-epochs", &C::warmup_epochs,
+                       "gradual warm-up over this many epochs, linear from lr/k to lr (Goyal et al.), k = global "
+                       "batch / 256 with --lr-scaling linear, else the number of workers",
+                       non_negative<double>()),
+          list_option("--lr-decay-epochs", &C::lr_decay_epochs,
+                      "epochs at which the learning rate is multiplied by --lr-decay-factor "
+                      "(e.g. --lr-decay-epochs 30 60)",
+                      increasing),
+          field_option("--lr-decay-factor", &C::lr_decay_factor, "step decay factor", decay_factor),
+      });
   add_group(all, "When to stop (whichever comes first)",
             {
                 field_option("--epochs", &C::epochs, "epochs to train", positive<int64_t>()),
@@ -166,6 +200,10 @@ std::vector<OptionSpec> declare_options() {
                 field_option("--target-accuracy", &C::target_accuracy,
                              "stop after the first evaluation with at least this test accuracy (0: never)",
                              within<double>(0, 1)),
+                field_option("--target-loss", &C::target_loss,
+                             "stop after the first evaluation with at most this test loss (mean cross-entropy in "
+                             "nats; for text, bits per byte x ln 2; 0: never)",
+                             non_negative<double>()),
                 field_option("--max-steps", &C::max_steps, "stop after this many iterations (0: no limit)",
                              non_negative<int64_t>()),
                 field_option("--evals-per-epoch", &C::evals_per_epoch,

@@ -31,6 +31,8 @@ data::DatasetOptions dataset_options(const TrainConfig& c) {
   o.synthetic_classes = c.synthetic_classes;
   o.synthetic_train_size = c.synthetic_train_size;
   o.synthetic_test_size = c.synthetic_test_size;
+  o.data_file = c.data_file;
+  o.context = c.context;
   o.seed = c.seed;
   return o;
 }
@@ -41,8 +43,13 @@ models::ModelOptions model_options(const TrainConfig& c) {
   o.mlp_width = c.mlp_width;
   o.mlp_hidden_layers = c.mlp_hidden_layers;
   o.batch_norm = c.batch_norm;
+  o.gpt_layers = c.gpt_layers;
+  o.gpt_heads = c.gpt_heads;
+  o.gpt_dim = c.gpt_dim;
   return o;
 }
+
+models::InputSpec input_spec(const data::Dataset& d) { return {d.channels, d.height, d.width, d.classes, d.text}; }
 
 namespace {
 
@@ -105,9 +112,8 @@ void watch_the_other_processes(Process& p) {
 void build_model(Process& p, data::Dataset dataset) {
   const TrainConfig& config = p.config;
   p.dataset = std::move(dataset);
-  const models::InputSpec input{p.dataset.channels, p.dataset.height, p.dataset.width, p.dataset.classes};
   at::manual_seed(static_cast<uint64_t>(config.seed));  // the same initial weights in every process
-  p.model = models::make_model(model_options(config), input);
+  p.model = models::make_model(model_options(config), input_spec(p.dataset));
   p.flat = std::make_unique<optim::FlatParameters>(*p.model);
   if (config.test_init_spread > 0 && p.is_worker()) {
     // Testing: distinct starting models, so that averaging shows whether it conserves what it must.

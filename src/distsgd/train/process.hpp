@@ -70,6 +70,8 @@ std::string role_label(const TrainConfig& config, int64_t rank);
 // The dataset and model a run's flags ask for.
 data::DatasetOptions dataset_options(const TrainConfig& config);
 models::ModelOptions model_options(const TrainConfig& config);
+// What the dataset dictates about the model (its input's shape, its classes, whether it holds byte sequences).
+models::InputSpec input_spec(const data::Dataset& dataset);
 
 // Sums values over the workers (identity in a single process).
 std::vector<double> sum_over_workers(Process& p, std::vector<double> values);

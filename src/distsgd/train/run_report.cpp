@@ -2,6 +2,7 @@
 
 #include "distsgd/models/model.hpp"
 #include "distsgd/optim/flat_parameters.hpp"
+#include "distsgd/train/evaluate.hpp"
 
 namespace distsgd::train {
 namespace {
@@ -73,9 +74,9 @@ nlohmann::json report_run(WorkerState& s) {
     mean_bytes += row[Row::kBytes] / workers;
   }
   const auto& position = s.position;
-  nlohmann::json summary = {
-      {"test_accuracy", s.last_eval.accuracy},
-      {"test_loss", s.last_eval.loss},
+  nlohmann::json summary = nlohmann::json::object();
+  add_test_figures(summary, s.last_eval, s.p.dataset.text);
+  summary.update({
       {"samples_per_second", samples_per_second},
       {"samples_trained", total_samples},  // by all workers in this run
       {"wall_seconds", s.wall_now()},
@@ -99,7 +100,7 @@ nlohmann::json report_run(WorkerState& s) {
       {"per_worker", per_worker},
       {"lost_workers", lost_workers(s.p)},
       {"out", s.c.out},
-  };
+  });
   // The algorithm's own figures; servers published theirs when their last worker was done (after finish()).
   if (s.leader()) s.algorithm->add_to_summary(summary, collect_server_statistics(s.p));
   if (s.p.comm) summary["parameter_variance"] = s.parameter_variance;
@@ -108,8 +109,7 @@ nlohmann::json report_run(WorkerState& s) {
     summary["divergence"]["message"] = divergence_message(s.c.algorithm, *divergence);
   }
   if (s.info.decentralized) {
-    summary["test_accuracy_worker0"] = s.worker0_eval.accuracy;
-    summary["test_loss_worker0"] = s.worker0_eval.loss;
+    add_test_figures(summary, s.worker0_eval, s.p.dataset.text, "_worker0");
     summary["average_parameter_sum"] = s.average_parameter_sum;
   }
   publish_trace(s.p);

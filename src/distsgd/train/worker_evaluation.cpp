@@ -97,11 +97,15 @@ Evaluation evaluate_average_and_worker0(WorkerState& s) {
 }
 
 void log_evaluation(const WorkerState& s, double epoch, double train_loss) {
+  // A classifier's headline is its accuracy, a language model's its bits per byte.
+  const bool text = s.p.dataset.text;
+  const auto headline = [text](const Evaluation& e) { return text ? bits_per_byte(e.loss) : e.accuracy; };
   std::ostringstream line;
-  line << std::fixed << std::setprecision(4) << "epoch " << epoch << ": test accuracy " << s.last_eval.accuracy
-       << ", test loss " << s.last_eval.loss << ", train loss " << train_loss << " (worker 0)";
+  line << std::fixed << std::setprecision(4) << "epoch " << epoch << ": test "
+       << (text ? "bits per byte " : "accuracy ") << headline(s.last_eval) << ", test loss " << s.last_eval.loss
+       << ", train loss " << train_loss << " (worker 0)";
   if (s.info.decentralized) {
-    line << "; average of the workers' models; worker 0's own: " << s.worker0_eval.accuracy << ", parameter variance "
+    line << "; average of the workers' models; worker 0's own: " << headline(s.worker0_eval) << ", parameter variance "
          << std::scientific << std::setprecision(3) << s.parameter_variance;
   }
   log::info(line.str());
@@ -122,7 +126,7 @@ void evaluate_and_record(WorkerState& s) {
   const bool average_of_workers = s.info.decentralized && s.p.comm;
   s.last_eval = average_of_workers ? evaluate_average_and_worker0(s) : evaluate_shared_model(s);
   s.last_eval_step = s.position.global_step;
-  if (s.c.target_accuracy > 0 && s.last_eval.accuracy >= s.c.target_accuracy && s.time_to_target < 0) {
+  if (target_reached(s.c, s.last_eval) && s.time_to_target < 0) {
     s.time_to_target = wall_of_evaluation();
   }
   // Every worker takes part: the sum is a collective.
@@ -137,15 +141,13 @@ void evaluate_and_record(WorkerState& s) {
                             {"wall_seconds", wall_of_evaluation()},
                             {"train_seconds", position.train_seconds},
                             {"samples", position.samples},
-                            {"train_loss", train_loss},
-                            {"test_loss", s.last_eval.loss},
-                            {"test_accuracy", s.last_eval.accuracy},
-                            {"lr", s.schedule.at(std::max<int64_t>(0, position.global_step - 1), s.steps_per_epoch)},
-                            {"bytes_sent_per_worker", bytes_per_worker}};
+                            {"train_loss", train_loss}};
+  add_test_figures(metrics, s.last_eval, s.p.dataset.text);
+  metrics["lr"] = s.schedule.at(std::max<int64_t>(0, position.global_step - 1), s.steps_per_epoch);
+  metrics["bytes_sent_per_worker"] = bytes_per_worker;
   if (s.p.comm) metrics["parameter_variance"] = s.parameter_variance;
   if (s.info.decentralized) {
-    metrics["test_accuracy_worker0"] = s.worker0_eval.accuracy;
-    metrics["test_loss_worker0"] = s.worker0_eval.loss;
+    add_test_figures(metrics, s.worker0_eval, s.p.dataset.text, "_worker0");
   }
   s.files->append_metrics(metrics);
   log_evaluation(s, epoch, train_loss);

@@ -8,6 +8,7 @@
 #include "distsgd/data/loader.hpp"
 #include "distsgd/models/model.hpp"
 #include "distsgd/optim/flat_parameters.hpp"
+#include "distsgd/train/loss.hpp"
 #include "distsgd/train/options.hpp"
 #include "distsgd/train/progress.hpp"
 #include "distsgd/train/resume.hpp"
@@ -191,7 +192,7 @@ bool WorkerLoop::train_one_epoch(data::ShardedLoader& loader, int64_t epoch) {
     const auto compute_start = Clock::now();
     {
       TimedPhase phase(timeline, "forward", s_.forward);
-      loss = torch::nn::functional::cross_entropy(p.model->forward(batch->images), batch->labels);
+      loss = prediction_loss(p.model->forward(batch->images), batch->labels);
       runtime::spend_compute(p.virtual_forward_seconds);
     }
     {
@@ -227,8 +228,7 @@ bool WorkerLoop::train_one_epoch(data::ShardedLoader& loader, int64_t epoch) {
     progress_.maybe_print(s_, epoch, batch->step + 1, loss_value, lr);
     if (evaluation_due(position.step_in_epoch)) {
       evaluate_and_record(s_);
-      if (c().target_accuracy > 0 && s_.last_eval.accuracy >= c().target_accuracy)
-        return stop_because("target_accuracy");
+      if (const char* reason = target_reached(c(), s_.last_eval)) return stop_because(reason);
     }
   }
 }
@@ -261,8 +261,7 @@ nlohmann::json WorkerLoop::run() {
     if (s_.evaluate_only_at_end) continue;
     evaluate_and_record(s_);
     checkpoint_after_evaluation();
-    if (c().target_accuracy > 0 && s_.last_eval.accuracy >= c().target_accuracy)
-      go_on = stop_because("target_accuracy");
+    if (const char* reason = target_reached(c(), s_.last_eval)) go_on = stop_because(reason);
   }
   s_.algorithm->end_training();
   // After end_training(), which lets the others go on without this worker (an SSP worker retires its clock, so no

@@ -13,6 +13,7 @@ AlgorithmInfo allreduce_sgd_algorithm() {
   AlgorithmInfo info;
   info.name = "arsgd";
   info.description = "allreduce SGD (--overlap none|wfbp|multistep)";
+  info.takes_optimizer = true;  // not with --compress dgc: validate() below
   info.options = {&allreduce::kOverlap.spec(), &allreduce::kBucketMb.spec(), &allreduce::kFirstBucketMb.spec()};
   for (const auto* o : compression::compression_options()) info.options.push_back(o);
   info.validate = [](const TrainConfig& c) {
@@ -22,6 +23,10 @@ AlgorithmInfo allreduce_sgd_algorithm() {
     require(!compression::dgc_enabled(c) || !overlap_ignored,
             "--compress dgc with arsgd exchanges the sparse gradient in one allgather after backward: --overlap " +
                 name_of(allreduce::kOverlap.of(c)) + " does not apply (leave --overlap out, or give none)");
+    // DGC's momentum correction is momentum SGD itself (the accumulators are its velocity).
+    require(!compression::dgc_enabled(c) || c.optimizer == Optimizer::kSgd,
+            "--compress dgc accumulates momentum SGD's velocity on the worker (momentum correction): --optimizer " +
+                name_of(c.optimizer) + " does not combine with it");
   };
   info.make_worker = [](const WorkerSetup& s) -> std::unique_ptr<WorkerAlgorithm> {
     if (compression::dgc_enabled(s.config)) {

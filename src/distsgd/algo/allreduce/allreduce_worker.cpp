@@ -15,7 +15,7 @@ AllreduceWorker::AllreduceWorker(const WorkerSetup& s)
       model_(s.model),
       flat_(s.flat),
       timeline_(s.timeline),
-      optimizer_(s.flat.numel(), s.config.momentum, s.config.weight_decay),
+      optimizer_(optim::make_worker_optimizer(s.config, s.flat.numel())),
       workers_(s.comm ? s.comm->workers() : 1),
       rank_(s.comm ? s.comm->rank() : 0) {}
 
@@ -40,7 +40,7 @@ void AllreduceWorker::add_to_summary(nlohmann::json& summary, const std::vector<
 
 void AllreduceWorker::update(at::Tensor params, at::Tensor grads, double lr, int64_t offset, double divisor) {
   TimedPhase phase(timeline_, "update", update_time_);
-  optimizer_.step(params, grads, lr, offset, {divisor});
+  optimizer_->step(params, grads, lr, offset, divisor);
 }
 
 void AllreduceWorker::wait(comm::Work& work) {

@@ -1,4 +1,4 @@
-// What the three AR-SGD variants share (spec: "AR-SGD"): the momentum-SGD step every worker takes identically,
+// What the three AR-SGD variants share (spec: "AR-SGD"): the optimizer step every worker takes identically,
 // timed updates and waits, the bytes sent, and the figures. Each variant is its own class, picked when the worker
 // is made (algorithm.cpp): whole_gradient (--overlap none), bucketed (wfbp), multistep.
 #pragma once
@@ -6,7 +6,7 @@
 #include "distsgd/algo/allreduce/gradient_buckets.hpp"
 #include "distsgd/comm/communicator.hpp"
 #include "distsgd/core/timer.hpp"
-#include "distsgd/optim/sgd.hpp"
+#include "distsgd/optim/worker_optimizer.hpp"
 
 #include <memory>
 #include <string>
@@ -18,7 +18,7 @@ class AllreduceWorker : public WorkerAlgorithm {
   explicit AllreduceWorker(const WorkerSetup& setup);
 
   AlgorithmStats stats() const override;
-  at::Tensor optimizer_state() override { return optimizer_.momentum_buffer(); }
+  optim::WorkerOptimizer* worker_optimizer() override { return optimizer_.get(); }
   void add_to_summary(nlohmann::json& summary, const std::vector<nlohmann::json>& server_statistics) override;
 
  protected:
@@ -40,7 +40,7 @@ class AllreduceWorker : public WorkerAlgorithm {
   models::Model& model_;
   optim::FlatParameters& flat_;
   Timeline& timeline_;
-  optim::MomentumSgd optimizer_;
+  std::unique_ptr<optim::WorkerOptimizer> optimizer_;  // --optimizer
   int64_t workers_, rank_;
   Stopwatch waiting_, update_time_;
   double waiting_in_forward_seconds_ = 0;  // the part of waiting_ spent inside forward gates

@@ -11,7 +11,6 @@
 #include "distsgd/core/timeline.hpp"
 #include "distsgd/core/timer.hpp"
 #include "distsgd/optim/flat_parameters.hpp"
-#include "distsgd/optim/sgd.hpp"
 
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/empty.h>
@@ -57,7 +56,7 @@ class Adpsgd final : public GossipWorker {
     {
       TimedPhase phase(timeline_, "update", update_);
       std::lock_guard<std::mutex> lock(model_->mutex);
-      optimizer_.step(model_->x, flat_.grads(), lr);
+      optimizer_->step(model_->x, flat_.grads(), lr);
     }
     if (active_) {
       std::lock_guard<std::mutex> lock(state_mutex_);

@@ -36,6 +36,7 @@ AlgorithmInfo gosgd_algorithm() {
   info.name = "gosgd";
   info.description = "GoSGD: with probability --gossip-prob push (x, w/2) to a random peer; weighted merge";
   info.decentralized = true;
+  info.takes_optimizer = true;       // each worker steps its own model
   info.independent_workers = true;   // no step waits for a peer: a push is not awaited
   info.survives_worker_loss = true;  // peers stop choosing a lost worker (protocol.hpp)
   info.options = {&kGossipProb.spec(), &kTestDelayMs.spec()};
@@ -50,6 +51,7 @@ AlgorithmInfo gossip_algorithm() {
   info.name = "gossip";
   info.description = "gossiping SGD (--gossip-mode pull: average with a random peer's model; push: push-sum)";
   info.decentralized = true;
+  info.takes_optimizer = true;       // each worker steps its own model
   info.independent_workers = true;   // a pull is answered by the peer's serving thread, whatever its step
   info.survives_worker_loss = true;  // peers stop choosing a lost worker (protocol.hpp)
   info.options = {&kGossipMode.spec(), &kTestDelayMs.spec()};
@@ -65,6 +67,7 @@ AlgorithmInfo adpsgd_algorithm() {
   info.name = "adpsgd";
   info.description = "AD-PSGD: odd ranks average with even ranks (bipartite exponential graph), async";
   info.decentralized = true;
+  info.takes_optimizer = true;       // each worker steps its own model
   info.independent_workers = true;   // the passive side's thread answers an exchange, whatever its step
   info.survives_worker_loss = true;  // peers stop choosing a lost worker (protocol.hpp)
   info.options = {&kTestDelayMs.spec()};
@@ -77,6 +80,7 @@ AlgorithmInfo sgp_algorithm() {
   info.name = "sgp";
   info.description = "stochastic gradient push on the directed exponential graph (--sgp-overlap)";
   info.decentralized = true;
+  info.takes_optimizer = true;       // each worker steps its own model
   info.survives_worker_loss = true;  // peers stop choosing a lost worker (protocol.hpp)
   info.options = {&kSgpOverlap.spec(), &kTestDelayMs.spec()};
   info.make_worker = [](const WorkerSetup& s) {

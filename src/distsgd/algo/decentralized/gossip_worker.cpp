@@ -17,7 +17,7 @@ GossipWorker::GossipWorker(const WorkerSetup& s)
       workers_(s.comm->workers()),
       seed_(s.config.seed),
       liveness_(s.comm->liveness()),
-      optimizer_(s.flat.numel(), s.config.momentum, s.config.weight_decay),
+      optimizer_(optim::make_worker_optimizer(s.config, s.flat.numel())),
       initial_sum_(s.flat.params().sum(at::kDouble).item<double>()) {}
 
 EndpointOptions GossipWorker::endpoint_options(const WorkerSetup& s, topology::Topology topology) {

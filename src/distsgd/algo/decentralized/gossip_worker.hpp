@@ -1,5 +1,5 @@
 // What the gossip workers (push gossip: GoSGD, gossiping SGD push, SGP; pull gossip; AD-PSGD) share: the
-// worker's place among its peers, its local momentum-SGD optimizer, the endpoint options over its topology, the
+// worker's place among its peers, its local optimizer (--optimizer), the endpoint options over its topology, the
 // timed communication and update phases, and the figures every one reports. Each worker keeps its own
 // GossipEndpoint as its last member (its receiving threads start once everything they use exists).
 #pragma once
@@ -7,8 +7,9 @@
 #include "distsgd/algo/decentralized/protocol.hpp"
 #include "distsgd/core/peer_topology.hpp"
 #include "distsgd/core/timer.hpp"
-#include "distsgd/optim/sgd.hpp"
+#include "distsgd/optim/worker_optimizer.hpp"
 
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -20,7 +21,7 @@ class GossipWorker : public WorkerAlgorithm {
   AlgorithmStats stats() const override;
   // staleness_mean and staleness_max over every merge of every worker (from per_worker's figures).
   void add_to_summary(nlohmann::json& summary, const std::vector<nlohmann::json>& server_statistics) override;
-  at::Tensor optimizer_state() override { return optimizer_.momentum_buffer(); }
+  optim::WorkerOptimizer* worker_optimizer() override { return optimizer_.get(); }
 
  protected:
   explicit GossipWorker(const WorkerSetup& setup);
@@ -40,9 +41,9 @@ class GossipWorker : public WorkerAlgorithm {
   Timeline& timeline_;
   int64_t rank_, workers_;
   uint64_t seed_;
-  const comm::Liveness* liveness_;  // null: a run that stops at any loss (or has no liveness)
-  optim::MomentumSgd optimizer_;    // momentum lives here, local to the worker
-  double initial_sum_;              // sum of the starting parameters (conservation checks with lr 0)
+  const comm::Liveness* liveness_;                     // null: a run that stops at any loss (or has no liveness)
+  std::unique_ptr<optim::WorkerOptimizer> optimizer_;  // its state lives here, local to the worker
+  double initial_sum_;                                 // sum of the starting parameters (conservation checks with lr 0)
   Stopwatch waiting_, update_;
 };
 

@@ -10,7 +10,6 @@
 #include "distsgd/core/timeline.hpp"
 #include "distsgd/core/timer.hpp"
 #include "distsgd/optim/flat_parameters.hpp"
-#include "distsgd/optim/sgd.hpp"
 
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/empty.h>
@@ -58,7 +57,7 @@ class PullGossip final : public GossipWorker {
     TimedPhase phase(timeline_, "average and update", update_);
     std::lock_guard<std::mutex> lock(served_->mutex);
     if (pulled) average_into(flat_.params(), pulled_);
-    optimizer_.step(flat_.params(), flat_.grads(), lr);
+    optimizer_->step(flat_.params(), flat_.grads(), lr);
   }
 
   void before_evaluation() override {

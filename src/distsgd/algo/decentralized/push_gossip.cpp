@@ -11,7 +11,6 @@
 #include "distsgd/core/timeline.hpp"
 #include "distsgd/core/timer.hpp"
 #include "distsgd/optim/flat_parameters.hpp"
-#include "distsgd/optim/sgd.hpp"
 
 #include <ATen/core/Tensor.h>
 
@@ -96,7 +95,7 @@ class PushGossip final : public GossipWorker {
   void after_backward(int64_t step, double lr) override {
     {
       TimedPhase phase(timeline_, "update", update_);
-      optimizer_.step(flat_.params(), flat_.grads(), lr);
+      optimizer_->step(flat_.params(), flat_.grads(), lr);
     }
     if (options_.send_probability >= 1 || std::bernoulli_distribution(options_.send_probability)(coin_)) {
       TimedPhase phase(timeline_, "push", waiting_);
