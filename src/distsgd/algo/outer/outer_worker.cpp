@@ -1,6 +1,6 @@
 // localsgd, slowmo and diloco (spec: "The low-communication family"): each worker steps its own model with the
-// inner optimizer, and the outer loop (outer_loop.hpp) exchanges every H steps. The three differ only in the
-// outer rule and the flags they take:
+// inner optimizer (--optimizer: momentum SGD or AdamW), and the outer loop (outer_loop.hpp) exchanges every H steps.
+// The three differ only in the outer rule and the flags they take:
 // - localsgd (periodic averaging; Lin et al., "Don't use large mini-batches, use local SGD", ICLR 2020): x = mean.
 // - slowmo (Wang et al., ICLR 2020; fairscale's SlowMoDistributedDataParallel over local SGD): slow momentum on
 //   the exact average every H steps. The inner optimizer's momentum stays each worker's own (not reset, not averaged).
@@ -15,7 +15,7 @@
 #include "distsgd/core/error.hpp"
 #include "distsgd/core/timed_phase.hpp"
 #include "distsgd/optim/flat_parameters.hpp"
-#include "distsgd/optim/sgd.hpp"
+#include "distsgd/optim/worker_optimizer.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -49,13 +49,13 @@ class OuterWorker final : public WorkerAlgorithm {
   OuterWorker(const WorkerSetup& s, OuterRule rule)
       : flat_(s.flat),
         timeline_(s.timeline),
-        inner_(s.flat.numel(), s.config.momentum, s.config.weight_decay),
+        inner_(optim::make_worker_optimizer(s.config, s.flat.numel())),
         outer_(s.comm, s.flat.params(), settings_of(s, rule)) {}
 
   void after_backward(int64_t, double lr) override {
     {
       TimedPhase phase(timeline_, "update", update_);
-      inner_.step(flat_.params(), flat_.grads(), lr);
+      inner_->step(flat_.params(), flat_.grads(), lr);
     }
     last_lr_ = lr;
     Timeline::Scope span(timeline_, "outer");
@@ -76,7 +76,7 @@ class OuterWorker final : public WorkerAlgorithm {
     summary["outer_exchanges"] = outer_.exchanges();
   }
 
-  at::Tensor optimizer_state() override { return inner_.momentum_buffer(); }
+  optim::WorkerOptimizer* worker_optimizer() override { return inner_.get(); }
   void save_state(AlgorithmState& state) override {
     WorkerAlgorithm::save_state(state);
     outer_.save_state(state);
@@ -89,7 +89,7 @@ class OuterWorker final : public WorkerAlgorithm {
  private:
   optim::FlatParameters& flat_;
   Timeline& timeline_;
-  optim::MomentumSgd inner_;
+  std::unique_ptr<optim::WorkerOptimizer> inner_;
   outer::OuterLoop outer_;
   Stopwatch update_;
   double last_lr_ = 0;
@@ -100,7 +100,8 @@ AlgorithmInfo outer_algorithm(std::string name, std::string description, OuterRu
   AlgorithmInfo info;
   info.name = std::move(name);
   info.description = std::move(description);
-  info.decentralized = true;  // the models differ between exchanges
+  info.decentralized = true;    // the models differ between exchanges
+  info.takes_optimizer = true;  // the inner steps are the worker's own (--optimizer adamw: DiLoCo's inner AdamW)
   info.options = std::move(options);
   info.make_worker = [rule](const WorkerSetup& s) { return std::make_unique<OuterWorker>(s, rule); };
   return info;
