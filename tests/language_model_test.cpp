@@ -268,7 +268,16 @@ TEST(LanguageModel, BadInputIsRefusedInOneLine) {
   }
   EXPECT_EQ(error_of_flags({{"--optimizer", "adamw"}, {"--algo", "sgd"}}), "");
   EXPECT_EQ(error_of_flags({{"--optimizer", "adamw"}, {"--algo", "arsgd"}, {"--workers", "2"}}), "");
+  for (const std::string algorithm : {"gosgd", "gossip", "adpsgd", "sgp"}) {
+    EXPECT_EQ(error_of_flags({{"--optimizer", "adamw"}, {"--algo", algorithm}, {"--workers", "2"}}), "") << algorithm;
+  }
+  EXPECT_EQ(error_of_flags({{"--optimizer", "adamw"}, {"--algo", "arsgd"}, {"--workers", "2"}, {"--compress", "dgc"}}),
+            "--compress dgc accumulates momentum SGD's velocity on the worker (momentum correction): --optimizer adamw "
+            "does not combine with it");
   EXPECT_NE(error_of_flags({{"--adam-beta1", "1"}, {"--optimizer", "adamw"}}), "");
+  EXPECT_EQ(error_of_flags({{"--dataset", "text"}, {"--target-accuracy", "0.5"}}),
+            "--target-accuracy: a language model (--dataset text) reports bits per byte, not accuracy; give "
+            "--target-loss (nats: bits per byte x ln 2)");
   EXPECT_EQ(error_of_flags({{"--adam-beta2", "0.99"}}),
             "--adam-beta2 is AdamW's: give --optimizer adamw, or leave it out");
   EXPECT_EQ(error_of_flags({{"--momentum", "0.5"}, {"--optimizer", "adamw"}}),

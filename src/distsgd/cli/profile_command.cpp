@@ -7,6 +7,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "distsgd/cli/forwarded_flags.hpp"
 #include "distsgd/cli/train_command.hpp"
 #include "distsgd/core/error.hpp"
 #include "distsgd/core/json_file.hpp"
@@ -123,26 +124,10 @@ CLI::App* add_profile_command(CLI::App& app, ProfileCommand& command) {
   auto* cmd = app.add_subcommand(
       "profile",
       "measure a model's per-tensor forward and backward times, data time and update cost for the simulator");
-  add_train_options(*cmd, command.config, {"--model",
-                                           "--mlp-width",
-                                           "--mlp-layers",
-                                           "--no-batch-norm",
-                                           "--dataset",
-                                           "--data-dir",
-                                           "--synthetic-shape",
-                                           "--synthetic-classes",
-                                           "--synthetic-train-size",
-                                           "--data-file",
-                                           "--context",
-                                           "--gpt-layers",
-                                           "--gpt-heads",
-                                           "--gpt-dim",
-                                           "--batch-size",
-                                           "--threads",
-                                           "--seed",
-                                           "--momentum",
-                                           "--weight-decay",
-                                           "--optimizer"});
+  // The model and data flags (validate and study pass kModelAndDataFlags on), and what the update's cost depends on.
+  std::vector<std::string> flags = kModelAndDataFlags;
+  flags.insert(flags.end(), {"--batch-size", "--threads", "--momentum", "--weight-decay", "--optimizer"});
+  add_train_options(*cmd, command.config, flags);
   cmd->add_option("--repeats", command.repeats, "timed iterations (after 3 untimed), at least 3")
       ->capture_default_str();
   cmd->add_option("--out", command.out, "the profile JSON to write")->capture_default_str();

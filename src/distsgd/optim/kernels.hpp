@@ -45,8 +45,8 @@ struct AdamWStep {
 // torch::optim::AdamW's step (libtorch 1.13, amsgrad false), ATen chain: [g = g.div(divisor)];
 // p.mul_(1 - lr*wd) (when wd != 0); m.mul_(b1).add_(g, 1 - b1); v.mul_(b2).addcmul_(g, g, 1 - b2);
 // d = (v.sqrt() / sqrt(1 - b2^t)).add_(eps); p.addcdiv_(m, d, -lr / (1 - b1^t)). The scalars are computed in double
-// as there and rounded to float; g is read only. Replaces the 8 passes of that chain (6 reads and 3 writes of
-// temporaries on top) with one pass: 4 reads and 3 writes per element.
+// as there and rounded to float; g is read only. Replaces the chain's 9 passes over memory (3 of them through
+// temporaries) with one: 4 reads and 3 writes per element.
 void adamw(float* p, const float* g, float* m, float* v, size_t n, const AdamWStep& step);
 
 // The direction without applying it: g.add_(p, wd) (written back); v.mul_(mu).add_(g) when momentum != 0.

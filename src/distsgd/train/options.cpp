@@ -316,6 +316,9 @@ void validate(const TrainConfig& c) {
     if (spec.check) spec.check(c);
   }
   require(!c.overwrite || c.resume.empty(), "--overwrite and --resume exclude each other");
+  require(c.dataset != "text" || c.target_accuracy == 0,
+          "--target-accuracy: a language model (--dataset text) reports bits per byte, not accuracy; give "
+          "--target-loss (nats: bits per byte x ln 2)");
   algo::validate_algorithm(c);
 }
 
