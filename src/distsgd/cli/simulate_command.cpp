@@ -37,6 +37,7 @@ const std::vector<std::pair<std::string, Predictor>>& predictors() {
   static const std::vector<std::pair<std::string, Predictor>> all = {
       {"arsgd",
        [](C c, P p, L l, int64_t w) {
+         if (c.compress == "powersgd") return sim::predict_powersgd(p, w, c.rank, l);
          return sim::predict_allreduce_sgd(
              p, w, l, sim::allreduce_settings(c.overlap, c.bucket_mb * kMB, c.first_bucket_mb * kMB));
        }},
@@ -73,7 +74,8 @@ std::vector<std::pair<int64_t, double>> rank_factors(const std::string& flag, co
 
 // The discrete-event simulator's settings for one worker count.
 sim::DesSettings des_settings(const SimulateCommand& c, int64_t workers) {
-  require(c.compress == "none" || c.compress == "dgc", "--compress must be none or dgc (got '" + c.compress + "')");
+  require(c.compress == "none" || c.compress == "dgc" || c.compress == "powersgd",
+          "--compress must be none, dgc or powersgd (got '" + c.compress + "')");
   require(c.jitter == "lognormal" || c.jitter == "normal",
           "--jitter must be lognormal or normal (got '" + c.jitter + "')");
   require(c.seed >= 0, "--seed must not be negative");
@@ -84,7 +86,10 @@ sim::DesSettings des_settings(const SimulateCommand& c, int64_t workers) {
   s.bucket_bytes = c.bucket_mb * kMB;
   s.first_bucket_bytes = c.first_bucket_mb * kMB;
   s.density = c.compress == "dgc" ? c.density : 0;
-  require(c.compress == "none" || (c.density > 0 && c.density <= 1), "--density must be in (0, 1]");
+  require(c.compress != "dgc" || (c.density > 0 && c.density <= 1), "--density must be in (0, 1]");
+  require(c.compress != "powersgd" || c.rank >= 1, "--rank must be at least 1 (got " + std::to_string(c.rank) + ")");
+  s.powersgd_rank = c.compress == "powersgd" ? c.rank : 0;
+  s.powersgd_start = c.powersgd_start;
   s.servers = c.servers;
   s.sharding = c.sharding;
   s.staleness = c.staleness;
@@ -256,7 +261,12 @@ CLI::App* add_simulate_command(CLI::App& app, SimulateCommand& c) {
       ->check(CLI::Range(int64_t{-1}, int64_t{1} << 20));
   cmd->add_option("--sharding", c.sharding, des + "parameter-server sharding: memory or layer, as distsgd train")
       ->capture_default_str();
-  cmd->add_option("--compress", c.compress, des + "none, or dgc (arsgd, bsp, asp, ssp: the sparse gradient uplink)")
+  cmd->add_option("--compress", c.compress,
+                  "none, dgc (des: arsgd, bsp, asp, ssp: the sparse gradient uplink) or powersgd (arsgd: rank --rank "
+                  "approximations after backward; analytical: from --powersgd-start on)")
+      ->capture_default_str();
+  cmd->add_option("--rank", c.rank, "powersgd: the rank of each matrix's approximation")->capture_default_str();
+  cmd->add_option("--powersgd-start", c.powersgd_start, des + "powersgd: plain allreduce steps before compression")
       ->capture_default_str();
   cmd->add_option("--density", c.density, des + "dgc: fraction of each tensor sent")->capture_default_str();
   cmd->add_option("--aladdin-variant", c.aladdin_variant, des + "aladdin: full, l1 or l2, as distsgd train")
@@ -309,9 +319,12 @@ int run_simulate(const SimulateCommand& c) {
           "--fidelity must be analytical or des (got '" + c.fidelity + "')");
   const bool heterogeneous = !c.slowdowns.empty() || !c.compute_multipliers.empty() || !c.link_multipliers.empty() ||
                              c.jitter_cv > 0 || c.straggler_probability > 0;
-  require(c.fidelity == "des" || (c.trace.empty() && !heterogeneous && c.compress == "none"),
-          "--trace, --compress and heterogeneity (--slowdown, --compute-multiplier, --link-multiplier, --jitter-cv, "
-          "--straggler-prob) need --fidelity des");
+  require(c.fidelity == "des" || (c.trace.empty() && !heterogeneous && c.compress != "dgc"),
+          "--trace, --compress dgc and heterogeneity (--slowdown, --compute-multiplier, --link-multiplier, "
+          "--jitter-cv, --straggler-prob) need --fidelity des");
+  require(c.compress != "powersgd" || c.algorithm == "arsgd",
+          "--compress powersgd applies to arsgd (got --algo " + c.algorithm + ")");
+  require(c.compress != "powersgd" || c.rank >= 1, "--rank must be at least 1 (got " + std::to_string(c.rank) + ")");
   const auto profile = sim::load_model_profile(c.profile);
   auto cluster = sim::load_cluster(c.cluster);
   if (c.shared_cores >= 0) cluster.shared_cores = c.shared_cores;
@@ -327,6 +340,8 @@ int run_simulate(const SimulateCommand& c) {
                                     {"sharding", c.sharding},
                                     {"compress", c.compress},
                                     {"density", c.density},
+                                    {"rank", c.rank},
+                                    {"powersgd_start", c.powersgd_start},
                                     {"staleness", c.staleness},
                                     {"tau", c.tau},
                                     {"pi", c.pi},

@@ -8,6 +8,10 @@ PowerSgdPlan powersgd_plan(const ModelProfile& profile, int64_t rank, double min
   require(rank >= 1, "--rank must be at least 1 (got " + std::to_string(rank) + ")");
   std::vector<std::vector<int64_t>> shapes;
   for (const auto& t : profile.tensors) {
+    if (t.shape.empty() && t.parameters == 1) {  // a scalar: its shape is [] and not recorded
+      shapes.push_back({1});
+      continue;
+    }
     require(!t.shape.empty(), "--compress powersgd needs each tensor's shape, and the profile of " + profile.model +
                                   " has none for " + (t.name.empty() ? std::string("a tensor") : t.name) +
                                   " (written before distsgd profile recorded shapes): profile the model again");
