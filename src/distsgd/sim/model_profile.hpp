@@ -23,7 +23,7 @@ struct TensorProfile {
   int64_t parameters = 0;
   double forward_seconds = 0;
   double backward_seconds = 0;
-  std::vector<int64_t> shape;  // empty: not recorded
+  std::vector<int64_t> shape{};  // empty: not recorded
 };
 
 struct ModelProfile {

@@ -21,7 +21,7 @@ struct Spread {
 struct MeasuredTensor {
   std::string name;
   int64_t parameters = 0;
-  std::vector<int64_t> shape;
+  std::vector<int64_t> shape{};
   Spread forward;   // the time of the block the tensor belongs to, shared among its tensors by parameter count
   Spread backward;  // from when every later tensor's gradient was ready to when this one's was
 };
