@@ -35,11 +35,10 @@ TEST(PowerSgdRuns, TwoAndFourWorkersTrainLenet5WithAFractionOfTheBytes) {
   constexpr int64_t kSteps = 100, kStart = 4;
   for (const int64_t workers : {2, 4}) {
     const std::string out = dir / ("run" + std::to_string(workers));
-    auto r = run_distsgd("train --algo arsgd --compress powersgd --rank 2 --powersgd-start " + std::to_string(kStart) +
-                         " --workers " + std::to_string(workers) +
-                         " --model lenet5 --dataset fashion-mnist --batch-size 32 --lr 0.05 --max-steps " +
-                         std::to_string(kSteps) +
-                         " --threads 1 --seed 1 --no-checkpoint --progress-seconds 1000 --out " + out);
+    auto r = run_distsgd(
+        "train --algo arsgd --compress powersgd --rank 2 --powersgd-start " + std::to_string(kStart) + " --workers " +
+        std::to_string(workers) + " --model lenet5 --dataset fashion-mnist --batch-size 32 --lr 0.05 --max-steps " +
+        std::to_string(kSteps) + " --threads 1 --seed 1 --no-checkpoint --progress-seconds 1000 --out " + out);
     ASSERT_EQ(r.exit_code, 0) << r.output;
     const auto summary = summary_of(out);
     const auto where = std::to_string(workers) + " workers";
@@ -60,14 +59,14 @@ TEST(PowerSgdRuns, TwoAndFourWorkersTrainLenet5WithAFractionOfTheBytes) {
 TEST(PowerSgdRuns, BadInputGetsOneClearLine) {
   const std::vector<std::pair<std::string, std::string>> cases{
       {"--algo arsgd --workers 2 --compress powersgd --rank 0", "--rank must be at least 1 (got 0)"},
-      {"--algo arsgd --workers 2 --compress powersgd --powersgd-start -1", "--powersgd-start must be at least 0 (got -1)"},
+      {"--algo arsgd --workers 2 --compress powersgd --powersgd-start -1",
+       "--powersgd-start must be at least 0 (got -1)"},
       {"--algo bsp --servers 1 --workers 2 --compress powersgd",
        "--compress powersgd sums low-rank factors by allreduce: bsp"},
       {"--algo easgd --servers 1 --workers 2 --compress powersgd", "--compress applies to"},
       {"--algo arsgd --workers 2 --rank 4", "--rank and --powersgd-start apply with --compress powersgd only"},
       {"--algo arsgd --workers 2 --compress powersgd --overlap wfbp", "--overlap wfbp does not apply"},
-      {"--algo arsgd --workers 2 --compress powersgd --rank 64",
-       "--rank 64 compresses no tensor of lenet5"},
+      {"--algo arsgd --workers 2 --compress powersgd --rank 64", "--rank 64 compresses no tensor of lenet5"},
   };
   for (const auto& [flags, message] : cases) {
     auto r = run_distsgd("train " + flags + powersgd_runs_test::kSmallRun);

@@ -141,7 +141,8 @@ TEST(PowerSgdHook, MatchesPyTorch113OnTwoWorkers) {
     ASSERT_EQ(failure, "");
     const std::string rank = "rank " + std::to_string(options.rank);
     for (int64_t step = 0; step < options.start_step; ++step) {
-      const auto mean = (floats_of(inputs[static_cast<size_t>(step)][0]) + floats_of(inputs[static_cast<size_t>(step)][1])) / 2;
+      const auto mean =
+          (floats_of(inputs[static_cast<size_t>(step)][0]) + floats_of(inputs[static_cast<size_t>(step)][1])) / 2;
       EXPECT_LT(max_difference(outputs[static_cast<size_t>(step)], mean), 1e-6) << rank << ", plain step " << step;
       EXPECT_FALSE(errors[static_cast<size_t>(step)].defined()) << rank << ": no error memory before the start";
     }
@@ -167,7 +168,8 @@ TEST(PowerSgdInvariants, FullRankIsAnExactAllreduce) {
   ASSERT_EQ(distsgd::plan_powersgd(shapes, options.rank, 0).compressed.size(), 4u);
   constexpr int64_t kWorkers = 3, kSteps = 3;
   auto gradient_of = [](int64_t step, int64_t worker) {
-    return torch::randn({45 + 7 + 54 + 16 + 180}, torch::Generator(at::detail::createCPUGenerator(100 * step + worker)));
+    return torch::randn({45 + 7 + 54 + 16 + 180},
+                        torch::Generator(at::detail::createCPUGenerator(100 * step + worker)));
   };
   std::vector<at::Tensor> outputs(kSteps);
   const auto failure = run_workers(kWorkers, [&](int64_t worker, distsgd::comm::Communicator& comm) {

@@ -67,8 +67,8 @@ TEST(SimPowerSgd, AnalyticalAndDiscreteEventGiveTheHandWorkedStep) {
   const double alpha = 1e-3;
   EXPECT_NEAR(simulate_discrete_events(p, testing::uniform_link(1e6, alpha), s).iteration_seconds,
               expected + 3 * 2 * alpha, 1e-9);
-  EXPECT_NEAR(predict_powersgd(p, 2, 2, testing::uniform_link(1e6, alpha)).iteration_seconds,
-              expected + 3 * 2 * alpha, 1e-12);
+  EXPECT_NEAR(predict_powersgd(p, 2, 2, testing::uniform_link(1e6, alpha)).iteration_seconds, expected + 3 * 2 * alpha,
+              1e-12);
 }
 
 // Before --powersgd-start the step is AR-SGD's without overlap: one allreduce of the whole gradient.

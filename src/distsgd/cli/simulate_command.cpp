@@ -19,6 +19,7 @@
 #include "distsgd/sim/discrete_event_simulator.hpp"
 #include "distsgd/sim/heterogeneity.hpp"
 #include "distsgd/sim/model_profile.hpp"
+#include "distsgd/sim/powersgd_model.hpp"
 #include "distsgd/sim/synchronous_model.hpp"
 
 namespace distsgd::cli {

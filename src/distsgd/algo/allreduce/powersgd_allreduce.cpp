@@ -39,10 +39,11 @@ class PowerSgdAllreduce final : public AllreduceWorker {
     const double waited_before = waiting_.total();
     Stopwatch whole;
     whole.start();
-    bytes_sent_ += compressor_.allreduce_mean(flat_.grads(), step, comm_, [this](comm::Work& work, const std::string& what) {
-      auto traced_work = traced(std::move(work), what);
-      wait(traced_work);
-    });
+    bytes_sent_ +=
+        compressor_.allreduce_mean(flat_.grads(), step, comm_, [this](comm::Work& work, const std::string& what) {
+          auto traced_work = traced(std::move(work), what);
+          wait(traced_work);
+        });
     compress_seconds_ += whole.stop() - (waiting_.total() - waited_before);
     update(flat_.params(), flat_.grads(), lr, 0);  // already the mean
   }
@@ -58,14 +59,14 @@ class PowerSgdAllreduce final : public AllreduceWorker {
     summary["overlap"] = "none";
     const auto& plan = compressor_.plan();
     const auto& o = compressor_.options();
-    summary["powersgd"] = {{"rank", o.rank},
-                           {"start_step", o.start_step},
-                           {"compressed_tensors", plan.compressed.size()},
-                           {"uncompressed_tensors", plan.uncompressed.size()},
-                           {"floats_allreduced_per_step", plan.floats_allreduced()},
-                           {"gradient_floats", plan.total_floats},
-                           {"compression_ratio", static_cast<double>(plan.total_floats) /
-                                                     static_cast<double>(plan.floats_allreduced())}};
+    summary["powersgd"] = {
+        {"rank", o.rank},
+        {"start_step", o.start_step},
+        {"compressed_tensors", plan.compressed.size()},
+        {"uncompressed_tensors", plan.uncompressed.size()},
+        {"floats_allreduced_per_step", plan.floats_allreduced()},
+        {"gradient_floats", plan.total_floats},
+        {"compression_ratio", static_cast<double>(plan.total_floats) / static_cast<double>(plan.floats_allreduced())}};
   }
 
   void save_state(AlgorithmState& state) override {

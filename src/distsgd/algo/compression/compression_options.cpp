@@ -26,12 +26,14 @@ const StoredOption<double> kDgcWarmupEpochs{
     non_negative<double>()};
 
 const StoredOption<int64_t> kPowerSgdRank{
-    "--rank", 2,
+    "--rank",
+    2,
     "PowerSGD: rank r of each matrix's approximation P Q^T (clamped to min(n, m) per matrix; a matrix is compressed "
     "only where (n + m) r is below n m / 2, as powerSGD_hook decides)",
     {at_least<int64_t>(1)}};
 const StoredOption<int64_t> kPowerSgdStart{
-    "--powersgd-start", 10,
+    "--powersgd-start",
+    10,
     "PowerSGD: steps of plain allreduce before compression starts (powerSGD_hook's start_powerSGD_iter)",
     {at_least<int64_t>(0)}};
 

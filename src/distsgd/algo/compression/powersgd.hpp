@@ -75,7 +75,7 @@ class PowerSgdCompressor {
   std::vector<int64_t> offsets_;  // of each tensor in the flat gradient
   PowerSgdOptions options_;
   PowerSgdPlan plan_;
-  std::mt19937 seeds_;  // numpy's RandomState(seed) is this generator, seeded the same way
+  std::mt19937 seeds_;        // numpy's RandomState(seed) is this generator, seeded the same way
   at::Tensor error_, p_, q_;  // undefined until the first compressed step
 };
 
