@@ -61,6 +61,13 @@ std::vector<std::string> predictor_names() {
   return names;
 }
 
+// " (overlap wfbp)", " (compress powersgd, rank 2)": what AR-SGD's line of the table runs; nothing for the others.
+std::string arsgd_variant(const SimulateCommand& c) {
+  if (c.algorithm != "arsgd") return "";
+  if (c.compress == "powersgd") return " (compress powersgd, rank " + std::to_string(c.rank) + ")";
+  return " (overlap " + c.overlap + (c.compress == "dgc" ? ", compress dgc" : "") + ")";
+}
+
 // RANK:FACTOR values; over several worker counts, each applies where its worker exists (and must exist in the
 // largest).
 std::vector<std::pair<int64_t, double>> rank_factors(const std::string& flag, const std::vector<std::string>& texts,
@@ -152,10 +159,9 @@ nlohmann::json run_discrete_events(const SimulateCommand& c, const sim::ModelPro
     if (decentralized && workers == 1 && c.workers.size() > 1) continue;
     runs.push_back(des_settings(c, workers));
   }
-  std::cout << c.algorithm << (c.algorithm == "arsgd" ? " (overlap " + c.overlap + ")" : "") << ", " << profile.model
-            << " batch " << profile.batch_size << " per worker, on " << cluster.name << " (" << cluster.source
-            << "); discrete-event, " << c.iterations << " iterations after " << c.warmup << " of warm-up, seed "
-            << c.seed << "\n"
+  std::cout << c.algorithm << arsgd_variant(c) << ", " << profile.model << " batch " << profile.batch_size
+            << " per worker, on " << cluster.name << " (" << cluster.source << "); discrete-event, " << c.iterations
+            << " iterations after " << c.warmup << " of warm-up, seed " << c.seed << "\n"
             << "  workers  iteration_ms  p95_ms  samples/s  efficiency  exposed_comm_ms  MB_sent/iter\n";
   nlohmann::json rows = nlohmann::json::array();
   for (const auto& settings : runs) {
@@ -372,9 +378,8 @@ int run_simulate(const SimulateCommand& c) {
   }
 
   nlohmann::json rows = nlohmann::json::array();
-  std::cout << c.algorithm << (c.algorithm == "arsgd" ? " (overlap " + c.overlap + ")" : "") << ", " << profile.model
-            << " batch " << profile.batch_size << " per worker, on " << cluster.name << " (" << cluster.source
-            << "); analytical\n"
+  std::cout << c.algorithm << arsgd_variant(c) << ", " << profile.model << " batch " << profile.batch_size
+            << " per worker, on " << cluster.name << " (" << cluster.source << "); analytical\n"
             << "  workers  iteration_ms  samples/s  efficiency  exposed_comm_ms\n";
   for (const int64_t workers : c.workers) {
     const auto p = predictor->second(c, on_shared_cores(profile, cluster.shared_cores, workers), cluster, workers);
