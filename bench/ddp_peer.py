@@ -85,6 +85,7 @@ def worker(rank, args, port, results):
         if args.evaluate:
             result["test_accuracy"] = test_accuracy(model, args.data_dir, mean, std)
         results.put(result)
+    dist.barrier()  # nobody tears its group down while rank 0 still evaluates (Gloo aborts the other side)
     dist.destroy_process_group()
 
 
