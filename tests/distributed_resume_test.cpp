@@ -54,7 +54,9 @@ ResumePair run_interrupted_and_reference(const TempDir& dir, const std::string& 
 TEST(DistributedResume, SynchronousAlgorithmsResumeBitForBit) {
   // wfbp and BSP with DGC (4 workers, 2 servers) resume the same way (checked by hand): left out to keep it short.
   for (const std::string algo : {"arsgd --workers 2 --overlap none", "arsgd --workers 4 --overlap multistep",
-                                 "arsgd --workers 2 --compress dgc", "bsp --workers 2 --servers 1"}) {
+                                 "arsgd --workers 2 --compress dgc", "bsp --workers 2 --servers 1",
+                                 // compressing from step 2: the checkpoint holds PowerSGD's error memory, P and Q
+                                 "arsgd --workers 2 --compress powersgd --rank 2 --powersgd-start 2"}) {
     SCOPED_TRACE(algo);
     TempDir dir;
     const auto runs = run_interrupted_and_reference(dir, algo, true);

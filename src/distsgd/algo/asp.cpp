@@ -111,6 +111,7 @@ AlgorithmInfo asp_algorithm() {
   info.validate = [](const TrainConfig& c) {
     ps::check_momentum_placement(c, "asp", {ps::MomentumAt::kWorker, ps::MomentumAt::kServer});
     ps::check_overlap(c, "asp");
+    compression::refuse_powersgd(c, "asp");
   };
   info.make_worker = [](const WorkerSetup& s) { return std::make_unique<AspWorker>(s); };
   info.make_server = [](const ServerSetup& s) { return std::make_unique<AspServer>(s); };

@@ -237,6 +237,7 @@ AlgorithmInfo bsp_algorithm() {
   for (const auto* o : compression::compression_options()) info.options.push_back(o);
   info.validate = [](const TrainConfig& c) {
     ps::check_overlap(c, "bsp");
+    compression::refuse_powersgd(c, "bsp");
     require(!compression::dgc_enabled(c) || ps::kLocalAggregation.of(c) == ps::LocalAggregation::kNone,
             "--local-aggregation host sums dense gradients: it does not combine with --compress dgc");
   };

@@ -249,6 +249,7 @@ AlgorithmInfo ssp_algorithm() {
   info.validate = [](const TrainConfig& c) {
     ps::check_momentum_placement(c, "ssp", {ps::MomentumAt::kWorker, ps::MomentumAt::kServer});
     ps::check_overlap(c, "ssp");
+    compression::refuse_powersgd(c, "ssp");
   };
   info.make_worker = [](const WorkerSetup& s) { return std::make_unique<SspWorker>(s); };
   info.make_server = [](const ServerSetup& s) { return std::make_unique<SspServer>(s); };

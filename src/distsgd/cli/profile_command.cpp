@@ -165,8 +165,9 @@ int run_profile(const ProfileCommand& command) {
   profile.batch_size = measured.batch_size;
   profile.data_seconds = measured.data.median;
   profile.update_seconds_per_byte = measured.update_seconds_per_byte;
+  profile.matmul_flops_per_second = measured.matmul_flops_per_second;
   for (const auto& t : measured.tensors) {
-    profile.tensors.push_back({t.name, t.parameters, t.forward.median, t.backward.median});
+    profile.tensors.push_back({t.name, t.parameters, t.forward.median, t.backward.median, t.shape});
   }
   nlohmann::json json = sim::to_json(profile);
   json["threads"] = measured.threads;

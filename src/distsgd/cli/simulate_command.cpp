@@ -20,6 +20,7 @@
 #include "distsgd/sim/heterogeneity.hpp"
 #include "distsgd/sim/model_profile.hpp"
 #include "distsgd/sim/outer_model.hpp"
+#include "distsgd/sim/powersgd_model.hpp"
 #include "distsgd/sim/synchronous_model.hpp"
 
 namespace distsgd::cli {
@@ -38,6 +39,7 @@ const std::vector<std::pair<std::string, Predictor>>& predictors() {
   static const std::vector<std::pair<std::string, Predictor>> all = {
       {"arsgd",
        [](C c, P p, L l, int64_t w) {
+         if (c.compress == "powersgd") return sim::predict_powersgd(p, w, c.rank, l);
          return sim::predict_allreduce_sgd(
              p, w, l, sim::allreduce_settings(c.overlap, c.bucket_mb * kMB, c.first_bucket_mb * kMB));
        }},
@@ -67,6 +69,13 @@ std::vector<std::string> predictor_names() {
   return names;
 }
 
+// " (overlap wfbp)", " (compress powersgd, rank 2)": what AR-SGD's line of the table runs; nothing for the others.
+std::string arsgd_variant(const SimulateCommand& c) {
+  if (c.algorithm != "arsgd") return "";
+  if (c.compress == "powersgd") return " (compress powersgd, rank " + std::to_string(c.rank) + ")";
+  return " (overlap " + c.overlap + (c.compress == "dgc" ? ", compress dgc" : "") + ")";
+}
+
 // RANK:FACTOR values; over several worker counts, each applies where its worker exists (and must exist in the
 // largest).
 std::vector<std::pair<int64_t, double>> rank_factors(const std::string& flag, const std::vector<std::string>& texts,
@@ -81,7 +90,8 @@ std::vector<std::pair<int64_t, double>> rank_factors(const std::string& flag, co
 
 // The discrete-event simulator's settings for one worker count.
 sim::DesSettings des_settings(const SimulateCommand& c, int64_t workers) {
-  require(c.compress == "none" || c.compress == "dgc", "--compress must be none or dgc (got '" + c.compress + "')");
+  require(c.compress == "none" || c.compress == "dgc" || c.compress == "powersgd",
+          "--compress must be none, dgc or powersgd (got '" + c.compress + "')");
   require(c.jitter == "lognormal" || c.jitter == "normal",
           "--jitter must be lognormal or normal (got '" + c.jitter + "')");
   require(c.seed >= 0, "--seed must not be negative");
@@ -92,7 +102,10 @@ sim::DesSettings des_settings(const SimulateCommand& c, int64_t workers) {
   s.bucket_bytes = c.bucket_mb * kMB;
   s.first_bucket_bytes = c.first_bucket_mb * kMB;
   s.density = c.compress == "dgc" ? c.density : 0;
-  require(c.compress == "none" || (c.density > 0 && c.density <= 1), "--density must be in (0, 1]");
+  require(c.compress != "dgc" || (c.density > 0 && c.density <= 1), "--density must be in (0, 1]");
+  require(c.compress != "powersgd" || c.rank >= 1, "--rank must be at least 1 (got " + std::to_string(c.rank) + ")");
+  s.powersgd_rank = c.compress == "powersgd" ? c.rank : 0;
+  s.powersgd_start = c.powersgd_start;
   s.servers = c.servers;
   s.sharding = c.sharding;
   s.staleness = c.staleness;
@@ -160,10 +173,9 @@ nlohmann::json run_discrete_events(const SimulateCommand& c, const sim::ModelPro
     if (decentralized && workers == 1 && c.workers.size() > 1) continue;
     runs.push_back(des_settings(c, workers));
   }
-  std::cout << c.algorithm << (c.algorithm == "arsgd" ? " (overlap " + c.overlap + ")" : "") << ", " << profile.model
-            << " batch " << profile.batch_size << " per worker, on " << cluster.name << " (" << cluster.source
-            << "); discrete-event, " << c.iterations << " iterations after " << c.warmup << " of warm-up, seed "
-            << c.seed << "\n"
+  std::cout << c.algorithm << arsgd_variant(c) << ", " << profile.model << " batch " << profile.batch_size
+            << " per worker, on " << cluster.name << " (" << cluster.source << "); discrete-event, " << c.iterations
+            << " iterations after " << c.warmup << " of warm-up, seed " << c.seed << "\n"
             << "  workers  iteration_ms  p95_ms  samples/s  efficiency  exposed_comm_ms  MB_sent/iter\n";
   nlohmann::json rows = nlohmann::json::array();
   for (const auto& settings : runs) {
@@ -278,7 +290,12 @@ CLI::App* add_simulate_command(CLI::App& app, SimulateCommand& c) {
       ->check(CLI::Range(int64_t{-1}, int64_t{1} << 20));
   cmd->add_option("--sharding", c.sharding, des + "parameter-server sharding: memory or layer, as distsgd train")
       ->capture_default_str();
-  cmd->add_option("--compress", c.compress, des + "none, or dgc (arsgd, bsp, asp, ssp: the sparse gradient uplink)")
+  cmd->add_option("--compress", c.compress,
+                  "none, dgc (des: arsgd, bsp, asp, ssp: the sparse gradient uplink) or powersgd (arsgd: rank --rank "
+                  "approximations after backward; analytical: from --powersgd-start on)")
+      ->capture_default_str();
+  cmd->add_option("--rank", c.rank, "powersgd: the rank of each matrix's approximation")->capture_default_str();
+  cmd->add_option("--powersgd-start", c.powersgd_start, des + "powersgd: plain allreduce steps before compression")
       ->capture_default_str();
   cmd->add_option("--density", c.density, des + "dgc: fraction of each tensor sent")->capture_default_str();
   cmd->add_option("--aladdin-variant", c.aladdin_variant, des + "aladdin: full, l1 or l2, as distsgd train")
@@ -331,9 +348,12 @@ int run_simulate(const SimulateCommand& c) {
           "--fidelity must be analytical or des (got '" + c.fidelity + "')");
   const bool heterogeneous = !c.slowdowns.empty() || !c.compute_multipliers.empty() || !c.link_multipliers.empty() ||
                              c.jitter_cv > 0 || c.straggler_probability > 0;
-  require(c.fidelity == "des" || (c.trace.empty() && !heterogeneous && c.compress == "none"),
-          "--trace, --compress and heterogeneity (--slowdown, --compute-multiplier, --link-multiplier, --jitter-cv, "
-          "--straggler-prob) need --fidelity des");
+  require(c.fidelity == "des" || (c.trace.empty() && !heterogeneous && c.compress != "dgc"),
+          "--trace, --compress dgc and heterogeneity (--slowdown, --compute-multiplier, --link-multiplier, "
+          "--jitter-cv, --straggler-prob) need --fidelity des");
+  require(c.compress != "powersgd" || c.algorithm == "arsgd",
+          "--compress powersgd applies to arsgd (got --algo " + c.algorithm + ")");
+  require(c.compress != "powersgd" || c.rank >= 1, "--rank must be at least 1 (got " + std::to_string(c.rank) + ")");
   const auto profile = sim::load_model_profile(c.profile);
   auto cluster = sim::load_cluster(c.cluster);
   if (c.shared_cores >= 0) cluster.shared_cores = c.shared_cores;
@@ -349,6 +369,8 @@ int run_simulate(const SimulateCommand& c) {
                                     {"sharding", c.sharding},
                                     {"compress", c.compress},
                                     {"density", c.density},
+                                    {"rank", c.rank},
+                                    {"powersgd_start", c.powersgd_start},
                                     {"staleness", c.staleness},
                                     {"tau", c.tau},
                                     {"pi", c.pi},
@@ -378,9 +400,8 @@ int run_simulate(const SimulateCommand& c) {
   }
 
   nlohmann::json rows = nlohmann::json::array();
-  std::cout << c.algorithm << (c.algorithm == "arsgd" ? " (overlap " + c.overlap + ")" : "") << ", " << profile.model
-            << " batch " << profile.batch_size << " per worker, on " << cluster.name << " (" << cluster.source
-            << "); analytical\n"
+  std::cout << c.algorithm << arsgd_variant(c) << ", " << profile.model << " batch " << profile.batch_size
+            << " per worker, on " << cluster.name << " (" << cluster.source << "); analytical\n"
             << "  workers  iteration_ms  samples/s  efficiency  exposed_comm_ms\n";
   for (const int64_t workers : c.workers) {
     const auto p = predictor->second(c, on_shared_cores(profile, cluster.shared_cores, workers), cluster, workers);

@@ -70,7 +70,7 @@ ModelProfile analytical_profile(const ModelCost& cost, const DeviceDescription& 
   profile.data_seconds = data_seconds;
   profile.bytes_per_parameter = 4;  // fp32, as the peak figures
   for (const auto& t : cost.tensors) {
-    TensorProfile p{t.name, t.parameters, 0, 0};
+    TensorProfile p{t.name, t.parameters, 0, 0, t.shape};
     for (const auto& op : t.operations) {
       p.forward_seconds += forward_seconds(op, batch_size, device);
       p.backward_seconds += backward_seconds(op, batch_size, device);
@@ -78,6 +78,7 @@ ModelProfile analytical_profile(const ModelCost& cost, const DeviceDescription& 
     profile.tensors.push_back(p);
   }
   profile.update_seconds_per_byte = kUpdatePassesPerGradientByte / (device.memory_bytes_per_second * device.efficiency);
+  profile.matmul_flops_per_second = device.peak_flops * device.efficiency;
   if (device.host_to_device_bytes_per_second > 0) {
     profile.h2d_seconds =
         static_cast<double>(batch_size) * cost.input_bytes_per_sample() / device.host_to_device_bytes_per_second;

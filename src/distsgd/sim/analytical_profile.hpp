@@ -34,6 +34,7 @@ struct TensorCost {
   std::string name;
   int64_t parameters = 0;
   std::vector<OperationCost> operations;
+  std::vector<int64_t> shape{};  // the parameter's sizes
 };
 
 struct ModelCost {

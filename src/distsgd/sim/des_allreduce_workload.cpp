@@ -9,6 +9,9 @@
 //                        bucket at its gates (multistep_allreduce.cpp)
 //   --compress dgc       compress, an allgather of every worker's selection (8 bytes an entry: int32 index and
 //                        float32 value), the update (compression/sparse_allgather_sgd.cpp)
+//   --compress powersgd  before --powersgd-start as --overlap none; then compress, the allreduces of the
+//                        uncompressed tensors and of P, compress, the allreduce of Q, compress, the update
+//                        (allreduce/powersgd_allreduce.cpp; sizes and compute: powersgd_model.hpp)
 // One worker runs plain SGD (no collective), as the real code does.
 #include <cmath>
 #include <string>
@@ -17,6 +20,7 @@
 #include "distsgd/core/error.hpp"
 #include "distsgd/sim/des_dgc.hpp"
 #include "distsgd/sim/des_workload.hpp"
+#include "distsgd/sim/powersgd_model.hpp"
 
 namespace distsgd::sim {
 
@@ -48,7 +52,7 @@ BucketLayout make_bucket_layout(const ModelProfile& profile, double first_bytes,
 
 namespace {
 
-enum class Variant { kNone, kWfbp, kMultistep, kSparse };
+enum class Variant { kNone, kWfbp, kMultistep, kSparse, kPowerSgd };
 
 // A collective in flight for one worker: done, or the continuation waiting for it.
 struct Work {
@@ -63,7 +67,9 @@ class AllreduceWorkload final : public Workload {
         variant_(variant_of(c)),
         buckets_(make_bucket_layout(c.profile, c.settings.first_bucket_bytes, c.settings.bucket_bytes)),
         reductions_(static_cast<size_t>(c.workers), std::vector<Work>(buckets_.size())),
-        gathers_(static_cast<size_t>(c.workers), std::vector<Work>(buckets_.size())) {}
+        gathers_(static_cast<size_t>(c.workers), std::vector<Work>(buckets_.size())) {
+    if (variant_ == Variant::kPowerSgd) powersgd_ = powersgd_step(c.profile, c.settings.powersgd_rank);
+  }
 
   const BucketLayout* watched_buckets() const override {
     return variant_ == Variant::kWfbp || variant_ == Variant::kMultistep ? &buckets_ : nullptr;
@@ -83,10 +89,13 @@ class AllreduceWorkload final : public Workload {
     }
   }
 
-  void after_backward(int64_t worker, int64_t, Next next) override {
+  void after_backward(int64_t worker, int64_t step, Next next) override {
     const double m = c_.model_bytes();
     auto update = [this, worker, m, next] { c_.run(worker, "update", c_.update_seconds(worker, m), next); };
-    switch (variant_) {
+    const bool plain_step = variant_ == Variant::kPowerSgd && step < c_.settings.powersgd_start;
+    switch (plain_step ? Variant::kNone : variant_) {
+      case Variant::kPowerSgd:
+        return powersgd(worker, update);
       case Variant::kNone: {
         if (c_.workers == 1) return update();
         auto& work = reductions_[static_cast<size_t>(worker)][0];
@@ -113,6 +122,7 @@ class AllreduceWorkload final : public Workload {
  private:
   static Variant variant_of(const DesContext& c) {
     if (c.settings.density > 0) return Variant::kSparse;
+    if (c.settings.powersgd_rank > 0) return Variant::kPowerSgd;
     if (c.workers == 1 || c.settings.overlap == "none") return Variant::kNone;
     return c.settings.overlap == "multistep" ? Variant::kMultistep : Variant::kWfbp;
   }
@@ -133,6 +143,29 @@ class AllreduceWorkload final : public Workload {
         work.waiter = nullptr;
         waiter();
       }
+    });
+  }
+
+  // PowerSGD's compressed step: each allreduce waits for the compute before it (the error feedback and P = M Q; the
+  // orthonormalisation and Q = M^T P), the approximation P Q^T follows the last; the products share the matmul time
+  // equally. An empty message is not sent (the real code skips it too). One worker compresses and sends nothing.
+  void powersgd(int64_t worker, Next update) {
+    const double product = powersgd_.matmul_seconds / 3;
+    auto& work = reductions_[static_cast<size_t>(worker)][0];
+    // Runs `then` after the allreduce of `bytes` (at once when there is nothing to send).
+    auto allreduce = [this, worker, &work](double bytes, const char* name, Next then) {
+      if (bytes <= 0 || c_.workers == 1) return then();
+      launch(worker, CollectiveKind::kAllreduce, bytes, name, SIZE_MAX, work);
+      wait(worker, work, std::move(then));
+    };
+    auto approximate = [this, worker, product, update] { c_.run(worker, "compress", product, update); };
+    auto second = [this, worker, product, allreduce, approximate] {
+      c_.run(worker, "compress", product,
+             [this, allreduce, approximate] { allreduce(powersgd_.q_bytes, "allreduce Q", approximate); });
+    };
+    c_.run(worker, "compress", c_.update_seconds(worker, c_.model_bytes()) + product, [this, allreduce, second] {
+      allreduce(powersgd_.uncompressed_bytes, "allreduce uncompressed tensors",
+                [this, allreduce, second] { allreduce(powersgd_.p_bytes, "allreduce P", second); });
     });
   }
 
@@ -174,6 +207,7 @@ class AllreduceWorkload final : public Workload {
   BucketLayout buckets_;
   std::vector<std::vector<Work>> reductions_;  // per worker, per bucket
   std::vector<std::vector<Work>> gathers_;     // multistep
+  PowerSgdStep powersgd_;                      // --compress powersgd
 };
 
 }  // namespace

@@ -18,6 +18,9 @@ struct DesSettings {
   // Deep Gradient Compression of the gradient uplink (arsgd, bsp, asp, ssp): the fraction of each tensor sent (after
   // the warm-up); 0: dense.
   double density = 0;
+  // PowerSGD on arsgd (sim/powersgd_model.hpp): the rank (0: off), and the plain steps before it starts.
+  int64_t powersgd_rank = 0;
+  int64_t powersgd_start = 10;
   // parameter-server algorithms
   int64_t servers = 1;
   std::string sharding = "memory";       // memory | layer

@@ -45,6 +45,10 @@ void check(const DesSettings& s) {
           "--density: Deep Gradient Compression applies to arsgd, bsp, asp and ssp (as distsgd train --compress dgc)");
   require(s.density == 0 || s.algorithm != "arsgd" || s.overlap != "multistep",
           "--density with arsgd exchanges the sparse gradient after backward: --overlap multistep does not apply");
+  require(s.powersgd_rank >= 0 && s.powersgd_start >= 0, "--rank and --powersgd-start must not be negative");
+  require(s.powersgd_rank == 0 || s.algorithm == "arsgd",
+          "--compress powersgd applies to arsgd (as distsgd train --compress powersgd)");
+  require(s.powersgd_rank == 0 || s.density == 0, "--compress is either dgc or powersgd");
   require(s.servers >= 1, "--servers must be at least 1");
   require(one_of(s.sharding, {"memory", "layer"}), "--sharding must be memory or layer (got '" + s.sharding + "')");
   require(s.staleness >= 0, "--staleness must not be negative");

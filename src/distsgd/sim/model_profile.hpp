@@ -2,8 +2,11 @@
 // outputs"): per parameter tensor, in forward order, its size and its forward and backward times at a batch size;
 // the data time and the update cost per byte. Read from JSON:
 //   {"model": "lenet5", "batch_size": 64, "data_seconds": 1e-4, "h2d_seconds": 0,
-//    "update_seconds_per_byte": 2e-10, "bytes_per_parameter": 4,
-//    "tensors": [{"name": "conv1.weight", "parameters": 150, "forward_seconds": 1e-4, "backward_seconds": 2e-4}, ...]}
+//    "update_seconds_per_byte": 2e-10, "bytes_per_parameter": 4, "matmul_flops_per_second": 1e10,
+//    "tensors": [{"name": "conv1.weight", "parameters": 150, "forward_seconds": 1e-4, "backward_seconds": 2e-4,
+//                 "shape": [6, 1, 5, 5]}, ...]}
+// "shape" (what PowerSGD's model needs) and "matmul_flops_per_second" (the products of PowerSGD's compression) are
+// optional: profiles written before they were recorded have neither.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -20,6 +23,7 @@ struct TensorProfile {
   int64_t parameters = 0;
   double forward_seconds = 0;
   double backward_seconds = 0;
+  std::vector<int64_t> shape{};  // empty: not recorded
 };
 
 struct ModelProfile {
@@ -29,6 +33,7 @@ struct ModelProfile {
   double h2d_seconds = 0;   // host-to-device copy (t_h2d); 0 on CPU
   double update_seconds_per_byte = 0;
   int64_t bytes_per_parameter = 4;
+  double matmul_flops_per_second = 0;  // of the products of gradient compression; 0: not known
   std::vector<TensorProfile> tensors;  // forward order
 
   double gradient_bytes() const;

@@ -129,6 +129,7 @@ MeasuredProfile measure_profile(const TrainConfig& config, int64_t repeats, int6
     MeasuredTensor t;
     t.name = i < names.size() ? names[i] : "tensor" + std::to_string(i);
     t.parameters = parameters[i].numel();
+    t.shape.assign(parameters[i].sizes().begin(), parameters[i].sizes().end());
     t.forward = column([i](const Sample& s) { return s.forward[i]; });
     t.backward = column([i](const Sample& s) { return s.backward[i]; });
     profile.tensors.push_back(t);
@@ -146,6 +147,24 @@ MeasuredProfile measure_profile(const TrainConfig& config, int64_t repeats, int6
     if (k >= warmup) updates.push_back(seconds_since(start));
   }
   profile.update_seconds_per_byte = spread_of(updates).median / static_cast<double>(numel * 4);
+
+  // PowerSGD's products: M Q on the model's largest matrix (shape[0] x the rest) at rank 4.
+  at::Tensor largest;
+  for (const auto& p : parameters) {
+    if (p.dim() >= 2 && (!largest.defined() || p.numel() > largest.numel())) largest = p;
+  }
+  if (largest.defined()) {
+    const auto matrix = torch::randn({largest.size(0), largest.numel() / largest.size(0)});
+    const auto q = torch::randn({matrix.size(1), 4});
+    std::vector<double> products;
+    for (int64_t k = 0; k < warmup + repeats; ++k) {
+      const auto start = Clock::now();
+      auto product = torch::mm(matrix, q);
+      if (k >= warmup) products.push_back(seconds_since(start));
+    }
+    const double median = spread_of(products).median;
+    if (median > 0) profile.matmul_flops_per_second = 2.0 * static_cast<double>(matrix.numel()) * 4 / median;
+  }
   return profile;
 }
 

@@ -21,6 +21,7 @@ struct Spread {
 struct MeasuredTensor {
   std::string name;
   int64_t parameters = 0;
+  std::vector<int64_t> shape{};
   Spread forward;   // the time of the block the tensor belongs to, shared among its tensors by parameter count
   Spread backward;  // from when every later tensor's gradient was ready to when this one's was
 };
@@ -34,6 +35,8 @@ struct MeasuredProfile {
   Spread data;                     // one batch: slicing, normalizing, labels
   Spread iteration;                // forward + loss + backward, measured whole (checks the per-tensor sums)
   double update_seconds_per_byte = 0;
+  // Of the thin products gradient compression runs (PowerSGD's M Q at rank 4 on the largest matrix); 0: no matrix.
+  double matmul_flops_per_second = 0;
   std::vector<MeasuredTensor> tensors;
 };
 

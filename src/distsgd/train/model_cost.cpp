@@ -20,8 +20,13 @@ sim::ModelCost count_model_cost(const TrainConfig& config, const std::vector<int
   cost.model = counted.model;
   cost.input_shape = counted.input_shape;
   cost.generic_ops = counted.generic_ops;
+  const auto parameters = model->parameters();
   for (const auto& t : counted.tensors) {
-    sim::TensorCost tensor{t.name, t.parameters, {}};
+    sim::TensorCost tensor{t.name, t.parameters, {}, {}};
+    const auto i = cost.tensors.size();
+    if (i < parameters.size() && parameters[i].numel() == t.parameters) {
+      tensor.shape.assign(parameters[i].sizes().begin(), parameters[i].sizes().end());
+    }
     for (const auto& op : t.operations) {
       tensor.operations.push_back({op.op, op.flops_per_sample, op.bytes_per_sample, op.fixed_bytes, op.has_parameters,
                                    op.input_needs_gradient});

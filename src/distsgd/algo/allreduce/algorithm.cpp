@@ -1,12 +1,20 @@
 // AR-SGD (spec: "AR-SGD"): gradients averaged by allreduce, the same optimizer step on every worker. The variant
-// is picked here, when the worker is made: --overlap none|wfbp|multistep, or with --compress dgc the sparse
-// allgather of algo/compression/sparse_allgather_sgd.hpp.
+// is picked here, when the worker is made: --overlap none|wfbp|multistep, with --compress dgc the sparse
+// allgather of algo/compression/sparse_allgather_sgd.hpp, with --compress powersgd powersgd_allreduce.cpp.
 #include "distsgd/algo/allreduce/allreduce_options.hpp"
 #include "distsgd/algo/allreduce/allreduce_worker.hpp"
 #include "distsgd/algo/compression/compression_options.hpp"
 #include "distsgd/algo/compression/sparse_allgather_sgd.hpp"
 
 namespace distsgd::algo {
+namespace {
+
+// An --overlap the compressed exchanges would ignore (they run after backward).
+bool overlap_given_other_than_none(const TrainConfig& c) {
+  return allreduce::kOverlap.given(c) && allreduce::kOverlap.of(c) != allreduce::Overlap::kNone;
+}
+
+}  // namespace
 
 AlgorithmInfo allreduce_sgd_algorithm() {
   using allreduce::Overlap;
@@ -16,11 +24,18 @@ AlgorithmInfo allreduce_sgd_algorithm() {
   info.takes_optimizer = true;  // not with --compress dgc: validate() below
   info.options = {&allreduce::kOverlap.spec(), &allreduce::kBucketMb.spec(), &allreduce::kFirstBucketMb.spec()};
   for (const auto* o : compression::compression_options()) info.options.push_back(o);
+  for (const auto* o : compression::powersgd_option_specs()) info.options.push_back(o);
   info.validate = [](const TrainConfig& c) {
+    const bool powersgd = compression::powersgd_enabled(c);
+    require(powersgd || (!compression::kPowerSgdRank.given(c) && !compression::kPowerSgdStart.given(c)),
+            "--rank and --powersgd-start apply with --compress powersgd only");
+    require(!powersgd || !overlap_given_other_than_none(c),
+            "--compress powersgd with arsgd allreduces P, then Q, after backward (each needs the one before): "
+            "--overlap " +
+                name_of(allreduce::kOverlap.of(c)) + " does not apply (leave --overlap out, or give none)");
     // The sparse exchange is one allgather after backward: that is --overlap none, and any other overlap given
     // would be ignored.
-    const bool overlap_ignored = allreduce::kOverlap.given(c) && allreduce::kOverlap.of(c) != Overlap::kNone;
-    require(!compression::dgc_enabled(c) || !overlap_ignored,
+    require(!compression::dgc_enabled(c) || !overlap_given_other_than_none(c),
             "--compress dgc with arsgd exchanges the sparse gradient in one allgather after backward: --overlap " +
                 name_of(allreduce::kOverlap.of(c)) + " does not apply (leave --overlap out, or give none)");
     // DGC's momentum correction is momentum SGD itself (the accumulators are its velocity).
@@ -32,6 +47,7 @@ AlgorithmInfo allreduce_sgd_algorithm() {
     if (compression::dgc_enabled(s.config)) {
       return compression::make_sparse_allgather_sgd(s);
     }
+    if (compression::powersgd_enabled(s.config)) return allreduce::make_powersgd_allreduce(s);
     const bool single_worker = !s.comm || s.comm->workers() == 1;
     switch (single_worker ? Overlap::kNone : allreduce::kOverlap.of(s.config)) {
       case Overlap::kNone:

@@ -50,5 +50,7 @@ class AllreduceWorker : public WorkerAlgorithm {
 std::unique_ptr<WorkerAlgorithm> make_whole_gradient_allreduce(const WorkerSetup& setup);
 std::unique_ptr<WorkerAlgorithm> make_bucketed_allreduce(const WorkerSetup& setup);
 std::unique_ptr<WorkerAlgorithm> make_multistep_allreduce(const WorkerSetup& setup);
+// --compress powersgd (powersgd_allreduce.cpp).
+std::unique_ptr<WorkerAlgorithm> make_powersgd_allreduce(const WorkerSetup& setup);
 
 }  // namespace distsgd::algo::allreduce

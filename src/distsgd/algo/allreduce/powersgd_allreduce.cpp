@@ -1,0 +1,92 @@
+// AR-SGD with PowerSGD (--algo arsgd --compress powersgd --rank r): after backward the flat gradient goes through
+// algo/compression/powersgd.hpp (three allreduces: the uncompressed tensors, every P, every Q) and comes back as the
+// workers' mean, PowerSGD's approximation of it from --powersgd-start on; then the same momentum-SGD step as dense
+// AR-SGD, so momentum and weight decay act on the decompressed mean, as under DDP with powerSGD_hook. The
+// exchanges depend on each other (P before Q), so they run after backward (--overlap none).
+#include "distsgd/algo/allreduce/allreduce_worker.hpp"
+#include "distsgd/algo/compression/powersgd.hpp"
+#include "distsgd/models/model.hpp"
+#include "distsgd/optim/flat_parameters.hpp"
+
+#include <nlohmann/json.hpp>
+
+namespace distsgd::algo::allreduce {
+namespace {
+
+std::vector<std::vector<int64_t>> shapes_of(models::Model& model) {
+  std::vector<std::vector<int64_t>> shapes;
+  for (const auto& p : model.parameters()) shapes.emplace_back(p.sizes().begin(), p.sizes().end());
+  return shapes;
+}
+
+class PowerSgdAllreduce final : public AllreduceWorker {
+ public:
+  explicit PowerSgdAllreduce(const WorkerSetup& s)
+      : AllreduceWorker(s), compressor_(shapes_of(s.model), compression::powersgd_options(s.config)) {
+    const auto& o = compressor_.options();
+    if (compressor_.plan().compressed.empty()) {
+      const int64_t largest = largest_compressing_rank(shapes_of(s.model), o.min_compression_rate);
+      throw Error(
+          "--rank " + std::to_string(o.rank) + " compresses no tensor of " + s.model.name() +
+          ": PowerSGD sends a matrix of n x m gradients as (n + m) r floats only where that is below n m / 2 (the "
+          "rank clamped to min(n, m), as powerSGD_hook does), " +
+          (largest > 0 ? "which this model's largest matrices allow up to --rank " + std::to_string(largest)
+                       : std::string("which no tensor of this model allows at any rank (use --compress none)")));
+    }
+  }
+
+  void after_backward(int64_t step, double lr) override {
+    const double waited_before = waiting_.total();
+    Stopwatch whole;
+    whole.start();
+    bytes_sent_ +=
+        compressor_.allreduce_mean(flat_.grads(), step, comm_, [this](comm::Work& work, const std::string& what) {
+          auto traced_work = traced(std::move(work), what);
+          wait(traced_work);
+        });
+    compress_seconds_ += whole.stop() - (waiting_.total() - waited_before);
+    update(flat_.params(), flat_.grads(), lr, 0);  // already the mean
+  }
+
+  AlgorithmStats stats() const override {
+    auto s = AllreduceWorker::stats();
+    s.update_seconds += compress_seconds_;  // compression is optimizer-side work of this worker
+    return s;
+  }
+
+  void add_to_summary(nlohmann::json& summary, const std::vector<nlohmann::json>& server_statistics) override {
+    AllreduceWorker::add_to_summary(summary, server_statistics);
+    summary["overlap"] = "none";
+    const auto& plan = compressor_.plan();
+    const auto& o = compressor_.options();
+    summary["powersgd"] = {
+        {"rank", o.rank},
+        {"start_step", o.start_step},
+        {"compressed_tensors", plan.compressed.size()},
+        {"uncompressed_tensors", plan.uncompressed.size()},
+        {"floats_allreduced_per_step", plan.floats_allreduced()},
+        {"gradient_floats", plan.total_floats},
+        {"compression_ratio", static_cast<double>(plan.total_floats) / static_cast<double>(plan.floats_allreduced())}};
+  }
+
+  void save_state(AlgorithmState& state) override {
+    AllreduceWorker::save_state(state);
+    compressor_.save_state(state);
+  }
+  void load_state(const AlgorithmState& state) override {
+    AllreduceWorker::load_state(state);
+    compressor_.load_state(state);
+  }
+
+ private:
+  compression::PowerSgdCompressor compressor_;
+  double compress_seconds_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<WorkerAlgorithm> make_powersgd_allreduce(const WorkerSetup& setup) {
+  return std::make_unique<PowerSgdAllreduce>(setup);
+}
+
+}  // namespace distsgd::algo::allreduce
