@@ -55,7 +55,7 @@ TEST(RunDirectoryLock, OverwriteOrResumeIntoALiveRunIsRefusedAndTheRunKeepsItsFi
   }
   ASSERT_FALSE(read_file(run + "/.lock").empty()) << read_file(dir / "live.log");
   for (const std::string& second : {"train --algo sgd --overwrite --max-steps 2" + common,
-                                   "train --algo arsgd --workers 2 --resume " + run + " --max-steps 2" + common}) {
+                                    "train --algo arsgd --workers 2 --resume " + run + " --max-steps 2" + common}) {
     auto r = run_distsgd(second);
     EXPECT_EQ(r.exit_code, 1) << second << "\n" << r.output;
     EXPECT_NE(r.output.find("is in use by another run (pid "), std::string::npos) << r.output;
