@@ -179,7 +179,7 @@ TEST(DgcRuns, EachAlgorithmSendsTheDensitysShare) {
 TEST(DgcRuns, ImpossibleCombinationsAreRefused) {
   auto r = run_distsgd("train --algo easgd --workers 2 --servers 1 --compress dgc" + kDgcSmallRun);
   EXPECT_NE(r.exit_code, 0);
-  EXPECT_NE(r.output.find("--compress applies to arsgd, bsp, asp, ssp only (not easgd)"), std::string::npos)
+  EXPECT_NE(r.output.find("--compress applies to arsgd, bsp, asp, ssp, diloco only (not easgd)"), std::string::npos)
       << r.output;
   r = run_distsgd("train --algo asp --workers 2 --servers 1 --compress dgc --momentum-at server" + kDgcSmallRun);
   EXPECT_NE(r.exit_code, 0);

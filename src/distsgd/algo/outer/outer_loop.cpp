@@ -15,6 +15,7 @@ struct OuterLoop::Exchange {
   comm::Work work;     // 32 bits
   std::unique_ptr<QuantizedAllreduce> quantized;
   bool complete = false;
+  bool is_mean = false;  // the payload already holds the mean (mean_of_workers), not the sum
 
   void finish() {
     if (complete) return;
@@ -63,6 +64,8 @@ OuterLoop::OuterLoop(comm::Communicator* comm, at::Tensor params, OuterSettings 
   const auto count = static_cast<int64_t>(settings_.fragments.size());
   require(settings_.sync_every % count == 0, "--sync-every " + std::to_string(settings_.sync_every) +
                                                  " is not a multiple of --fragments " + std::to_string(count));
+  require(!settings_.mean_of_workers || (count == 1 && settings_.bits == 32 && settings_.delay == 0),
+          "a compressed exchange of the pseudo-gradient takes the whole model at 32 bits without a delay");
   require(settings_.delay < steps_per_fragment(),
           "--fragment-delay " + std::to_string(settings_.delay) + " must be below --sync-every / --fragments (" +
               std::to_string(steps_per_fragment()) + "): a fragment's exchange must end before its next one");
@@ -101,7 +104,12 @@ void OuterLoop::prepare(int64_t fragment) {
   // Local SGD averages the parameters themselves; the others the pseudo-gradient x_prev - x_i.
   exchange->payload =
       settings_.rule == OuterRule::kAverage ? local.clone() : global_.narrow(0, f.offset, f.numel) - local;
-  if (workers_ == 1) {
+  if (settings_.mean_of_workers) {
+    waiting_.start();
+    bytes_sent_ += settings_.mean_of_workers(exchange->payload, exchanges_);
+    waiting_.stop();
+    exchange->complete = exchange->is_mean = true;
+  } else if (workers_ == 1) {
     exchange->complete = true;
   } else if (settings_.bits == 32) {
     exchange->work = comm_->allreduce_sum(exchange->payload);
@@ -124,7 +132,7 @@ void OuterLoop::merge(double inner_lr) {
   const Fragment& f = settings_.fragments[static_cast<size_t>(exchange->fragment)];
   auto global = global_.narrow(0, f.offset, f.numel);
   auto local = params_.narrow(0, f.offset, f.numel);
-  const auto w = static_cast<double>(workers_);
+  const auto w = exchange->is_mean ? 1.0 : static_cast<double>(workers_);
   switch (settings_.rule) {
     case OuterRule::kAverage:
       global.copy_(exchange->payload.div_(w));

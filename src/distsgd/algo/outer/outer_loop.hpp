@@ -13,6 +13,7 @@
 #include <ATen/core/Tensor.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -41,6 +42,10 @@ struct OuterSettings {
   int64_t bits = 32;                // of the exchanged values: 32 (float allreduce), 16, 8, 4 (quantised)
   double lr = 1;                    // DiLoCo: outer lr; SlowMo: alpha
   double momentum = 0;              // DiLoCo: outer momentum; SlowMo: beta
+  // Replaces the exchange of a whole-model pseudo-gradient (one fragment, 32 bits, no delay): turns this worker's
+  // payload into the workers' mean in place and returns the bytes sent (DiLoCo with --compress powersgd). `exchange`
+  // counts the exchanges from 0.
+  std::function<int64_t(at::Tensor& payload, int64_t exchange)> mean_of_workers;
 };
 
 // Splits parameters (offset, numel in order) into `count` contiguous fragments of whole parameters, each about

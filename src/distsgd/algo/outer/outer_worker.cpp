@@ -9,11 +9,14 @@
 // The workers' models differ between exchanges: the run evaluates their average and worker 0's own model, as for
 // the decentralized algorithms.
 #include "distsgd/algo/algorithm.hpp"
+#include "distsgd/algo/compression/compression_options.hpp"
+#include "distsgd/algo/compression/powersgd.hpp"
 #include "distsgd/algo/outer/outer_loop.hpp"
 #include "distsgd/algo/outer/outer_options.hpp"
 #include "distsgd/comm/communicator.hpp"
 #include "distsgd/core/error.hpp"
 #include "distsgd/core/timed_phase.hpp"
+#include "distsgd/models/model.hpp"
 #include "distsgd/optim/flat_parameters.hpp"
 #include "distsgd/optim/worker_optimizer.hpp"
 
@@ -24,7 +27,7 @@ namespace {
 
 using outer::OuterRule;
 
-outer::OuterSettings settings_of(const WorkerSetup& s, OuterRule rule) {
+outer::OuterSettings settings_of(const WorkerSetup& s, OuterRule rule, compression::PowerSgdCompressor* powersgd) {
   outer::OuterSettings settings;
   settings.rule = rule;
   settings.sync_every = outer::kSyncEvery.of(s.config);
@@ -37,6 +40,12 @@ outer::OuterSettings settings_of(const WorkerSetup& s, OuterRule rule) {
     settings.delay = outer::kFragmentDelay.of(s.config);
     settings.alpha = outer::kFragmentAlpha.of(s.config);
     settings.bits = outer::kOuterBits.of(s.config);
+    if (powersgd) {
+      comm::Communicator* comm = s.comm;
+      settings.mean_of_workers = [powersgd, comm](at::Tensor& payload, int64_t exchange) {
+        return powersgd->allreduce_mean(payload, exchange, comm);
+      };
+    }
   } else if (rule == OuterRule::kSlowMo) {
     settings.lr = outer::kSlowLr.of(s.config);
     settings.momentum = outer::kSlowMomentum.of(s.config);
@@ -47,10 +56,14 @@ outer::OuterSettings settings_of(const WorkerSetup& s, OuterRule rule) {
 class OuterWorker final : public WorkerAlgorithm {
  public:
   OuterWorker(const WorkerSetup& s, OuterRule rule)
-      : flat_(s.flat),
+      : powersgd_(compression::powersgd_enabled(s.config)
+                      ? std::make_unique<compression::PowerSgdCompressor>(shapes_of(s.model),
+                                                                          compression::powersgd_options(s.config))
+                      : nullptr),
+        flat_(s.flat),
         timeline_(s.timeline),
         inner_(optim::make_worker_optimizer(s.config, s.flat.numel())),
-        outer_(s.comm, s.flat.params(), settings_of(s, rule)) {}
+        outer_(s.comm, s.flat.params(), settings_of(s, rule, powersgd_.get())) {}
 
   void after_backward(int64_t, double lr) override {
     {
@@ -80,13 +93,22 @@ class OuterWorker final : public WorkerAlgorithm {
   void save_state(AlgorithmState& state) override {
     WorkerAlgorithm::save_state(state);
     outer_.save_state(state);
+    if (powersgd_) powersgd_->save_state(state);
   }
   void load_state(const AlgorithmState& state) override {
     WorkerAlgorithm::load_state(state);
     outer_.load_state(state);
+    if (powersgd_) powersgd_->load_state(state);
   }
 
  private:
+  static std::vector<std::vector<int64_t>> shapes_of(models::Model& model) {
+    std::vector<std::vector<int64_t>> shapes;
+    for (const auto& p : model.parameters()) shapes.emplace_back(p.sizes().begin(), p.sizes().end());
+    return shapes;
+  }
+
+  std::unique_ptr<compression::PowerSgdCompressor> powersgd_;  // DiLoCo's pseudo-gradients with --compress powersgd
   optim::FlatParameters& flat_;
   Timeline& timeline_;
   std::unique_ptr<optim::WorkerOptimizer> inner_;
@@ -126,13 +148,21 @@ AlgorithmInfo diloco_algorithm() {
       "DiLoCo: H inner steps, outer Nesterov SGD on the mean pseudo-gradient; Streaming DiLoCo with --fragments",
       OuterRule::kNesterov,
       {&outer::kSyncEvery.spec(), &outer::kOuterLr.spec(), &outer::kOuterMomentum.spec(), &outer::kFragments.spec(),
-       &outer::kFragmentDelay.spec(), &outer::kFragmentAlpha.spec(), &outer::kOuterBits.spec()});
+       &outer::kFragmentDelay.spec(), &outer::kFragmentAlpha.spec(), &outer::kOuterBits.spec(),
+       &compression::kCompress.spec(), &compression::kPowerSgdRank.spec(), &compression::kPowerSgdStart.spec()});
   info.validate = [](const TrainConfig& c) {
     const int64_t h = outer::kSyncEvery.of(c), f = outer::kFragments.of(c), delay = outer::kFragmentDelay.of(c);
     require(h % f == 0, "--sync-every " + std::to_string(h) + " is not a multiple of --fragments " + std::to_string(f) +
                             " (each fragment is synchronised every H/F steps)");
     require(delay < h / f, "--fragment-delay " + std::to_string(delay) + " must be below --sync-every / --fragments (" +
                                std::to_string(h / f) + "): a fragment's exchange must end before its next one");
+    // PowerSGD (Vogels et al.) compresses the pseudo-gradient as AR-SGD's gradient: the whole model, in floats, at
+    // the exchange (outer steps count as its steps: --powersgd-start N exchanges are plain).
+    require(!compression::dgc_enabled(c),
+            "--compress dgc selects gradient entries per step: diloco takes none or powersgd");
+    require(!compression::powersgd_enabled(c) || (f == 1 && delay == 0 && outer::kOuterBits.of(c) == 32),
+            "--compress powersgd with diloco compresses the whole pseudo-gradient at its exchange: leave out "
+            "--fragments, --fragment-delay and --outer-bits");
   };
   return info;
 }
