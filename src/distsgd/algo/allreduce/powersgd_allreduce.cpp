@@ -13,19 +13,14 @@
 namespace distsgd::algo::allreduce {
 namespace {
 
-std::vector<std::vector<int64_t>> shapes_of(models::Model& model) {
-  std::vector<std::vector<int64_t>> shapes;
-  for (const auto& p : model.parameters()) shapes.emplace_back(p.sizes().begin(), p.sizes().end());
-  return shapes;
-}
-
 class PowerSgdAllreduce final : public AllreduceWorker {
  public:
   explicit PowerSgdAllreduce(const WorkerSetup& s)
-      : AllreduceWorker(s), compressor_(shapes_of(s.model), compression::powersgd_options(s.config)) {
+      : AllreduceWorker(s),
+        compressor_(compression::parameter_shapes(s.model), compression::powersgd_options(s.config)) {
     const auto& o = compressor_.options();
     if (compressor_.plan().compressed.empty()) {
-      const int64_t largest = largest_compressing_rank(shapes_of(s.model), o.min_compression_rate);
+      const int64_t largest = largest_compressing_rank(compression::parameter_shapes(s.model), o.min_compression_rate);
       throw Error(
           "--rank " + std::to_string(o.rank) + " compresses no tensor of " + s.model.name() +
           ": PowerSGD sends a matrix of n x m gradients as (n + m) r floats only where that is below n m / 2 (the "

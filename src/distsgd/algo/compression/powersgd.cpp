@@ -3,6 +3,7 @@
 #include "distsgd/algo/compression/compression_options.hpp"
 #include "distsgd/comm/communicator.hpp"
 #include "distsgd/core/error.hpp"
+#include "distsgd/models/model.hpp"
 
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/core/grad_mode.h>
@@ -184,6 +185,12 @@ void PowerSgdCompressor::load_state(const AlgorithmState& state) {
   state.copy_to("powersgd_error", error_);
   state.copy_to("powersgd_p", p_);
   state.copy_to("powersgd_q", q_);
+}
+
+std::vector<std::vector<int64_t>> parameter_shapes(models::Model& model) {
+  std::vector<std::vector<int64_t>> shapes;
+  for (const auto& p : model.parameters()) shapes.emplace_back(p.sizes().begin(), p.sizes().end());
+  return shapes;
 }
 
 PowerSgdOptions powersgd_options(const TrainConfig& config) {

@@ -27,6 +27,10 @@
 #include <string>
 #include <vector>
 
+namespace distsgd::models {
+class Model;
+}
+
 namespace distsgd::comm {
 class Communicator;
 class Work;
@@ -81,5 +85,8 @@ class PowerSgdCompressor {
 
 // The --rank, --powersgd-start and --seed of a run.
 PowerSgdOptions powersgd_options(const TrainConfig& config);
+
+// The shapes of a model's parameters, in the flat buffer's order: what the compressor is made from.
+std::vector<std::vector<int64_t>> parameter_shapes(models::Model& model);
 
 }  // namespace distsgd::algo::compression

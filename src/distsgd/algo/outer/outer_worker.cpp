@@ -57,7 +57,7 @@ class OuterWorker final : public WorkerAlgorithm {
  public:
   OuterWorker(const WorkerSetup& s, OuterRule rule)
       : powersgd_(compression::powersgd_enabled(s.config)
-                      ? std::make_unique<compression::PowerSgdCompressor>(shapes_of(s.model),
+                      ? std::make_unique<compression::PowerSgdCompressor>(compression::parameter_shapes(s.model),
                                                                           compression::powersgd_options(s.config))
                       : nullptr),
         flat_(s.flat),
@@ -102,12 +102,6 @@ class OuterWorker final : public WorkerAlgorithm {
   }
 
  private:
-  static std::vector<std::vector<int64_t>> shapes_of(models::Model& model) {
-    std::vector<std::vector<int64_t>> shapes;
-    for (const auto& p : model.parameters()) shapes.emplace_back(p.sizes().begin(), p.sizes().end());
-    return shapes;
-  }
-
   std::unique_ptr<compression::PowerSgdCompressor> powersgd_;  // DiLoCo's pseudo-gradients with --compress powersgd
   optim::FlatParameters& flat_;
   Timeline& timeline_;
