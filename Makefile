@@ -22,8 +22,11 @@ demo: build
 	$(BUILD)/distsgd study --preset demo --out $(DEMO_OUT)
 	$(BUILD)/distsgd report $(DEMO_OUT)
 
+# One test per core: the suites CMakeLists.txt lists as parallel run side by side; every test that starts ranks,
+# times something or builds network namespaces runs alone (RUN_SERIAL).
+TEST_JOBS ?= $(shell nproc)
 test: build
-	cd $(BUILD) && ctest --output-on-failure --timeout 900
+	cd $(BUILD) && ctest --output-on-failure --timeout 900 -j $(TEST_JOBS)
 
 bench: build
 	bench/throughput.sh

@@ -114,8 +114,11 @@ nlohmann::json train(const TempDir& dir, const std::string& args) {
   return nlohmann::json::parse(read_file(dir / "run/summary.json"));
 }
 
-// Every algorithm trains over 1 Gbit/s links as on loopback: the synchronous ones to the same bits, the others
-// (whose interleaving depends on timing) to about the same accuracy. summary.json tells the links' traffic.
+// Every algorithm trains over 1 Gbit/s links as on loopback: the synchronous ones to the same bits as their loopback
+// run, the others (whose interleaving depends on timing) to the accuracy every one of them reaches on loopback at these
+// settings (1.0 on this synthetic task, in each of two loopback runs per algorithm when this test was written; a
+// loopback run per algorithm here would double the test's time and prove no more). summary.json tells the links'
+// traffic.
 TEST(EmulatedCluster, EveryAlgorithmTrainsAsOnLoopback) {
   REQUIRE_NAMESPACES();
   TempDir dir;
@@ -134,20 +137,21 @@ TEST(EmulatedCluster, EveryAlgorithmTrainsAsOnLoopback) {
       {"adpsgd" + run, false},
       {"sgp" + run, false}};
   for (const auto& [algo, deterministic] : algorithms) {
-    auto loopback = train(dir, "--algo " + algo);
     auto emulated = train(dir, "--algo " + algo + " --net 1gbit");
-    ASSERT_FALSE(loopback.is_null() || emulated.is_null()) << algo;
-    const double a = loopback["test_accuracy"].get<double>(), b = emulated["test_accuracy"].get<double>();
+    ASSERT_FALSE(emulated.is_null()) << algo;
+    const double accuracy = emulated["test_accuracy"].get<double>();
     if (deterministic) {
-      EXPECT_EQ(a, b) << algo;
+      auto loopback = train(dir, "--algo " + algo);
+      ASSERT_FALSE(loopback.is_null()) << algo;
+      EXPECT_EQ(loopback["test_accuracy"].get<double>(), accuracy) << algo;
+      EXPECT_FALSE(loopback.contains("network")) << algo;
     } else {
-      EXPECT_NEAR(a, b, 0.1) << algo;
+      EXPECT_GE(accuracy, 0.9) << algo;
     }
     ASSERT_TRUE(emulated.contains("network")) << algo;
     const auto& links = emulated["network"]["links"];
     EXPECT_GT(links[0]["bytes_sent"].get<double>(), 0) << algo;
     EXPECT_GT(links[0]["utilisation_sent"].get<double>(), 0) << algo;
-    EXPECT_FALSE(loopback.contains("network")) << algo;
   }
 }
 
