@@ -1,6 +1,7 @@
 // distsgd: the command-line program. `distsgd train ...` runs a training job; see `distsgd train --help`.
 // `distsgd commbench ...` measures the communication primitives; see `distsgd commbench --help`.
 #include "distsgd/cli/advise_command.hpp"
+#include "distsgd/cli/calibrate_command.hpp"
 #include "distsgd/cli/commbench.hpp"
 #include "distsgd/cli/profile_command.hpp"
 #include "distsgd/cli/report_command.hpp"
@@ -76,6 +77,8 @@ int main(int argc, char** argv) {
     auto* profile = distsgd::cli::add_profile_command(app, profile_command);
     distsgd::cli::SimulateCommand simulate_command;
     auto* simulate = distsgd::cli::add_simulate_command(app, simulate_command);
+    distsgd::cli::CalibrateCommand calibrate_command;
+    auto* calibrate = distsgd::cli::add_calibrate_command(app, calibrate_command);
     distsgd::cli::StudyCommand study_command;
     auto* study = distsgd::cli::add_study_command(app, study_command);
     distsgd::cli::ReportCommand report_command;
@@ -97,6 +100,7 @@ int main(int argc, char** argv) {
     if (commbench->parsed()) return distsgd::cli::run_commbench(commbench_config, argc, argv);
     if (profile->parsed()) return distsgd::cli::run_profile(profile_command);
     if (simulate->parsed()) return distsgd::cli::run_simulate(simulate_command);
+    if (calibrate->parsed()) return distsgd::cli::run_calibrate(calibrate_command);
     if (study->parsed()) return distsgd::cli::run_study(study_command);
     if (report_subcommand->parsed()) return distsgd::cli::run_report(report_command);
     if (validate->parsed()) return distsgd::cli::run_validate(validate_command);

@@ -227,6 +227,39 @@ sim::ModelProfile on_shared_cores(sim::ModelProfile profile, int64_t cores, int6
 
 }  // namespace
 
+sim::Prediction predict_analytical(const SimulateCommand& c, const sim::ModelProfile& profile,
+                                   const sim::ClusterDescription& cluster, int64_t workers) {
+  const auto predictor = std::find_if(predictors().begin(), predictors().end(),
+                                      [&](const auto& entry) { return entry.first == c.algorithm; });
+  require(predictor != predictors().end(),
+          "the simulator predicts " + join(predictor_names()) + " so far (got '" + c.algorithm + "')");
+  return predictor->second(c, on_shared_cores(sim::as_run_on(profile, cluster), cluster.shared_cores, workers), cluster,
+                           workers);
+}
+
+bool simulate_takes_flag(const std::string& flag) {
+  CLI::App app;
+  SimulateCommand c;
+  const CLI::App* cmd = add_simulate_command(app, c);
+  return cmd->get_option_no_throw(flag) != nullptr;
+}
+
+SimulateCommand simulate_command_from(const std::vector<std::string>& args) {
+  CLI::App app;
+  SimulateCommand c;
+  CLI::App* cmd = add_simulate_command(app, c);
+  std::vector<std::string> words{"simulate"};
+  words.insert(words.end(), args.begin(), args.end());
+  std::vector<std::string> reversed(words.rbegin(), words.rend());  // CLI11 takes the arguments last first
+  try {
+    app.parse(reversed);
+  } catch (const CLI::ParseError& e) {
+    throw Error("simulator settings '" + join(args, " ") + "': " + e.what());
+  }
+  (void)cmd;
+  return c;
+}
+
 CLI::App* add_simulate_command(CLI::App& app, SimulateCommand& c) {
   auto* cmd = app.add_subcommand("simulate",
                                  "predict an algorithm's throughput and scaling efficiency for a profile (distsgd "
@@ -354,9 +387,9 @@ int run_simulate(const SimulateCommand& c) {
   require(c.compress != "powersgd" || c.algorithm == "arsgd",
           "--compress powersgd applies to arsgd (got --algo " + c.algorithm + ")");
   require(c.compress != "powersgd" || c.rank >= 1, "--rank must be at least 1 (got " + std::to_string(c.rank) + ")");
-  const auto profile = sim::load_model_profile(c.profile);
   auto cluster = sim::load_cluster(c.cluster);
   if (c.shared_cores >= 0) cluster.shared_cores = c.shared_cores;
+  const auto profile = sim::as_run_on(sim::load_model_profile(c.profile), cluster);
   if (c.fidelity == "des") {
     const auto rows = run_discrete_events(c, profile, cluster);
     if (!c.out.empty()) {

@@ -6,6 +6,10 @@
 #include <string>
 #include <vector>
 
+#include "distsgd/sim/cluster_description.hpp"
+#include "distsgd/sim/model_profile.hpp"
+#include "distsgd/sim/prediction.hpp"
+
 namespace CLI {
 class App;
 }
@@ -58,5 +62,14 @@ struct SimulateCommand {
 
 CLI::App* add_simulate_command(CLI::App& app, SimulateCommand& command);
 int run_simulate(const SimulateCommand& command);
+
+// In-process, for calibrate: the analytical prediction of one worker count, as run_simulate prints it (the
+// profile as it runs on the cluster, its cores shared as the cluster says).
+sim::Prediction predict_analytical(const SimulateCommand& command, const sim::ModelProfile& profile,
+                                   const sim::ClusterDescription& cluster, int64_t workers);
+// simulate's settings from its own flags ("--algo", "bsp", "--servers", "2", ...); throws Error naming the flags.
+SimulateCommand simulate_command_from(const std::vector<std::string>& args);
+// Whether `distsgd simulate` takes `flag` (e.g. "--staleness"): asked of its option table, not its --help text.
+bool simulate_takes_flag(const std::string& flag);
 
 }  // namespace distsgd::cli

@@ -12,10 +12,12 @@ Prediction from_rate(const ModelProfile& profile, int64_t workers, double iterat
   return prediction_from_iteration(profile, workers, static_cast<double>(workers) / iterations_per_second);
 }
 
-// Messages of m bytes the servers can take in (or send out) per second.
+// Messages of m bytes the servers can take in (or send out) per second: each server takes its shard of each over
+// its link, and handles it (a push and the pull that follows) in its processing time, whichever is slower.
 double server_messages_per_second(const ModelProfile& profile, int64_t servers, const ClusterDescription& c) {
   require(servers >= 1, "a parameter-server algorithm needs at least one server");
-  return static_cast<double>(servers) * c.server_bytes_per_second / profile.gradient_bytes();
+  const double shard = profile.gradient_bytes() / static_cast<double>(servers);
+  return 1.0 / std::max(shard / c.server_bytes_per_second, server_processing_seconds(c, 2, shard));
 }
 
 // Iterations per second (all workers) the nodes' links carry when each iteration sends `messages` of m bytes up

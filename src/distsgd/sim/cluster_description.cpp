@@ -175,6 +175,12 @@ std::string describe_links(const ClusterDescription& c) {
   }
   text += gigabytes(c.worker_bytes_per_second) + " (alpha " + microseconds(c.alpha_seconds) + "); servers " +
           gigabytes(c.server_bytes_per_second);
+  if (c.compute_scale != 1 || c.iteration_overhead_seconds > 0) {
+    char adjusted[96];
+    std::snprintf(adjusted, sizeof adjusted, "; compute x%.3g, +%.3g ms per iteration", c.compute_scale,
+                  c.iteration_overhead_seconds * 1e3);
+    text += adjusted;
+  }
   if (c.allreduce_fit.processes > 0) {
     text += "; allreduce measured at " + std::to_string(c.allreduce_fit.processes) + " processes: alpha " +
             microseconds(c.allreduce_fit.alpha_seconds) + ", 1/beta " +
@@ -193,7 +199,9 @@ ClusterDescription cluster_from_json(const nlohmann::json& json, const std::stri
   const JsonFields top(json, source);
   top.reject_unknown({"name", "source", "worker_bytes_per_second", "server_bytes_per_second", "alpha_seconds",
                       "gamma_seconds_per_byte", "workers_per_node", "intra_node_bytes_per_second",
-                      "intra_node_alpha_seconds", "shared_cores", "allreduce_fit"});
+                      "intra_node_alpha_seconds", "shared_cores", "allreduce_fit", "compute_scale",
+                      "iteration_overhead_seconds", "server_seconds_per_request", "server_seconds_per_byte",
+                      "calibration"});
   ClusterDescription c;
   c.name = top.text("name", false, source);
   c.source = top.text("source", false, source);
@@ -205,6 +213,10 @@ ClusterDescription cluster_from_json(const nlohmann::json& json, const std::stri
   c.intra_node_bytes_per_second = top.non_negative_number("intra_node_bytes_per_second", false);
   c.intra_node_alpha_seconds = top.non_negative_number("intra_node_alpha_seconds", false);
   c.shared_cores = top.integer_at_least("shared_cores", 0, false, 0);
+  c.compute_scale = top.positive_number("compute_scale", false, 1.0);
+  c.iteration_overhead_seconds = top.non_negative_number("iteration_overhead_seconds", false);
+  c.server_seconds_per_request = top.non_negative_number("server_seconds_per_request", false);
+  c.server_seconds_per_byte = top.non_negative_number("server_seconds_per_byte", false);
   if (top.has("allreduce_fit")) {
     const JsonFields fit = top.object("allreduce_fit");
     fit.reject_unknown({"processes", "alpha_seconds", "seconds_per_byte"});
@@ -234,7 +246,11 @@ nlohmann::json to_json(const ClusterDescription& c) {
                          {"workers_per_node", c.workers_per_node},
                          {"intra_node_bytes_per_second", c.intra_node_bytes_per_second},
                          {"intra_node_alpha_seconds", c.intra_node_alpha_seconds},
-                         {"shared_cores", c.shared_cores}};
+                         {"shared_cores", c.shared_cores},
+                         {"compute_scale", c.compute_scale},
+                         {"iteration_overhead_seconds", c.iteration_overhead_seconds},
+                         {"server_seconds_per_request", c.server_seconds_per_request},
+                         {"server_seconds_per_byte", c.server_seconds_per_byte}};
   if (c.allreduce_fit.processes > 0) {
     json["allreduce_fit"] = {{"processes", c.allreduce_fit.processes},
                              {"alpha_seconds", c.allreduce_fit.alpha_seconds},

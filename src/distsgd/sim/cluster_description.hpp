@@ -42,6 +42,14 @@ struct ClusterDescription {
   // them fairly). 0: each rank has a processor of its own, as on a real cluster.
   int64_t shared_cores = 0;
   AllreduceFit allreduce_fit;
+  // What a calibration (distsgd calibrate) finds beyond the links; the neutral values change no prediction.
+  // Compute runs this much slower than the profile says (interference of communication threads, another framework);
+  // and every iteration costs this much more, outside any overlap (the framework's own per-step work).
+  double compute_scale = 1;
+  double iteration_overhead_seconds = 0;
+  // A parameter server's processing: per request it handles (a push or a pull) and per byte it takes in.
+  double server_seconds_per_request = 0;
+  double server_seconds_per_byte = 0;
 
   int64_t node_of(int64_t worker) const { return worker / workers_per_node; }
   double intra_node_rate() const {

@@ -17,6 +17,7 @@
 #include "distsgd/sim/flow_network.hpp"
 #include "distsgd/sim/heterogeneity.hpp"
 #include "distsgd/sim/model_profile.hpp"
+#include "distsgd/sim/prediction.hpp"
 #include "distsgd/sim/ring_collectives.hpp"
 
 namespace distsgd::sim {
@@ -53,7 +54,11 @@ class DesContext {
   // The optimizer step over `bytes` on this worker (the profile's update cost, times its compute factor).
   double update_seconds(int64_t worker, double bytes) const;
   // The same work on a server (servers are homogeneous).
-  double server_update_seconds(double bytes) const { return profile.update_seconds_per_byte * bytes; }
+  // A push applied at a server: the update, and the server's processing of a request of `bytes` (cluster figures;
+  // the DES does not yet charge the pulls' requests, the analytical models do).
+  double server_update_seconds(double bytes) const {
+    return profile.update_seconds_per_byte * bytes + server_processing_seconds(cluster, 1, bytes);
+  }
   bool measuring(int64_t worker) const { return iteration[static_cast<size_t>(worker)] >= settings.warmup; }
 
   // A task on the worker's compute (in submission order), then `next`; `span` (may be null) names it on the trace.

@@ -15,6 +15,20 @@ double model_transfer_seconds(const ModelProfile& profile, const ClusterDescript
   return cluster.alpha_seconds + profile.gradient_bytes() / cluster.worker_bytes_per_second;
 }
 
+ModelProfile as_run_on(ModelProfile profile, const ClusterDescription& cluster) {
+  for (auto& t : profile.tensors) {
+    t.forward_seconds *= cluster.compute_scale;
+    t.backward_seconds *= cluster.compute_scale;
+  }
+  profile.update_seconds_per_byte *= cluster.compute_scale;
+  if (!profile.tensors.empty()) profile.tensors.front().forward_seconds += cluster.iteration_overhead_seconds;
+  return profile;
+}
+
+double server_processing_seconds(const ClusterDescription& cluster, double requests, double bytes) {
+  return requests * cluster.server_seconds_per_request + bytes * cluster.server_seconds_per_byte;
+}
+
 Prediction prediction_from_iteration(const ModelProfile& profile, int64_t workers, double iteration_seconds) {
   require(workers >= 1, "a prediction needs at least one worker");
   Prediction p;

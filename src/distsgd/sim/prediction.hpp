@@ -20,6 +20,14 @@ double compute_seconds(const ModelProfile& profile);
 // The whole model (or gradient) over one worker's link: alpha + m / B_worker.
 double model_transfer_seconds(const ModelProfile& profile, const ClusterDescription& cluster);
 
+// The profile as it runs on `cluster`: compute stretched by the cluster's compute_scale, and its per-iteration
+// overhead added to the first layer's forward (serial work that nothing overlaps, in every model and the DES alike).
+// A cluster without calibration figures gives the profile back unchanged.
+ModelProfile as_run_on(ModelProfile profile, const ClusterDescription& cluster);
+
+// A parameter server's processing time for `requests` requests carrying `bytes` in all (cluster figures).
+double server_processing_seconds(const ClusterDescription& cluster, double requests, double bytes);
+
 // From a worker's iteration time (never faster than reading its batch) to the prediction.
 Prediction prediction_from_iteration(const ModelProfile& profile, int64_t workers, double iteration_seconds);
 

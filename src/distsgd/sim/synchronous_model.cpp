@@ -146,8 +146,12 @@ Prediction predict_bsp(const ModelProfile& profile, int64_t workers, int64_t ser
   const double pull = push;  // symmetric: each server sends P*m/S, each node receives its workers' m
   const double aggregate = static_cast<double>(workers) * shard * cluster.gamma_seconds_per_byte;
   const double update = profile.update_seconds_per_byte * shard;  // each shard updates its part, in parallel
+  // Each server handles every worker's push and pull of its shard in turn.
+  const double processing =
+      server_processing_seconds(cluster, 2.0 * static_cast<double>(workers), static_cast<double>(workers) * shard);
   return prediction_from_iteration(
-      profile, workers, profile.forward_seconds() + profile.backward_seconds() + push + aggregate + update + pull);
+      profile, workers,
+      profile.forward_seconds() + profile.backward_seconds() + push + aggregate + update + processing + pull);
 }
 
 }  // namespace distsgd::sim

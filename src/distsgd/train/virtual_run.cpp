@@ -18,6 +18,7 @@
 #include "distsgd/sim/event_queue.hpp"
 #include "distsgd/sim/flow_network.hpp"
 #include "distsgd/sim/model_profile.hpp"
+#include "distsgd/sim/prediction.hpp"
 #include "distsgd/sim/ring_collectives.hpp"
 #include "distsgd/train/model_cost.hpp"
 #include "distsgd/train/options.hpp"
@@ -118,7 +119,8 @@ nlohmann::json run_virtual_training(TrainConfig config, const TrainHooks& hooks)
 
   const sim::ClusterDescription cluster = sim::load_cluster(config.cluster);
   const data::Dataset dataset = data::load_dataset(dataset_options(config));  // one copy, every worker reads it
-  const sim::ModelProfile profile = virtual_profile(config, dataset);
+  // A calibrated cluster's compute scale and per-iteration overhead apply here as in distsgd simulate.
+  const sim::ModelProfile profile = sim::as_run_on(virtual_profile(config, dataset), cluster);
 
   // One model here first: the profile must fit it, and the memory estimate needs its size.
   StepTimes times;

@@ -1,0 +1,197 @@
+#include "distsgd/cli/calibrate_command.hpp"
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <set>
+
+#include "distsgd/cli/simulate_command.hpp"
+#include "distsgd/core/error.hpp"
+#include "distsgd/core/json_file.hpp"
+#include "distsgd/core/text.hpp"
+#include "distsgd/sim/calibration.hpp"
+#include "distsgd/sim/measured_points.hpp"
+#include "distsgd/train/options.hpp"
+
+namespace distsgd::cli {
+namespace {
+
+// Flags of simulate that say where and how it runs, not what the algorithm does: a point never sets them.
+const std::set<std::string> kNotSettings{"--workers", "--profile", "--cluster",  "--out",
+                                         "--trace",   "--seed",    "--fidelity", "--shared-cores"};
+
+std::vector<std::string> words_of_json(const std::string& flag, const nlohmann::json& value) {
+  if (value.is_boolean()) return value.get<bool>() ? std::vector<std::string>{flag} : std::vector<std::string>{};
+  if (value.is_array()) {
+    std::vector<std::string> words;
+    for (const auto& item : value)
+      words.insert(words.end(), {flag, item.is_string() ? item.get<std::string>() : item.dump()});
+    return words;
+  }
+  if (value.is_null()) return {};
+  return {flag, value.is_string() ? value.get<std::string>() : value.dump()};
+}
+
+// A run directory of distsgd train: its algorithm, workers and settings (config.json) and its throughput
+// (summary.json).
+sim::MeasuredPoint point_of_run(const std::string& dir, const sim::ModelProfile& profile) {
+  const auto summary = read_json_file(dir + "/summary.json", "run summary (did the run finish?)");
+  const auto config = read_json_file(dir + "/config.json", "run configuration");
+  require(!summary.value("virtual", false),
+          "--runs " + dir + ": a virtual run (its throughput is the simulator's own, not a measurement)");
+  require(summary.contains("samples_per_second") && summary["samples_per_second"].is_number() &&
+              summary["samples_per_second"].get<double>() > 0,
+          "--runs " + dir + ": summary.json has no positive samples_per_second");
+  sim::MeasuredPoint p;
+  p.origin = dir;
+  p.algorithm = config.value("algorithm", std::string());
+  p.workers = config.value("workers", int64_t{0});
+  p.samples_per_second = summary["samples_per_second"].get<double>();
+  const std::string model = config.value("model", std::string());
+  const int64_t batch = config.value("batch_size", int64_t{0});
+  require(model == profile.model && batch == profile.batch_size,
+          "--runs " + dir + ": a run of " + model + " at batch " + std::to_string(batch) + ", the profile is of " +
+              profile.model + " at batch " + std::to_string(profile.batch_size) + " (one profile per calibration)");
+  for (const auto& spec : train::train_options()) {
+    if (spec.flag == "--algo" || kNotSettings.count(spec.flag) || !config.contains(spec.key)) continue;
+    if (!simulate_takes_flag(spec.flag)) continue;
+    const auto words = words_of_json(spec.flag, config[spec.key]);
+    p.flags.insert(p.flags.end(), words.begin(), words.end());
+  }
+  return p;
+}
+
+// The point's settings as simulate takes them; the flags it does not take are collected in `ignored`.
+SimulateCommand settings_of(const sim::MeasuredPoint& p, const std::string& profile, std::set<std::string>& ignored) {
+  std::vector<std::string> args{"--profile", profile, "--algo", p.algorithm};
+  for (size_t i = 0; i < p.flags.size();) {
+    const std::string& flag = p.flags[i];
+    size_t end = i + 1;
+    while (end < p.flags.size() && p.flags[end].rfind("--", 0) != 0) ++end;
+    require(flag.rfind("--", 0) == 0, p.origin + ": flags: '" + flag + "' is not a flag");
+    if (flag == "--slowdown") {
+      throw Error(p.origin +
+                  ": --slowdown: calibrate fits homogeneous runs (the analytical models have no "
+                  "stragglers); leave the slowed runs out and compare them with distsgd simulate --fidelity des");
+    }
+    if (simulate_takes_flag(flag) && !kNotSettings.count(flag)) {
+      args.insert(args.end(), p.flags.begin() + static_cast<std::ptrdiff_t>(i),
+                  p.flags.begin() + static_cast<std::ptrdiff_t>(end));
+    } else {
+      ignored.insert(flag);
+    }
+    i = end;
+  }
+  try {
+    return simulate_command_from(args);
+  } catch (const Error& e) {
+    throw Error(p.origin + ": " + e.what());
+  }
+}
+
+std::string figure(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.4g", value);
+  return text;
+}
+
+}  // namespace
+
+CLI::App* add_calibrate_command(CLI::App& app, CalibrateCommand& c) {
+  auto* cmd = app.add_subcommand(
+      "calibrate",
+      "fit the cluster figures no data sheet gives (the links' efficiency, per-message alpha, compute slow-down, "
+      "per-iteration overhead, a parameter server's processing costs) to measured throughput, and write a cluster "
+      "description that simulate, study, advise and --virtual read; prints every point's residual and which "
+      "figures the points determine (README: \"Calibrating for your cluster\")");
+  cmd->add_option("--points", c.points,
+                  "CSV of measured points: a header naming the columns algorithm,workers,samples_per_second and "
+                  "optionally flags (the algorithm's settings as train flags, e.g. \"--servers 2\")");
+  cmd->add_option("--runs", c.runs, "run directories of distsgd train (summary.json, config.json)")->expected(1, -1);
+  cmd->add_option("--profile", c.profile, "profile JSON of the runs' model and batch size (distsgd profile)")
+      ->required();
+  cmd->add_option("--cluster", c.cluster, "the base: a preset (distsgd simulate --list-clusters) or a JSON file")
+      ->capture_default_str();
+  cmd->add_option("--fit", c.fit,
+                  "the unknowns to fit, comma-separated: compute_scale, link_efficiency, alpha, iteration_overhead, "
+                  "server_seconds_per_byte, server_seconds_per_request (default: each the points determine, in "
+                  "that order); a named one the points do not determine is refused")
+      ->delimiter(',');
+  cmd->add_option("--out", c.out, "the calibrated cluster description (JSON)")->required();
+  return cmd;
+}
+
+int run_calibrate(const CalibrateCommand& c) {
+  require(!c.points.empty() || !c.runs.empty(), "calibrate: give --points FILE.csv or --runs DIR... (or both)");
+  const auto profile = sim::load_model_profile(c.profile);
+  sim::CalibrationRequest request;
+  request.base = sim::load_cluster(c.cluster);
+  for (const auto& name : c.fit) request.unknowns.push_back(sim::unknown_named(name));
+  if (!c.points.empty()) request.points = sim::read_points_csv(c.points);
+  for (const auto& dir : c.runs) request.points.push_back(point_of_run(dir, profile));
+
+  std::set<std::string> ignored;
+  std::vector<SimulateCommand> settings;
+  for (const auto& p : request.points) settings.push_back(settings_of(p, c.profile, ignored));
+  const sim::ThroughputModel model = [&](const sim::MeasuredPoint& p, const sim::ClusterDescription& cluster) {
+    const auto& s = settings[static_cast<size_t>(&p - request.points.data())];
+    return predict_analytical(s, profile, cluster, p.workers).samples_per_second;
+  };
+  const auto result = sim::calibrate(request, model);
+
+  std::cout << "calibration of " << request.base.name << " for " << profile.model << " (batch " << profile.batch_size
+            << " per worker) from " << request.points.size() << " points\n";
+  if (!ignored.empty()) {
+    std::cout << "  flags the simulator does not take (ignored): "
+              << join(std::vector<std::string>(ignored.begin(), ignored.end())) << "\n";
+  }
+  if (request.base.allreduce_fit.processes > 0) {
+    std::cout << "  the base's measured allreduce fit is replaced by the fitted links\n";
+  }
+  nlohmann::json unknowns = nlohmann::json::array();
+  for (const auto& u : result.unknowns) {
+    std::cout << "  " << (u.fitted ? "fitted   " : "not fitted") << " " << sim::name_of(u.unknown) << " = "
+              << figure(u.value) << (u.note.empty() ? "" : " (" + u.note + ")") << "\n";
+    unknowns.push_back({{"name", sim::name_of(u.unknown)}, {"value", u.value}, {"fitted", u.fitted}, {"note", u.note}});
+  }
+  std::cout << "  point                                       algorithm  workers  measured  predicted  error\n";
+  nlohmann::json rows = nlohmann::json::array();
+  for (size_t i = 0; i < request.points.size(); ++i) {
+    const auto& p = request.points[i];
+    const double error = result.predicted[i] / p.samples_per_second - 1;
+    char line[256];
+    std::snprintf(line, sizeof line, "  %-42s  %-9s  %7lld  %8.1f  %9.1f  %+5.1f%%\n",
+                  p.origin.size() > 42 ? ("..." + p.origin.substr(p.origin.size() - 39)).c_str() : p.origin.c_str(),
+                  p.algorithm.c_str(), static_cast<long long>(p.workers), p.samples_per_second, result.predicted[i],
+                  100 * error);
+    std::cout << line;
+    rows.push_back({{"origin", p.origin},
+                    {"algorithm", p.algorithm},
+                    {"workers", p.workers},
+                    {"flags", join(p.flags, " ")},
+                    {"measured_samples_per_second", p.samples_per_second},
+                    {"predicted_samples_per_second", result.predicted[i]},
+                    {"relative_error", error}});
+  }
+  std::cout << "  rms relative error of the fit: " << figure(100 * result.rms_relative_error) << "%\n";
+
+  auto cluster = result.cluster;
+  cluster.name = request.base.name + "-calibrated";
+  cluster.source = "distsgd calibrate of " + std::to_string(request.points.size()) + " points on " + request.base.name +
+                   " (" + request.base.source + ")";
+  auto json = sim::to_json(cluster);
+  json["calibration"] = {{"base", request.base.name},
+                         {"profile", c.profile},
+                         {"unknowns", unknowns},
+                         {"points", rows},
+                         {"rms_relative_error", result.rms_relative_error}};
+  write_json_atomically(c.out, json);
+  std::cout << "cluster: " << c.out << " (distsgd simulate --cluster " << c.out << ")\n";
+  return 0;
+}
+
+}  // namespace distsgd::cli

@@ -1,0 +1,26 @@
+// `distsgd calibrate`: the unknowns of a cluster description fitted to measured throughput (run directories of
+// distsgd, or a CSV typed from another system's logs or a paper), so that simulate, study, advise and the virtual
+// cluster predict with them (sim/calibration.hpp says how; README "Calibrating for your cluster").
+#pragma once
+#include <string>
+#include <vector>
+
+namespace CLI {
+class App;
+}
+
+namespace distsgd::cli {
+
+struct CalibrateCommand {
+  std::string points;             // CSV: algorithm,workers,samples_per_second[,flags]
+  std::vector<std::string> runs;  // run directories (summary.json and config.json)
+  std::string profile;
+  std::string cluster = "10gbe";  // the base: a preset or a file
+  std::vector<std::string> fit;   // the unknowns to fit; empty: those the points determine
+  std::string out;                // the calibrated cluster description (JSON)
+};
+
+CLI::App* add_calibrate_command(CLI::App& app, CalibrateCommand& command);
+int run_calibrate(const CalibrateCommand& command);
+
+}  // namespace distsgd::cli

@@ -1,0 +1,265 @@
+// Calibration (issue 25): the fit recovers the figures that made its points, refuses what the points cannot tell,
+// and reads measured points from CSV with errors that name the line and column; `distsgd calibrate` writes a cluster
+// description that simulate reads.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <random>
+
+#include <nlohmann/json.hpp>
+
+#include "distsgd/cli/simulate_command.hpp"
+#include "distsgd/core/error.hpp"
+#include "distsgd/core/text.hpp"
+#include "distsgd/sim/calibration.hpp"
+#include "distsgd/sim/measured_points.hpp"
+#include "test_util.hpp"
+
+namespace distsgd::testing {
+namespace {
+
+using sim::Unknown;
+
+// A small convolutional network's shape (lenet5-like sizes), 32 samples per batch: 4 ms of compute.
+sim::ModelProfile calibration_profile() {
+  sim::ModelProfile p;
+  p.model = "calibration-test";
+  p.batch_size = 32;
+  p.update_seconds_per_byte = 2e-10;
+  const std::vector<int64_t> sizes{150, 6, 2400, 16, 48000, 120, 10080, 84, 840, 10};
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    p.tensors.push_back({"layer" + std::to_string(i), sizes[i] * 40, 2e-4, 4e-4});
+  }
+  return p;
+}
+
+sim::ClusterDescription base_cluster() {
+  sim::ClusterDescription c;
+  c.name = "base";
+  c.source = "test";
+  c.worker_bytes_per_second = c.server_bytes_per_second = 1.17e9;
+  c.alpha_seconds = 3e-5;
+  return c;
+}
+
+sim::MeasuredPoint point(const std::string& algorithm, int64_t workers, std::vector<std::string> flags = {}) {
+  sim::MeasuredPoint p;
+  p.algorithm = algorithm;
+  p.workers = workers;
+  p.flags = std::move(flags);
+  p.origin = algorithm + "@" + std::to_string(workers);
+  return p;
+}
+
+// The analytical prediction of a point, as distsgd calibrate makes it (each point's settings parsed once).
+double predicted(const sim::MeasuredPoint& p, const sim::ClusterDescription& cluster) {
+  static const auto profile = calibration_profile();
+  static std::map<std::string, cli::SimulateCommand> settings;
+  std::vector<std::string> args{"--profile", "unused.json", "--algo", p.algorithm};
+  args.insert(args.end(), p.flags.begin(), p.flags.end());
+  const std::string key = join(args, " ");
+  if (!settings.count(key)) settings.emplace(key, cli::simulate_command_from(args));
+  return cli::predict_analytical(settings.at(key), profile, cluster, p.workers).samples_per_second;
+}
+
+// Points "measured" on `truth`: the simulator's own predictions with up to +-`noise` relative error (seeded).
+std::vector<sim::MeasuredPoint> measured_on(const sim::ClusterDescription& truth,
+                                            std::vector<sim::MeasuredPoint> points, double noise) {
+  std::mt19937 random(7);
+  std::uniform_real_distribution<double> error(-noise, noise);
+  for (auto& p : points) p.samples_per_second = predicted(p, truth) * (1 + error(random));
+  return points;
+}
+
+std::vector<sim::MeasuredPoint> mixed_points() {
+  std::vector<sim::MeasuredPoint> points;
+  for (int64_t w : {1, 2, 4, 8}) {
+    points.push_back(point("arsgd", w, {"--overlap", "none"}));
+    points.push_back(point("arsgd", w, {"--overlap", "wfbp", "--bucket-mb", "0"}));
+    points.push_back(point("bsp", w, {"--servers", "1"}));
+    points.push_back(point("asp", w, {"--servers", "1"}));
+  }
+  return points;
+}
+
+const sim::FittedUnknown& fitted(const sim::ClusterCalibration& c, Unknown u) {
+  for (const auto& f : c.unknowns) {
+    if (f.unknown == u) return f;
+  }
+  throw Error("no " + sim::name_of(u) + " in the calibration");
+}
+
+// Points the simulator made on a known cluster, with 2% noise: the fit finds the figures again, within what that
+// noise allows, and predicts configurations it did not see (16 workers) as the true cluster does.
+TEST(Calibration, RecoversTheFiguresThatMadeItsPointsWithinTheNoise) {
+  const auto base = base_cluster();
+  auto truth = base;
+  truth = sim::with_unknown(truth, base, Unknown::kComputeScale, 1.4);
+  truth = sim::with_unknown(truth, base, Unknown::kLinkEfficiency, 0.3);
+  truth = sim::with_unknown(truth, base, Unknown::kAlpha, 4e-4);
+  truth = sim::with_unknown(truth, base, Unknown::kServerSecondsPerByte, 1e-9);
+  sim::CalibrationRequest request;
+  request.points = measured_on(truth, mixed_points(), 0.02);
+  request.base = base;
+  const auto result = sim::calibrate(request, predicted);
+  EXPECT_LT(result.rms_relative_error, 0.03);
+  EXPECT_NEAR(fitted(result, Unknown::kComputeScale).value, 1.4, 0.1);
+  EXPECT_NEAR(fitted(result, Unknown::kLinkEfficiency).value, 0.3, 0.05);
+  EXPECT_NEAR(std::log10(fitted(result, Unknown::kAlpha).value), std::log10(4e-4), 0.15);
+  EXPECT_NEAR(std::log10(fitted(result, Unknown::kServerSecondsPerByte).value), -9, 0.15);
+  for (const auto& f : result.unknowns) {
+    EXPECT_TRUE(f.fitted) << sim::name_of(f.unknown) << " = " << f.value << ": " << f.note;
+  }
+  // Held out: 16 workers of every configuration.
+  for (auto p : mixed_points()) {
+    p.workers = 16;
+    EXPECT_NEAR(predicted(p, result.cluster) / predicted(p, truth), 1, 0.05) << p.algorithm << " " << p.flags.back();
+  }
+}
+
+// Without noise the same fit is exact to the optimizer's tolerance.
+TEST(Calibration, ExactPointsGiveTheExactFigures) {
+  const auto base = base_cluster();
+  auto truth = sim::with_unknown(base, base, Unknown::kLinkEfficiency, 0.5);
+  truth = sim::with_unknown(truth, base, Unknown::kComputeScale, 0.8);
+  sim::CalibrationRequest request;
+  request.points = measured_on(truth, mixed_points(), 0);
+  request.base = base;
+  request.unknowns = {Unknown::kComputeScale, Unknown::kLinkEfficiency};
+  const auto result = sim::calibrate(request, predicted);
+  EXPECT_NEAR(fitted(result, Unknown::kLinkEfficiency).value, 0.5, 0.005);
+  EXPECT_NEAR(fitted(result, Unknown::kComputeScale).value, 0.8, 0.008);
+  EXPECT_LT(result.rms_relative_error, 1e-3);
+}
+
+// What the points cannot tell is refused (named unknowns) or left out with the reason (automatic), never guessed.
+TEST(Calibration, AnUnderdeterminedFitIsRefusedNamingWhatToMeasure) {
+  const auto base = base_cluster();
+  auto truth = sim::with_unknown(base, base, Unknown::kComputeScale, 1.2);
+  sim::CalibrationRequest request;
+  request.base = base;
+  // AR-SGD's one worker never communicates: no point depends on the links.
+  request.points = measured_on(truth, {point("arsgd", 1), point("arsgd", 1, {"--overlap", "none"})}, 0);
+  request.unknowns = {Unknown::kComputeScale, Unknown::kLinkEfficiency};
+  std::string error = error_of_call([&] { sim::calibrate(request, predicted); });
+  EXPECT_NE(error.find("calibrate: no point depends on link_efficiency; measure a run bound by the network"),
+            std::string::npos)
+      << error;
+  EXPECT_EQ(count_of(error, "\n"), 0) << error;
+  // More unknowns than points.
+  request.points = measured_on(truth, {point("bsp", 2, {"--servers", "1"})}, 0);
+  error = error_of_call([&] { sim::calibrate(request, predicted); });
+  EXPECT_NE(error.find("calibrate: 1 point cannot determine 2 unknowns"), std::string::npos) << error;
+  // Without overlap, a compute slow-down and a per-iteration overhead both add the same time to every iteration.
+  request.points = measured_on(truth,
+                               {point("arsgd", 2, {"--overlap", "none"}), point("arsgd", 4, {"--overlap", "none"}),
+                                point("arsgd", 8, {"--overlap", "none"})},
+                               0);
+  request.unknowns = {Unknown::kComputeScale, Unknown::kIterationOverhead};
+  error = error_of_call([&] { sim::calibrate(request, predicted); });
+  EXPECT_NE(error.find("calibrate: the points cannot tell compute_scale or iteration_overhead apart"),
+            std::string::npos)
+      << error;
+  // Automatic: the same points fit what they can, and say why the rest was left.
+  request.unknowns.clear();
+  const auto result = sim::calibrate(request, predicted);
+  EXPECT_TRUE(fitted(result, Unknown::kComputeScale).fitted);
+  EXPECT_LT(result.rms_relative_error, 0.01);
+  const auto& servers = fitted(result, Unknown::kServerSecondsPerByte);
+  EXPECT_FALSE(servers.fitted);
+  EXPECT_NE(servers.note.find("no point depends on it"), std::string::npos) << servers.note;
+  EXPECT_EQ(result.cluster.server_seconds_per_byte, 0);
+}
+
+TEST(MeasuredPoints, CsvIsReadByItsHeaderAndErrorsNameTheLineAndColumn) {
+  const auto points = sim::points_from_csv_text(
+      "# a paper's table\nworkers,algorithm,samples_per_second,flags\n2,arsgd,1830.5,--overlap none\n\n"
+      "4,bsp,2950,\"--servers 2\"\n",
+      "t.csv");
+  ASSERT_EQ(points.size(), 2u);
+  EXPECT_EQ(points[0].algorithm, "arsgd");
+  EXPECT_EQ(points[0].workers, 2);
+  EXPECT_EQ(points[0].samples_per_second, 1830.5);
+  EXPECT_EQ(points[0].flags, (std::vector<std::string>{"--overlap", "none"}));
+  EXPECT_EQ(points[1].flags, (std::vector<std::string>{"--servers", "2"}));
+  EXPECT_EQ(points[1].origin, "t.csv:5");
+  const std::vector<std::pair<std::string, std::string>> bad{
+      {"algorithm,workers\narsgd,2\n", "t.csv:1: the header has no column 'samples_per_second'"},
+      {"algorithm,workers,speed\n", "t.csv:1: column 3 ('speed') is not one of algorithm, workers"},
+      {"algorithm,workers,samples_per_second\narsgd,2,fast\n",
+       "t.csv:2: column 3 (samples_per_second): expected a positive number, got 'fast'"},
+      {"algorithm,workers,samples_per_second\narsgd,0,10\n",
+       "t.csv:2: column 2 (workers): expected a worker count of at least 1, got '0'"},
+      {"algorithm,workers,samples_per_second\narsgd,2\n", "t.csv:2: 2 fields where the header has 3"},
+      {"algorithm,workers,samples_per_second\n", "t.csv: a header and no points"},
+      {"algorithm,workers,samples_per_second,flags\narsgd,2,10,\"--overlap none\n", "t.csv:2: a quoted field"},
+  };
+  for (const auto& [text, expected] : bad) {
+    const auto error = error_of_call([&] { sim::points_from_csv_text(text, "t.csv"); });
+    EXPECT_NE(error.find(expected), std::string::npos) << text << "\n" << error;
+  }
+}
+
+// End to end: points typed into a CSV, calibrated against a preset, and the written cluster read by simulate, which
+// then predicts the points as the fit did.
+TEST(CalibrateCommand, WritesAClusterThatSimulateReadsAndPrintsEveryResidual) {
+  TempDir dir;
+  auto r = run_distsgd("profile --model lenet5 --device titan-v --batch-size 32 --out " + (dir / "p.json"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto profile = sim::load_model_profile(dir / "p.json");
+  auto base = sim::load_cluster("10gbe");
+  auto truth = sim::with_unknown(base, base, Unknown::kLinkEfficiency, 0.25);
+  truth = sim::with_unknown(truth, base, Unknown::kComputeScale, 2);
+  std::ofstream csv(dir / "points.csv");
+  csv << "algorithm,workers,samples_per_second,flags\n";
+  for (const auto& [algo, flags] : std::vector<std::pair<std::string, std::string>>{
+           {"arsgd", "--overlap none --lr 0.1"}, {"arsgd", "--overlap wfbp"}, {"bsp", "--servers 1"}}) {
+    for (int64_t w : {1, 2, 4, 8}) {
+      std::vector<std::string> args{"--profile", "p.json", "--algo", algo};
+      std::istringstream words(flags);
+      for (std::string word; words >> word;) {
+        if (word != "--lr" && word != "0.1") args.push_back(word);
+      }
+      const double rate =
+          cli::predict_analytical(cli::simulate_command_from(args), profile, truth, w).samples_per_second;
+      csv << algo << "," << w << "," << rate << "," << flags << "\n";
+    }
+  }
+  csv.close();
+  r = run_distsgd("calibrate --points " + (dir / "points.csv") + " --profile " + (dir / "p.json") +
+                  " --cluster 10gbe --fit compute_scale,link_efficiency --out " + (dir / "c.json"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("flags the simulator does not take (ignored): --lr"), std::string::npos) << r.output;
+  EXPECT_EQ(count_of(r.output, "points.csv:"), 12) << r.output;
+  const auto json = nlohmann::json::parse(read_file(dir / "c.json"));
+  EXPECT_NEAR(json["worker_bytes_per_second"].get<double>(), 0.25 * base.worker_bytes_per_second,
+              0.01 * base.worker_bytes_per_second);
+  EXPECT_NEAR(json["compute_scale"].get<double>(), 2, 0.02);
+  EXPECT_EQ(json["calibration"]["points"].size(), 12u);
+  r = run_distsgd("simulate --profile " + (dir / "p.json") + " --cluster " + (dir / "c.json") +
+                  " --algo bsp --servers 1 --workers 8 --out " + (dir / "s.json"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto simulated = nlohmann::json::parse(read_file(dir / "s.json"));
+  const double expected =
+      cli::predict_analytical(cli::simulate_command_from({"--profile", "p.json", "--algo", "bsp", "--servers", "1"}),
+                              profile, truth, 8)
+          .samples_per_second;
+  EXPECT_NEAR(simulated["predictions"][0]["samples_per_second"].get<double>() / expected, 1, 0.01);
+
+  // Bad input: one line each.
+  for (const auto& [args, expected_line] : std::vector<std::pair<std::string, std::string>>{
+           {"--fit speed", "--fit: 'speed' is not an unknown the calibration fits"},
+           {"", "calibrate: give --points FILE.csv or --runs DIR..."},
+           {"--runs " + (dir / "absent"), "absent/summary.json"},
+       }) {
+    r = run_distsgd("calibrate --profile " + (dir / "p.json") + " --out " + (dir / "x.json") + " " +
+                    (args.rfind("--fit", 0) == 0 ? "--points " + (dir / "points.csv") + " " : "") + args);
+    EXPECT_EQ(r.exit_code, 1) << r.output;
+    EXPECT_NE(r.output.find(expected_line), std::string::npos) << args << "\n" << r.output;
+  }
+}
+
+}  // namespace
+}  // namespace distsgd::testing
