@@ -3,7 +3,9 @@
 // description that simulate reads.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <random>
@@ -11,9 +13,11 @@
 #include <nlohmann/json.hpp>
 
 #include "distsgd/cli/simulate_command.hpp"
+#include "distsgd/cli/validate_holdout.hpp"
 #include "distsgd/core/error.hpp"
 #include "distsgd/core/text.hpp"
 #include "distsgd/sim/calibration.hpp"
+#include "distsgd/sim/holdout.hpp"
 #include "distsgd/sim/measured_points.hpp"
 #include "test_util.hpp"
 
@@ -259,6 +263,86 @@ TEST(CalibrateCommand, WritesAClusterThatSimulateReadsAndPrintsEveryResidual) {
     EXPECT_EQ(r.exit_code, 1) << r.output;
     EXPECT_NE(r.output.find(expected_line), std::string::npos) << args << "\n" << r.output;
   }
+}
+
+TEST(Holdout, NoCalibrationRowIsEverScored) {
+  std::mt19937 random(3);
+  for (int trial = 0; trial < 200; ++trial) {
+    std::vector<int64_t> workers(1 + random() % 12);
+    for (auto& w : workers) w = 1 << (random() % 4);
+    const auto split = sim::split_at_smallest_workers(workers);
+    const int64_t smallest = *std::min_element(workers.begin(), workers.end());
+    std::vector<int> seen(workers.size(), 0);
+    for (const size_t i : split.calibration) {
+      EXPECT_EQ(workers[i], smallest);
+      ++seen[i];
+    }
+    for (const size_t i : split.held_out) {
+      EXPECT_GT(workers[i], smallest);
+      ++seen[i];
+    }
+    for (const int n : seen) EXPECT_EQ(n, 1);  // every row in exactly one of the two
+  }
+}
+
+TEST(Holdout, KendallsTauCountsPairsInTheSameOrder) {
+  EXPECT_DOUBLE_EQ(sim::kendall_tau({1, 2, 3, 4}, {10, 20, 30, 40}), 1);
+  EXPECT_DOUBLE_EQ(sim::kendall_tau({1, 2, 3, 4}, {4, 3, 2, 1}), -1);
+  // 5 of 6 pairs in order, 1 swapped: (5 - 1) / 6.
+  EXPECT_DOUBLE_EQ(sim::kendall_tau({1, 2, 3, 4}, {1, 3, 2, 4}), 4.0 / 6.0);
+  // A tie in one list: tau-b's denominator sqrt((5 + 0 + 1)(5 + 0 + 0))... with C=5, D=0, ties_b=1.
+  EXPECT_NEAR(sim::kendall_tau({1, 2, 3, 4}, {1, 1, 3, 4}), 5 / std::sqrt(5.0 * 6.0), 1e-12);
+  EXPECT_EQ(sim::index_of_largest({3, 9, 9, 1}), 1u);
+}
+
+// validate --holdout's scoring on rows "measured" on a known cluster: calibrated at 2 workers, the 4- and 8-worker
+// rows are predicted within the noise, ranked as measured, and the fastest picked; no calibration row is scored.
+TEST(Holdout, ReportScoresOnlyTheHeldOutRows) {
+  TempDir dir;
+  auto r = run_distsgd("profile --model lenet5 --device titan-v --batch-size 32 --out " + (dir / "p.json"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto profile = sim::load_model_profile(dir / "p.json");
+  const auto base = sim::load_cluster("10gbe");
+  auto truth = sim::with_unknown(base, base, Unknown::kLinkEfficiency, 0.2);
+  truth = sim::with_unknown(truth, base, Unknown::kComputeScale, 1.5);
+  nlohmann::json rows = nlohmann::json::array();
+  std::mt19937 random(11);
+  std::uniform_real_distribution<double> noise(-0.02, 0.02);
+  for (const auto& [algo, flags] :
+       std::vector<std::pair<std::string, std::vector<std::string>>>{{"arsgd", {"--algo", "arsgd"}},
+                                                                     {"bsp", {"--algo", "bsp", "--servers", "1"}},
+                                                                     {"asp", {"--algo", "asp", "--servers", "1"}},
+                                                                     {"gosgd", {"--algo", "gosgd"}}}) {
+    for (int64_t w : {2, 4, 8}) {
+      std::vector<std::string> args{"--profile", "p.json"};
+      args.insert(args.end(), flags.begin(), flags.end());
+      const double rate =
+          cli::predict_analytical(cli::simulate_command_from(args), profile, truth, w).samples_per_second;
+      rows.push_back({{"configuration", algo + "-w" + std::to_string(w)},
+                      {"algorithm", algo},
+                      {"algorithm_flags", std::vector<std::string>(flags.begin() + 2, flags.end())},
+                      {"workers", w},
+                      {"network", "1gbit"},
+                      {"straggler", "none"},
+                      {"cluster", "10gbe"},
+                      {"profile", dir / "p.json"},
+                      {"measured_samples_per_second", rate * (1 + noise(random))}});
+    }
+  }
+  std::string text;
+  const auto report = cli::holdout_report(rows, dir.str(), text);
+  ASSERT_EQ(report["rows"].size(), 8u) << report.dump(1);
+  for (const auto& row : report["rows"]) {
+    EXPECT_GT(row["workers"].get<int64_t>(), 2) << row.dump();
+    EXPECT_LT(std::fabs(row["error"].get<double>()), 0.06) << row.dump();
+  }
+  for (const auto& group : report["networks"]["1gbit"]["groups"]) {
+    EXPECT_TRUE(group["top_right"].get<bool>()) << group.dump();
+    EXPECT_GT(group["kendall_tau"].get<double>(), 0.6) << group.dump();
+  }
+  EXPECT_EQ(report["networks"]["1gbit"]["calibration_workers"], 2);
+  EXPECT_TRUE(std::filesystem::exists(dir / "holdout-1gbit.json"));
+  EXPECT_NE(text.find("held-out MAPE: arsgd"), std::string::npos) << text;
 }
 
 }  // namespace

@@ -101,6 +101,18 @@ std::string figure(double value) {
 
 }  // namespace
 
+sim::ThroughputModel analytical_model_of(const std::vector<sim::MeasuredPoint>& points,
+                                         const std::vector<sim::ModelProfile>& profiles,
+                                         std::set<std::string>& ignored) {
+  require(points.size() == profiles.size(), "analytical_model_of: a profile per point");
+  std::vector<SimulateCommand> settings;
+  for (const auto& p : points) settings.push_back(settings_of(p, "unused-profile.json", ignored));
+  return [&points, settings, profiles](const sim::MeasuredPoint& p, const sim::ClusterDescription& cluster) {
+    const auto i = static_cast<size_t>(&p - points.data());
+    return predict_analytical(settings.at(i), profiles.at(i), cluster, p.workers).samples_per_second;
+  };
+}
+
 CLI::App* add_calibrate_command(CLI::App& app, CalibrateCommand& c) {
   auto* cmd = app.add_subcommand(
       "calibrate",
@@ -135,12 +147,8 @@ int run_calibrate(const CalibrateCommand& c) {
   for (const auto& dir : c.runs) request.points.push_back(point_of_run(dir, profile));
 
   std::set<std::string> ignored;
-  std::vector<SimulateCommand> settings;
-  for (const auto& p : request.points) settings.push_back(settings_of(p, c.profile, ignored));
-  const sim::ThroughputModel model = [&](const sim::MeasuredPoint& p, const sim::ClusterDescription& cluster) {
-    const auto& s = settings[static_cast<size_t>(&p - request.points.data())];
-    return predict_analytical(s, profile, cluster, p.workers).samples_per_second;
-  };
+  const auto model =
+      analytical_model_of(request.points, std::vector<sim::ModelProfile>(request.points.size(), profile), ignored);
   const auto result = sim::calibrate(request, model);
 
   std::cout << "calibration of " << request.base.name << " for " << profile.model << " (batch " << profile.batch_size

@@ -1,4 +1,5 @@
 #include "distsgd/cli/validate_command.hpp"
+#include "distsgd/cli/validate_holdout.hpp"
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
@@ -603,6 +604,10 @@ CLI::App* add_validate_command(CLI::App& app, ValidateCommand& c) {
   cmd->add_option("--profile-repeats", c.profile_repeats, "timed iterations of distsgd profile")->capture_default_str();
   cmd->add_option("--timeout", c.timeout, "train's --timeout: seconds any communication may take")
       ->capture_default_str();
+  cmd->add_flag("--holdout", c.holdout,
+                "also calibrate the simulator (distsgd calibrate) on each network's smallest worker count and score it "
+                "on the other rows only: held-out MAPE per algorithm, and per worker count Kendall's tau between "
+                "predicted and measured samples/s and whether the fastest algorithm was picked");
   cmd->add_option("--out", c.out, "directory of the runs, profiles, predictions and validation.json")->required();
   c.command = cmd;
   return cmd;
@@ -639,6 +644,7 @@ int run_validate(ValidateCommand& c) {
                           {"network", k.network},
                           {"straggler", k.straggler.text},
                           {"threads", k.threads},
+                          {"algorithm_flags", train_flags_of(k.recipe, c.servers)},
                           {"run_dir", run_dir},
                           {"cluster", cluster},
                           {"profile", profiles.at(k.threads)}};
@@ -677,7 +683,13 @@ int run_validate(ValidateCommand& c) {
   }
 
   const auto mape = mape_by_algorithm(c, plan, rows);
-  const std::string text = tables(c, rows, mape);
+  std::string text = tables(c, rows, mape);
+  nlohmann::json holdout;
+  if (c.holdout) {
+    std::string holdout_text;
+    holdout = holdout_report(rows, c.out, holdout_text);
+    text += holdout_text;
+  }
   nlohmann::json profiles_json = nlohmann::json::object();
   for (const auto& [threads, path] : profiles) profiles_json[std::to_string(threads)] = path;
   write_json_atomically(
@@ -693,7 +705,8 @@ int run_validate(ValidateCommand& c) {
        {"profiles", profiles_json},
        {"skipped_networks", skipped},
        {"rows", rows},
-       {"mape", mape}});
+       {"mape", mape},
+       {"holdout", holdout}});
   std::ofstream(c.out + "/validation.txt") << text;
   std::cout << text << "wrote " << c.out << "/validation.json" << std::endl;
   require(failures == 0, std::to_string(failures) + " of " + std::to_string(rows.size()) +

@@ -29,6 +29,7 @@ struct ValidateCommand {
   int64_t servers = 1;  // of the parameter-server algorithms
   int64_t profile_repeats = 30;
   double timeout = 120;  // train's --timeout
+  bool holdout = false;  // also calibrate on the smallest worker count and score the other rows
   std::string out;
   CLI::App* command = nullptr;  // the parsed subcommand, to pass the model and data flags on as given
 };

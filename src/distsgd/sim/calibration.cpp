@@ -405,13 +405,15 @@ ClusterCalibration calibrate(const CalibrationRequest& request, const Throughput
   for (;;) {
     require(!problem.free.empty(),
             "calibrate: the points determine none of the unknowns; measure " + what_determines(all_unknowns().front()));
-    if (problem.free.size() > request.points.size()) {
+    // Named unknowns need a point each; chosen ones two (a fit with as many unknowns as points fits the noise too).
+    const size_t most = automatic ? std::max<size_t>(1, request.points.size() / 2) : request.points.size();
+    if (problem.free.size() > most) {
       const Unknown last = problem.free.back();
       const size_t n = request.points.size();
       require(automatic, "calibrate: " + std::to_string(n) + (n == 1 ? " point" : " points") + " cannot determine " +
                              std::to_string(problem.free.size()) + " unknowns; measure " + what_determines(last) +
                              ", or --fit fewer");
-      leave(last, "more unknowns than points");
+      leave(last, "too few points (two per unknown fitted); measure " + what_determines(last));
       continue;
     }
     u = fit(problem);
