@@ -15,6 +15,7 @@
 #include "distsgd/cli/resumable_step.hpp"
 #include "distsgd/cli/run_directory.hpp"
 #include "distsgd/cli/self_command.hpp"
+#include "distsgd/cli/simulate_command.hpp"
 #include "distsgd/cli/train_command.hpp"
 #include "distsgd/core/error.hpp"
 #include "distsgd/core/json_file.hpp"
@@ -116,13 +117,12 @@ std::string convergence_dir(const AdviseCommand& c, const AlgorithmRecipe& recip
          std::to_string(c.virtual_cluster ? c.workers : c.convergence_workers);
 }
 
-double predicted_throughput(const AdviseCommand& c, const AlgorithmRecipe& recipe, const std::string& simulate_help,
-                            std::string& file) {
+double predicted_throughput(const AdviseCommand& c, const AlgorithmRecipe& recipe, std::string& file) {
   std::vector<std::string> args = {"simulate", "--profile", c.profile, "--cluster", c.cluster};
-  const auto algorithm = simulate_flags_of(recipe, c.servers, simulate_help);
+  const auto algorithm = simulate_flags_of(recipe, c.servers);
   args.insert(args.end(), algorithm.begin(), algorithm.end());
   args.insert(args.end(), {"--workers", std::to_string(c.workers)});
-  if (help_lists_flag(simulate_help, "--fidelity")) args.insert(args.end(), {"--fidelity", c.fidelity});
+  args.insert(args.end(), {"--fidelity", c.fidelity});
   file = c.dir + "/predictions/" + recipe.algorithm + ".json";
   args.insert(args.end(), {"--out", file});
   const std::string log = c.dir + "/predictions/" + recipe.algorithm + ".log";
@@ -272,16 +272,13 @@ int run_advise(AdviseCommand& c) {
   const auto profile = sim::load_model_profile(c.profile);
   const auto cluster = sim::load_cluster(c.cluster);
   train::validate(c.config);
-  const std::string simulate_help = self_help("simulate");
-  require(c.fidelity == "analytical" || help_lists_flag(simulate_help, "--fidelity"),
-          "--fidelity des: this distsgd simulate has no --fidelity");
   fs::create_directories(c.dir + "/predictions");
 
   std::vector<Candidate> candidates;
   for (const auto& recipe : recipes) {
     Candidate k;
     k.recipe = recipe;
-    k.samples_per_second = predicted_throughput(c, recipe, simulate_help, k.prediction_file);
+    k.samples_per_second = predicted_throughput(c, recipe, k.prediction_file);
     if (has_target) find_convergence(c, profile, k);
     candidates.push_back(k);
   }

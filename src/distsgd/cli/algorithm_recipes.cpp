@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "distsgd/cli/self_command.hpp"
+#include "distsgd/cli/simulate_command.hpp"
 #include "distsgd/core/error.hpp"
 #include "distsgd/core/text.hpp"
 
@@ -59,12 +60,11 @@ std::vector<std::string> train_flags_of(const AlgorithmRecipe& recipe, int64_t s
   return flags;
 }
 
-std::vector<std::string> simulate_flags_of(const AlgorithmRecipe& recipe, int64_t servers,
-                                           const std::string& simulate_help) {
+std::vector<std::string> simulate_flags_of(const AlgorithmRecipe& recipe, int64_t servers) {
   const auto all = train_flags_of(recipe, servers);
   std::vector<std::string> flags;
   for (std::size_t i = 0; i + 1 < all.size(); i += 2) {
-    if (help_lists_flag(simulate_help, all[i])) flags.insert(flags.end(), {all[i], all[i + 1]});
+    if (simulate_takes_flag(all[i])) flags.insert(flags.end(), {all[i], all[i + 1]});
   }
   return flags;
 }

@@ -29,9 +29,8 @@ std::vector<AlgorithmRecipe> recipes_for(const std::vector<std::string>& names, 
 
 // `distsgd train` flags of a recipe (from --algo on), with `--servers servers` for the parameter-server ones.
 std::vector<std::string> train_flags_of(const AlgorithmRecipe& recipe, int64_t servers);
-// The same for `distsgd simulate`: those of the train flags that `simulate_help` (its --help) lists; the others
+// The same for `distsgd simulate`: those of the train flags that simulate takes (asked of its option table); the others
 // (--momentum) do not change the time of an iteration.
-std::vector<std::string> simulate_flags_of(const AlgorithmRecipe& recipe, int64_t servers,
-                                           const std::string& simulate_help);
+std::vector<std::string> simulate_flags_of(const AlgorithmRecipe& recipe, int64_t servers);
 
 }  // namespace distsgd::cli

@@ -21,8 +21,9 @@ namespace distsgd::cli {
 namespace {
 
 // Flags of simulate that say where and how it runs, not what the algorithm does: a point never sets them.
-const std::set<std::string> kNotSettings{"--workers", "--profile", "--cluster",  "--out",
-                                         "--trace",   "--seed",    "--fidelity", "--shared-cores"};
+// --algo is the point's algorithm already.
+const std::set<std::string> kNotSettings{"--algo",  "--workers", "--profile",  "--cluster",     "--out",
+                                         "--trace", "--seed",    "--fidelity", "--shared-cores"};
 
 std::vector<std::string> words_of_json(const std::string& flag, const nlohmann::json& value) {
   if (value.is_boolean()) return value.get<bool>() ? std::vector<std::string>{flag} : std::vector<std::string>{};
@@ -57,7 +58,7 @@ sim::MeasuredPoint point_of_run(const std::string& dir, const sim::ModelProfile&
           "--runs " + dir + ": a run of " + model + " at batch " + std::to_string(batch) + ", the profile is of " +
               profile.model + " at batch " + std::to_string(profile.batch_size) + " (one profile per calibration)");
   for (const auto& spec : train::train_options()) {
-    if (spec.flag == "--algo" || kNotSettings.count(spec.flag) || !config.contains(spec.key)) continue;
+    if (kNotSettings.count(spec.flag) || !config.contains(spec.key)) continue;
     if (!simulate_takes_flag(spec.flag)) continue;
     const auto words = words_of_json(spec.flag, config[spec.key]);
     p.flags.insert(p.flags.end(), words.begin(), words.end());

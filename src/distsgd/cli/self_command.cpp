@@ -6,7 +6,6 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <random>
 
 #include "distsgd/cli/study_cell_process.hpp"
 #include "distsgd/comm/signal_pipe.hpp"
@@ -34,29 +33,6 @@ std::string error_line_of(const std::string& log_path) {
     if (at != std::string::npos) error = line.substr(at + std::strlen("distsgd: error: "));
   }
   return !error.empty() ? error : (!last.empty() ? last : "no output (see " + log_path + ")");
-}
-
-std::string self_help(const std::string& command) {
-  std::random_device random;
-  const auto path = std::filesystem::temp_directory_path() /
-                    ("distsgd-help-" + std::to_string(::getpid()) + "-" + std::to_string(random()) + ".txt");
-  const int status = run_self({command, "--help"}, path.string());
-  std::ifstream in(path);
-  const std::string help((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  std::error_code ignored;
-  std::filesystem::remove(path, ignored);
-  return status == 0 ? help : "";
-}
-
-bool help_lists_flag(const std::string& help, const std::string& flag) {
-  // Option names are listed as "  --flag" (or "-x,--flag"), followed by a space, "=" or the end of the line.
-  for (std::size_t at = help.find(flag); at != std::string::npos; at = help.find(flag, at + 1)) {
-    const char before = at > 0 ? help[at - 1] : ' ';
-    const std::size_t end = at + flag.size();
-    const char after = end < help.size() ? help[end] : '\n';
-    if ((before == ' ' || before == ',') && (after == ' ' || after == '=' || after == '\n')) return true;
-  }
-  return false;
 }
 
 std::string arguments_text(const std::vector<std::string>& args) {

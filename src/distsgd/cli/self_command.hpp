@@ -24,13 +24,6 @@ int run_self(const std::vector<std::string>& args, const std::string& log_path);
 // The last `distsgd: error: ...` line of a log, or else its last non-empty line: the one-line reason a child failed.
 std::string error_line_of(const std::string& log_path);
 
-// The text of `distsgd <command> --help` ("" when it fails).
-std::string self_help(const std::string& command);
-
-// Whether a --help text lists `flag`: features other commands gain as the tree grows are used as soon as they exist
-// (simulate --fidelity, commbench --cluster-out).
-bool help_lists_flag(const std::string& help, const std::string& flag);
-
 // "distsgd a b c": a command line for logs and reports (arguments with spaces quoted).
 std::string command_text(const std::vector<std::string>& args);
 // "a b c": the arguments alone, quoted as command_text quotes them ("" when there are none).

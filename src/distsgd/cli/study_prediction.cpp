@@ -5,6 +5,7 @@
 #include "distsgd/cli/resumable_step.hpp"
 #include "distsgd/cli/run_directory.hpp"
 #include "distsgd/cli/self_command.hpp"
+#include "distsgd/cli/simulate_command.hpp"
 #include "distsgd/cluster/link_spec.hpp"
 #include "distsgd/core/error.hpp"
 #include "distsgd/core/json_file.hpp"
@@ -77,14 +78,14 @@ std::vector<std::string> profile_args(const StudyCell& cell, const SimulationSpe
 
 // The algorithm's settings as `distsgd simulate` takes them; empty with `note` set when the simulator does not
 // model one the cell gives.
-std::vector<std::string> simulate_settings(const TrainConfig& c, const std::string& help, std::string& note) {
+std::vector<std::string> simulate_settings(const TrainConfig& c, std::string& note) {
   std::vector<std::string> args{"--algo", c.algorithm};
   const auto& info = algo::find_algorithm(c.algorithm);
-  if (info.needs_servers && help_lists_flag(help, "--servers")) {
+  if (info.needs_servers && simulate_takes_flag("--servers")) {
     args.insert(args.end(), {"--servers", std::to_string(c.servers)});
   }
   for (const OptionSpec* option : info.options) {
-    if (help_lists_flag(help, option->flag)) {
+    if (simulate_takes_flag(option->flag)) {
       args.insert(args.end(), {option->flag, text_of_json(option->value(c))});
     } else if (!option->is_default(c) && std::find(kTimingNeutralFlags.begin(), kTimingNeutralFlags.end(),
                                                    option->flag) == kTimingNeutralFlags.end()) {
@@ -93,7 +94,7 @@ std::vector<std::string> simulate_settings(const TrainConfig& c, const std::stri
     }
   }
   if (!c.slowdowns.empty()) {
-    if (!help_lists_flag(help, "--slowdown")) {
+    if (!simulate_takes_flag("--slowdown")) {
       note = "the simulator does not model --slowdown";
       return {};
     }
@@ -182,19 +183,14 @@ std::map<std::string, CellPrediction> predict_cells(const std::vector<StudyCell>
   }
   const std::string dir = study_dir + "/simulation";
   std::filesystem::create_directories(dir + "/logs");
-  const std::string help = self_help("simulate");
   std::map<std::string, std::string> profiles;  // profile args -> file, or the error that stopped it ("!" first)
   std::map<std::vector<std::string>, Group> groups;
   for (const auto& cell : cells) {
     CellPrediction& p = predictions[cell.id];
-    if (help.empty()) {
-      p.note = "distsgd simulate --help failed";
-      continue;
-    }
     const std::string cluster = cluster_for_network(cell.config, spec, study_dir, p.note);
     if (cluster.empty()) continue;
     p.cluster = cluster;
-    auto settings = simulate_settings(cell.config, help, p.note);
+    auto settings = simulate_settings(cell.config, p.note);
     if (settings.empty()) continue;
     std::string profile = spec.profile;
     if (profile == "auto") {
@@ -238,7 +234,7 @@ std::map<std::string, CellPrediction> predict_cells(const std::vector<StudyCell>
     const std::string cluster = group.args[4];
     // The analytical fidelity first; what it does not model (a straggler, compression) the discrete-event one may.
     std::vector<std::vector<std::string>> attempts{args};
-    if (help_lists_flag(help, "--fidelity") && std::find(args.begin(), args.end(), "--fidelity") == args.end()) {
+    if (std::find(args.begin(), args.end(), "--fidelity") == args.end()) {
       attempts.push_back(args);
       attempts.back().insert(attempts.back().end(), {"--fidelity", "des"});
     }

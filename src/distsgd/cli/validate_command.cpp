@@ -1,4 +1,5 @@
 #include "distsgd/cli/validate_command.hpp"
+#include "distsgd/cli/simulate_command.hpp"
 #include "distsgd/cli/validate_holdout.hpp"
 
 #include <CLI/CLI.hpp>
@@ -92,21 +93,14 @@ struct Configuration {
   }
 };
 
-// What `distsgd simulate` offers in this build (the discrete-event fidelity and its flags arrive separately).
+// What `distsgd simulate` offers in this build, asked of its option table.
 struct SimulatorFeatures {
-  std::string help;  // simulate --help: which of a recipe's flags it takes
   bool fidelity = false, slowdown = false, iterations = false, warmup = false, seed = false, shared_cores = false;
 };
 
 SimulatorFeatures simulator_features() {
-  const std::string help = self_help("simulate");
-  return {help,
-          help_lists_flag(help, "--fidelity"),
-          help_lists_flag(help, "--slowdown"),
-          help_lists_flag(help, "--iterations"),
-          help_lists_flag(help, "--warmup"),
-          help_lists_flag(help, "--seed"),
-          help_lists_flag(help, "--shared-cores")};
+  return {simulate_takes_flag("--fidelity"), simulate_takes_flag("--slowdown"), simulate_takes_flag("--iterations"),
+          simulate_takes_flag("--warmup"),   simulate_takes_flag("--seed"),     simulate_takes_flag("--shared-cores")};
 }
 
 // The cluster of this host's loopback for `workers` processes, fitted by `distsgd commbench --cluster-out` (send/recv
@@ -284,7 +278,7 @@ nlohmann::json predict(const ValidateCommand& c, const Configuration& k, const s
     return {{"not_predicted", "this distsgd simulate has no --slowdown (stragglers)"}};
   }
   std::vector<std::string> args = {"simulate", "--profile", profile, "--cluster", cluster};
-  const auto algorithm = simulate_flags_of(k.recipe, std::max<int64_t>(1, k.servers), features.help);
+  const auto algorithm = simulate_flags_of(k.recipe, std::max<int64_t>(1, k.servers));
   args.insert(args.end(), algorithm.begin(), algorithm.end());
   args.insert(args.end(), {"--workers", std::to_string(k.workers)});
   if (features.fidelity) args.insert(args.end(), {"--fidelity", fidelity});
@@ -685,10 +679,16 @@ int run_validate(ValidateCommand& c) {
   const auto mape = mape_by_algorithm(c, plan, rows);
   std::string text = tables(c, rows, mape);
   nlohmann::json holdout;
+  std::string holdout_error;  // the measured rows are written whatever becomes of the held-out scoring
   if (c.holdout) {
-    std::string holdout_text;
-    holdout = holdout_report(rows, c.out, holdout_text);
-    text += holdout_text;
+    try {
+      std::string holdout_text;
+      holdout = holdout_report(rows, c.out, holdout_text);
+      text += holdout_text;
+    } catch (const Error& e) {
+      holdout_error = e.what();
+      holdout = {{"error", holdout_error}};
+    }
   }
   nlohmann::json profiles_json = nlohmann::json::object();
   for (const auto& [threads, path] : profiles) profiles_json[std::to_string(threads)] = path;
@@ -709,6 +709,8 @@ int run_validate(ValidateCommand& c) {
        {"holdout", holdout}});
   std::ofstream(c.out + "/validation.txt") << text;
   std::cout << text << "wrote " << c.out << "/validation.json" << std::endl;
+  require(holdout_error.empty(),
+          "--holdout: " + holdout_error + " (the measured rows are in " + c.out + "/validation.json)");
   require(failures == 0, std::to_string(failures) + " of " + std::to_string(rows.size()) +
                              " configurations failed (their error is in " + c.out + "/validation.json)");
   return 0;

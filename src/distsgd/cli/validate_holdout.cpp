@@ -74,8 +74,8 @@ nlohmann::json holdout_report(const nlohmann::json& rows, const std::string& dir
     write_json_atomically(cluster_path, cluster_json);
     nlohmann::json unknowns = nlohmann::json::object();
     out << "  " << network << ": calibrated on " << request.points.size() << " rows at "
-        << workers[split.calibration.front()] << " workers (fit " << signed_percent(calibration.rms_relative_error).substr(1)
-        << " rms):";
+        << workers[split.calibration.front()] << " workers (fit "
+        << signed_percent(calibration.rms_relative_error).substr(1) << " rms):";
     for (const auto& u : calibration.unknowns) {
       unknowns[sim::name_of(u.unknown)] = {{"value", u.value}, {"fitted", u.fitted}, {"note", u.note}};
       char figure[64];
