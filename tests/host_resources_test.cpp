@@ -2,9 +2,9 @@
 // starts, with one line naming the estimate and the available memory; cores shared thinner than a thread each get a
 // warning saying by how much; the processes of a host share one read-only, memory-mapped copy of the dataset, and a
 // parameter server takes only the dataset's description.
+#include "distsgd/train/host_resources.hpp"
 #include "distsgd/data/dataset.hpp"
 #include "distsgd/data/dataset_cache.hpp"
-#include "distsgd/train/host_resources.hpp"
 #include "distsgd/train/memory_estimate.hpp"
 #include "test_util.hpp"
 
@@ -96,9 +96,9 @@ TEST(HostResources, EstimateCountsEachProcessAndTheSharedDatasetOnce) {
   EXPECT_DOUBLE_EQ(shared.shared - private_copies.shared, 50e6);
   EXPECT_DOUBLE_EQ(shared.total, 4 * shared.per_worker + shared.per_server + shared.shared);
   // The virtual cluster's estimate is the same pieces without a process's baseline.
-  EXPECT_DOUBLE_EQ(distsgd::train::virtual_memory_estimate(c, 1'000'000, 784),
-                   4 * distsgd::train::worker_state_bytes(c, 1'000'000, 784) +
-                       distsgd::train::server_state_bytes(c, 1'000'000));
+  EXPECT_DOUBLE_EQ(
+      distsgd::train::virtual_memory_estimate(c, 1'000'000, 784),
+      4 * distsgd::train::worker_state_bytes(c, 1'000'000, 784) + distsgd::train::server_state_bytes(c, 1'000'000));
 }
 
 TEST(HostResources, OversubscribedCoresGetOneWarningSayingByHowMuch) {
@@ -106,7 +106,7 @@ TEST(HostResources, OversubscribedCoresGetOneWarningSayingByHowMuch) {
   EXPECT_EQ(oversubscription_warning(5, 1, 2),
             "distsgd: warning: 5 processes x 1 compute thread = 5 threads on 2 cores (2.5x oversubscribed): each "
             "process runs slower than on a core of its own, and throughput figures measure the contention");
-  EXPECT_NE(oversubscription_warning(2, 4, 2).find("2 processes x 4 compute threads = 8 threads on 2 cores (4x"),
+  EXPECT_NE(oversubscription_warning(2, 4, 2).find("2 processes x 4 compute threads = 8 threads on 2 cores (4.0x"),
             std::string::npos);
   EXPECT_EQ(oversubscription_warning(2, 1, 2), "");
   EXPECT_EQ(oversubscription_warning(4, 2, 8), "");
@@ -147,14 +147,13 @@ TEST(DatasetCache, ProcessesMapOneReadOnlyCopyOfTheDecodedDataset) {
   EXPECT_FALSE(torch::equal(distsgd::data::load_shared_dataset(other, dir.str()).train.images, first.train.images));
   EXPECT_EQ(cache_files(dir.str()).size(), 2u);
   std::filesystem::resize_file(files[0], 100);
-  EXPECT_TRUE(torch::equal(distsgd::data::load_shared_dataset(options, dir.str()).train.images,
-                           decoded.train.images));
+  EXPECT_TRUE(torch::equal(distsgd::data::load_shared_dataset(options, dir.str()).train.images, decoded.train.images));
 }
 
 TEST(DatasetCache, AServerTakesOnlyTheDescription) {
   TempDir dir;
   const auto options = small_synthetic();
-  for (const std::string cache : {dir.str(), std::string()}) {
+  for (const std::string& cache : {dir.str(), std::string()}) {
     const auto d = distsgd::data::dataset_description(options, cache);
     EXPECT_EQ(d.name, "synthetic");
     EXPECT_EQ(d.classes, 10);
@@ -181,9 +180,8 @@ TEST(DatasetCache, TheWorkersOfARunShareOneCacheFileAndTrainTheSame) {
   const auto shared = run_shell("DISTSGD_DATA_CACHE=" + (dir / "cache") + " " + DISTSGD_BINARY + flags + " --out " +
                                 (dir / "shared") + " 2>&1");
   ASSERT_EQ(shared.exit_code, 0) << shared.output;
-  const auto private_copies =
-      run_shell(std::string("DISTSGD_DATA_CACHE=off ") + DISTSGD_BINARY + flags + " --out " + (dir / "private") +
-                " 2>&1");
+  const auto private_copies = run_shell(std::string("DISTSGD_DATA_CACHE=off ") + DISTSGD_BINARY + flags + " --out " +
+                                        (dir / "private") + " 2>&1");
   ASSERT_EQ(private_copies.exit_code, 0) << private_copies.output;
   EXPECT_EQ(cache_files(dir / "cache").size(), 1u);
   EXPECT_EQ(summary_of(dir / "shared")["test_loss"], summary_of(dir / "private")["test_loss"]);

@@ -39,16 +39,16 @@ struct StoppedRun {
 // is stopped (the test fails), so that the test itself never hangs.
 StoppedRun train_and_stop_worker_2(const std::string& flags, const std::string& run) {
   const std::string log = run + ".log";
-  const auto r = run_shell(
-      std::string(DISTSGD_BINARY) + " train" + flags + " --out " + run + " > " + log + " 2>&1 & L=$!; " +
-      "until [ -e " + run + "/config.json ] || ! kill -0 $L 2>/dev/null; do sleep 0.05; done; sleep 1; " +
-      "K=$(pgrep -P $L | sed -n 3p); kill -STOP $K; start=$(date +%s%N); ended=no; " +
-      "for i in $(seq " + std::to_string(kTimeoutSeconds * 10) + "); do " +
-      "kill -0 $L 2>/dev/null || { ended=yes; break; }; sleep 0.1; done; " +
-      "seconds=$(( ($(date +%s%N) - start) / 1000000 )); " +
-      "if [ $ended = no ]; then kill -CONT $K; kill -TERM $L; fi; wait $L; status=$?; " +
-      "alive=no; if [ $ended = yes ] && kill -0 $K 2>/dev/null; then alive=yes; kill -9 $K; fi; " +
-      "echo launcher=$status ended=$ended milliseconds=$seconds victim_alive=$alive");
+  const auto r =
+      run_shell(std::string(DISTSGD_BINARY) + " train" + flags + " --out " + run + " > " + log + " 2>&1 & L=$!; " +
+                "until [ -e " + run + "/config.json ] || ! kill -0 $L 2>/dev/null; do sleep 0.05; done; sleep 1; " +
+                "K=$(pgrep -P $L | sed -n 3p); kill -STOP $K; start=$(date +%s%N); ended=no; " + "for i in $(seq " +
+                std::to_string(kTimeoutSeconds * 10) + "); do " +
+                "kill -0 $L 2>/dev/null || { ended=yes; break; }; sleep 0.1; done; " +
+                "seconds=$(( ($(date +%s%N) - start) / 1000000 )); " +
+                "if [ $ended = no ]; then kill -CONT $K; kill -TERM $L; fi; wait $L; status=$?; " +
+                "alive=no; if [ $ended = yes ] && kill -0 $K 2>/dev/null; then alive=yes; kill -9 $K; fi; " +
+                "echo launcher=$status ended=$ended milliseconds=$seconds victim_alive=$alive");
   StoppedRun result;
   result.output = read_file(log) + r.output;
   auto field = [&](const std::string& name) {
@@ -75,7 +75,8 @@ TEST(HungWorker, AStoppedWorkerIsKilledAndTheRunEndsWithoutIt) {
     EXPECT_EQ(r.status, 0) << algo << "\n" << r.output;
     EXPECT_FALSE(r.victim_alive) << algo << "\n" << r.output;
     EXPECT_NE(r.output.find("worker 2 (rank 2) was declared lost, so the launcher killed it"), std::string::npos)
-        << algo << "\n" << r.output;
+        << algo << "\n"
+        << r.output;
     const auto summary = summary_of(run);
     ASSERT_EQ(summary["lost_workers"].size(), 1u) << algo << "\n" << summary.dump(1);
     EXPECT_EQ(summary["lost_workers"][0]["worker"], 2) << algo;

@@ -80,8 +80,7 @@ void write_text(int fd, const char* text) {
 }  // namespace
 
 ChildProcess start_child(const std::vector<std::string>& argv, const std::vector<std::string>& environment,
-                         const std::vector<int>& signals_to_default, int network_namespace_fd,
-                         bool notice_pipe) {
+                         const std::vector<int>& signals_to_default, int network_namespace_fd, bool notice_pipe) {
   require(!argv.empty(), "launcher: no command to run");
   // Everything the child needs is prepared before fork.
   const std::vector<char*> argv_pointers = null_terminated(argv);

@@ -4,14 +4,13 @@
 #include "distsgd/core/log.hpp"
 #include "distsgd/data/text.hpp"
 
-#include <ATen/ops/empty.h>
 #include <ATen/ops/from_blob.h>
 #include <fcntl.h>
-#include <nlohmann/json.hpp>
 #include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cerrno>
@@ -116,7 +115,7 @@ std::string cache_file_name(const DatasetOptions& o) {
 }
 
 nlohmann::json description_json(const Dataset& d) {
-  return {{"name", d.name},     {"channels", d.channels}, {"height", d.height}, {"width", d.width},
+  return {{"name", d.name},       {"channels", d.channels}, {"height", d.height}, {"width", d.width},
           {"classes", d.classes}, {"mean", d.mean},         {"stddev", d.stddev}, {"text", d.text}};
 }
 
@@ -137,12 +136,14 @@ Dataset description_of(const nlohmann::json& h) {
 void write_cache_file(Dataset d, const cache_fs::path& path) {
   nlohmann::json header = description_json(d);
   uint64_t offset = 0;
-  for (auto& [name, tensor] : cache_tensors(d)) {
+  for (const auto& [name, tensor] : cache_tensors(d)) {
     *tensor = tensor->contiguous();
     const uint64_t bytes = tensor->numel() * tensor->element_size();
-    header["tensors"].push_back(
-        {{"name", name}, {"dtype", cache_dtype_name(tensor->scalar_type())}, {"shape", tensor->sizes().vec()},
-         {"offset", offset}, {"bytes", bytes}});
+    header["tensors"].push_back({{"name", name},
+                                 {"dtype", cache_dtype_name(tensor->scalar_type())},
+                                 {"shape", tensor->sizes().vec()},
+                                 {"offset", offset},
+                                 {"bytes", bytes}});
     offset = aligned(offset + bytes);
   }
   const std::string header_text = header.dump();
@@ -245,9 +246,9 @@ Dataset dataset_of(const MappedFile& file) {
   for (size_t i = 0; i < tensors.size(); ++i) {
     const auto& t = file.header["tensors"][i];
     auto* data = static_cast<char*>(file.mapping->address) + file.data_start + t["offset"].get<uint64_t>();
-    *tensors[i].second =
-        at::from_blob(data, t["shape"].get<std::vector<int64_t>>(), [mapping = file.mapping](void*) {},
-                      at::TensorOptions().dtype(*cache_dtype_of(t["dtype"].get<std::string>())));
+    *tensors[i].second = at::from_blob(
+        data, t["shape"].get<std::vector<int64_t>>(), [mapping = file.mapping](void*) {},
+        at::TensorOptions().dtype(*cache_dtype_of(t["dtype"].get<std::string>())));
   }
   return d;
 }
@@ -284,10 +285,10 @@ void remove_least_recently_used(const cache_fs::path& dir, const cache_fs::path&
   }
   std::sort(files.begin(), files.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
   uintmax_t kept = 0;
-  for (const auto& [time, path] : files) {
-    kept += cache_fs::file_size(path, error);
+  for (const auto& file : files) {
+    kept += cache_fs::file_size(file.second, error);
     // A process still mapping a removed file keeps its pages until it unmaps them.
-    if (kept > kCacheBytesKept && path != keep) cache_fs::remove(path, error);
+    if (kept > kCacheBytesKept && file.second != keep) cache_fs::remove(file.second, error);
   }
 }
 

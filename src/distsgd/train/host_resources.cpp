@@ -11,6 +11,7 @@
 
 #include <ATen/core/grad_mode.h>
 
+#include <iomanip>
 #include <sstream>
 #include <thread>
 
@@ -24,9 +25,9 @@ std::string megabytes(double bytes) { return std::to_string(static_cast<int64_t>
 std::string oversubscription_warning(int64_t processes, int64_t threads_per_process, int64_t cores) {
   const int64_t threads = processes * threads_per_process;
   if (cores <= 0 || threads <= cores) return "";
+  const double ratio = static_cast<double>(threads) / static_cast<double>(cores);
   std::ostringstream factor;
-  factor.precision(2);
-  factor << static_cast<double>(threads) / static_cast<double>(cores);
+  factor << std::fixed << std::setprecision(ratio < 10 ? 1 : 0) << ratio;
   return "distsgd: warning: " + std::to_string(processes) + " processes x " + std::to_string(threads_per_process) +
          (threads_per_process == 1 ? " compute thread = " : " compute threads = ") + std::to_string(threads) +
          " threads on " + std::to_string(cores) + (cores == 1 ? " core (" : " cores (") + factor.str() +
@@ -35,11 +36,8 @@ std::string oversubscription_warning(int64_t processes, int64_t threads_per_proc
 }
 
 void check_host_resources(const TrainConfig& c) {
-  const int64_t processes = c.workers + c.servers;
-  const int64_t cores = static_cast<int64_t>(std::thread::hardware_concurrency());
-  const std::string warning = oversubscription_warning(processes, compute_threads(c.threads, processes), cores);
-  if (!warning.empty()) log::info(warning);
-
+  // One thread: the emulated cluster's launcher must stay single-threaded to make its user namespace afterwards.
+  configure_threads(1);
   at::NoGradGuard no_grad;
   const std::string cache = data::dataset_cache_dir();
   const data::Dataset dataset = data::load_shared_dataset(dataset_options(c), cache);
@@ -52,10 +50,15 @@ void check_host_resources(const TrainConfig& c) {
   require(fits_in_memory(m.total, available),
           std::to_string(c.workers) + " workers and " + std::to_string(c.servers) + " servers of " +
               std::to_string(parameters) + " parameters need about " + gigabytes(m.total) + " (" +
-              megabytes(m.per_worker) + " per worker, " + megabytes(m.per_server) + " per server, " +
-              megabytes(m.shared) + " shared: libtorch's code" + (cache.empty() ? "" : " and the dataset") +
+              megabytes(m.per_worker) + " per worker, " +
+              (c.servers > 0 ? megabytes(m.per_server) + " per server, " : "") + megabytes(m.shared) + " shared: libtorch's code" + (cache.empty() ? "" : " and the dataset") +
               "), and this machine has " + gigabytes(available) +
               " available: use fewer processes, a smaller model, or a host with more memory");
+
+  const int64_t processes = c.workers + c.servers;
+  const int64_t cores = static_cast<int64_t>(std::thread::hardware_concurrency());
+  const std::string warning = oversubscription_warning(processes, compute_threads(c.threads, processes), cores);
+  if (!warning.empty()) log::info(warning);
 }
 
 }  // namespace distsgd::train
