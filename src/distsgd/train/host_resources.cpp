@@ -51,9 +51,9 @@ void check_host_resources(const TrainConfig& c) {
           std::to_string(c.workers) + " workers and " + std::to_string(c.servers) + " servers of " +
               std::to_string(parameters) + " parameters need about " + gigabytes(m.total) + " (" +
               megabytes(m.per_worker) + " per worker, " +
-              (c.servers > 0 ? megabytes(m.per_server) + " per server, " : "") + megabytes(m.shared) + " shared: libtorch's code" + (cache.empty() ? "" : " and the dataset") +
-              "), and this machine has " + gigabytes(available) +
-              " available: use fewer processes, a smaller model, or a host with more memory");
+              (c.servers > 0 ? megabytes(m.per_server) + " per server, " : "") + megabytes(m.shared) +
+              " shared: libtorch's code" + (cache.empty() ? "" : " and the dataset") + "), and this machine has " +
+              gigabytes(available) + " available: use fewer processes, a smaller model, or a host with more memory");
 
   const int64_t processes = c.workers + c.servers;
   const int64_t cores = static_cast<int64_t>(std::thread::hardware_concurrency());
