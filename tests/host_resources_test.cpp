@@ -80,7 +80,8 @@ TEST(HostResources, ARunThatCannotFitInMemoryIsRefusedBeforeAnyProcessStarts) {
             std::string::npos)
       << r.output.substr(0, 2000);
   EXPECT_NE(r.output.find(" need about "), std::string::npos) << r.output.substr(0, 2000);
-  EXPECT_NE(r.output.find(" available: use fewer processes"), std::string::npos) << r.output.substr(0, 2000);
+  EXPECT_NE(r.output.find(" available (MemAvailable): use fewer processes"), std::string::npos)
+      << r.output.substr(0, 2000);
   EXPECT_EQ(r.output.find("launching"), std::string::npos) << r.output.substr(0, 2000);
   EXPECT_EQ(count_of(r.output, "distsgd: error:"), 1) << r.output.substr(0, 2000);
 }
@@ -169,6 +170,18 @@ TEST(DatasetCache, AnUnwritableDirectoryCostsAPrivateCopyNotTheRun) {
   std::ofstream(file) << "x";
   const auto d = distsgd::data::load_shared_dataset(small_synthetic(), file + "/cache");
   EXPECT_EQ(d.train.size(), 300);
+}
+
+// A cache directory that cannot be written: the launcher says so once, and every process loads its own copy.
+TEST(DatasetCache, AnUnwritableDirectoryIsSaidOnceAndTheRunGoesOn) {
+  TempDir dir;
+  const std::string file = dir / "not-a-directory";
+  std::ofstream(file) << "x";
+  const auto r =
+      run_shell("DISTSGD_DATA_CACHE=" + file + "/cache " + DISTSGD_BINARY +
+                " train --algo asp --servers 1 --workers 2" + kSmallTask + " --out " + (dir / "run") + " 2>&1");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(count_of(r.output, "cannot use the dataset cache in " + file + "/cache (Not a directory)"), 1) << r.output;
 }
 
 // A real run: the launcher decodes the dataset once into the cache, the workers map it, and the run trains exactly

@@ -309,14 +309,18 @@ MappedFile mapped_dataset(const DatasetOptions& options, const std::string& dir)
   return *file;
 }
 
+void warn_cache_unusable(const std::string& dir, const std::error_code& error) {
+  // The cache only saves memory: a directory we cannot write costs a private copy, not the run.
+  log::info("distsgd: warning: cannot use the dataset cache in " + dir + " (" + error.message() +
+            "); each process loads its own copy (set DISTSGD_DATA_CACHE to a writable directory, or off)");
+}
+
 // The mapped cache file, or nullopt (after one warning line) when the cache directory cannot be used.
 std::optional<MappedFile> try_mapped_dataset(const DatasetOptions& options, const std::string& cache_dir) {
   try {
     return mapped_dataset(options, cache_dir);
   } catch (const cache_fs::filesystem_error& e) {
-    // The cache only saves memory: a directory we cannot write costs a private copy, not the run.
-    log::info("distsgd: warning: cannot use the dataset cache in " + cache_dir + " (" + e.code().message() +
-              "); this process loads its own copy (set DISTSGD_DATA_CACHE to a writable directory, or off)");
+    warn_cache_unusable(cache_dir, e.code());
     return std::nullopt;
   }
 }
@@ -330,6 +334,14 @@ std::string dataset_cache_dir() {
   if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) return std::string(xdg) + "/distsgd/datasets";
   if (const char* home = std::getenv("HOME"); home && *home) return std::string(home) + "/.cache/distsgd/datasets";
   return "";
+}
+
+bool dataset_cache_usable(const std::string& dir) {
+  std::error_code error;
+  cache_fs::create_directories(dir, error);
+  if (!error && ::access(dir.c_str(), W_OK | X_OK) != 0) error = std::error_code(errno, std::generic_category());
+  if (error) warn_cache_unusable(dir, error);
+  return !error;
 }
 
 Dataset load_shared_dataset(const DatasetOptions& options, const std::string& cache_dir) {

@@ -16,6 +16,10 @@ namespace distsgd::data {
 // no home is known.
 std::string dataset_cache_dir();
 
+// Whether cache files can be written in `dir` (created if missing); false, with one warning line saying so and that
+// each process loads its own copy, when they cannot.
+bool dataset_cache_usable(const std::string& dir);
+
 // `options`' dataset with its splits mapped from the cache file in `cache_dir` (written first if missing). The
 // tensors are read-only memory: writing to them kills the process. Throws Error as load_dataset does. When the cache
 // cannot be written (a read-only or full directory), says so in one warning line and loads a private copy.

@@ -11,6 +11,8 @@
 
 #include <ATen/core/grad_mode.h>
 
+#include <stdlib.h>
+
 #include <iomanip>
 #include <sstream>
 #include <thread>
@@ -39,7 +41,12 @@ void check_host_resources(const TrainConfig& c) {
   // One thread: the emulated cluster's launcher must stay single-threaded to make its user namespace afterwards.
   configure_threads(1);
   at::NoGradGuard no_grad;
-  const std::string cache = data::dataset_cache_dir();
+  std::string cache = data::dataset_cache_dir();
+  if (!cache.empty() && !data::dataset_cache_usable(cache)) {
+    // Said once, here: the processes, which inherit this environment, load their own copies without a word.
+    ::setenv("DISTSGD_DATA_CACHE", "off", 1);
+    cache.clear();
+  }
   const data::Dataset dataset = data::load_shared_dataset(dataset_options(c), cache);
   const auto model = models::make_model(model_options(c), input_spec(dataset));
   int64_t parameters = 0;
@@ -53,7 +60,8 @@ void check_host_resources(const TrainConfig& c) {
               megabytes(m.per_worker) + " per worker, " +
               (c.servers > 0 ? megabytes(m.per_server) + " per server, " : "") + megabytes(m.shared) +
               " shared: libtorch's code" + (cache.empty() ? "" : " and the dataset") + "), and this machine has " +
-              gigabytes(available) + " available: use fewer processes, a smaller model, or a host with more memory");
+              gigabytes(available) +
+              " available (MemAvailable): use fewer processes, a smaller model, or a host with more memory");
 
   const int64_t processes = c.workers + c.servers;
   const int64_t cores = static_cast<int64_t>(std::thread::hardware_concurrency());

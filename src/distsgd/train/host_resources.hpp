@@ -10,6 +10,7 @@
 
 namespace distsgd::train {
 
+// Call it while this process runs no other thread (it may set DISTSGD_DATA_CACHE=off for the processes it starts).
 // Loads the dataset through the host's shared cache (data/dataset_cache.hpp: the processes then only map it) and
 // builds the model once to count its parameters; throws Error, one line naming the estimate and the available memory,
 // when the processes would not fit (train/memory_estimate.hpp); prints oversubscription_warning when there is one.
