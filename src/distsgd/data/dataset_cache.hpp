@@ -3,7 +3,8 @@
 // the file (under a lock, renamed into place whole); every process maps it read-only, so its pages are the page
 // cache's, held once on the host however many processes read them. A file is named by the dataset's options and its
 // source files' sizes and times, so a changed dataset gets a new file; the least recently used files beyond a few GB
-// are removed when a new one is written.
+// are removed when a new one is written. Remove a file to have it made again, never truncate it: a process mapping a
+// truncated file dies (SIGBUS) when it reads past the new end.
 #pragma once
 #include "distsgd/data/dataset.hpp"
 
