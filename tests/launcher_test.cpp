@@ -373,6 +373,27 @@ TEST(Launcher, SigtermStopsEveryChildAndReturns143) { expect_signal_stops_every_
 
 TEST(Launcher, SigintStopsEveryChildAndReturns130) { expect_signal_stops_every_process(SIGINT); }
 
+// A rank the leader declared lost may hang (or be stopped) instead of dying: the launcher kills it when told, and the
+// run ends without waiting for it. Notices that name no child, or are not notices, change nothing.
+TEST(Launcher, ARankDeclaredLostIsKilledAndTheOthersGoOn) {
+  auto spec =
+      shell_job(3,
+                "if [ \"$RANK\" != 0 ]; then exec sleep 60; fi\n"
+                "[ \"$DISTSGD_LAUNCHER_FD\" = 3 ] || exit 9\n"
+                "printf 'lost 7\\nnot a notice\\nlost 1\\n' >&3; sleep 0.5; printf 'lost 2\\n' >&3; sleep 0.5\n");
+  spec.survivable = {false, true, true};
+  const auto outcome = launch_captured(spec);
+  EXPECT_EQ(outcome.status, 0) << outcome.err;
+  EXPECT_LT(outcome.seconds, 20) << outcome.err;  // not the 60 s of the hung ranks
+  for (const std::string rank : {"1", "2"}) {
+    EXPECT_NE(outcome.err.find("distsgd: warning: worker " + rank + " (rank " + rank +
+                               ") was declared lost, so the launcher killed it (SIGKILL)"),
+              std::string::npos)
+        << outcome.err;
+  }
+  EXPECT_EQ(outcome.err.find("error"), std::string::npos) << outcome.err;
+}
+
 TEST(LauncherLineForwarder, WritesWholePrefixedLinesAndFlushesTheLastPartialOne) {
   TempDir dir;
   const std::string path = dir / "lines";

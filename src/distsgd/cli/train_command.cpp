@@ -7,6 +7,7 @@
 #include "distsgd/core/json_file.hpp"
 #include "distsgd/core/log.hpp"
 #include "distsgd/train/checkpoint_files.hpp"
+#include "distsgd/train/host_resources.hpp"
 #include "distsgd/train/options.hpp"
 #include "distsgd/train/process.hpp"
 #include "distsgd/train/resume_settings.hpp"
@@ -108,6 +109,9 @@ int launch_processes(TrainConfig& config, const cluster::NetworkRequest& network
   // process starts.
   train::RunDirectoryLock::refuse_if_held(config.out);
   if (!config.resume.empty()) train::checked_checkpoint(config);
+  // A run that cannot fit in this host's memory is refused before any process starts; the dataset's shared copy is
+  // made here, once, for the processes to map.
+  train::check_host_resources(config);
   std::vector<std::string> labels;
   for (int64_t r = 0; r < config.processes(); ++r) {
     labels.push_back(r < config.workers ? "worker " + std::to_string(r)

@@ -8,7 +8,9 @@
 
 #include <cerrno>
 #include <cstring>
+#include <optional>
 
+#include "distsgd/comm/launcher_notice.hpp"
 #include "distsgd/core/error.hpp"
 
 namespace distsgd::comm {
@@ -41,7 +43,7 @@ void write_text(int fd, const char* text) {
 // Between fork and exec of a multithreaded parent only async-signal-safe calls are allowed: no allocation here.
 [[noreturn]] void become_child(pid_t launcher, const char* path, char* const* argv, char* const* envp,
                                const std::vector<int>& signals_to_default, const sigset_t& launcher_mask, int stdin_fd,
-                               int stdout_fd, int stderr_fd, int network_namespace_fd,
+                               int stdout_fd, int stderr_fd, int notice_fd, int network_namespace_fd,
                                const char* exec_failure_prefix) {
   ::setpgid(0, 0);
   // The launcher's death (even by SIGKILL) takes the child with it; if it already died, the orphan stops here.
@@ -58,8 +60,15 @@ void write_text(int fd, const char* text) {
   ::dup2(stdin_fd, STDIN_FILENO);
   ::dup2(stdout_fd, STDOUT_FILENO);
   ::dup2(stderr_fd, STDERR_FILENO);
+  int first_to_close = 3;
+  if (notice_fd >= 0) {
+    // dup2 onto itself would keep O_CLOEXEC, and the descriptor would close at exec.
+    if (notice_fd == kLauncherNoticeFd) ::fcntl(notice_fd, F_SETFD, 0);
+    ::dup2(notice_fd, kLauncherNoticeFd);
+    first_to_close = kLauncherNoticeFd + 1;
+  }
   // Descriptors the host program opened without O_CLOEXEC (other children's pipes included) must not keep pipes open.
-  ::close_range(3, ~0U, 0);
+  ::close_range(static_cast<unsigned>(first_to_close), ~0U, 0);
   ::execve(path, argv, envp);
   const int error = errno;
   write_text(STDERR_FILENO, exec_failure_prefix);
@@ -71,7 +80,7 @@ void write_text(int fd, const char* text) {
 }  // namespace
 
 ChildProcess start_child(const std::vector<std::string>& argv, const std::vector<std::string>& environment,
-                         const std::vector<int>& signals_to_default, int network_namespace_fd) {
+                         const std::vector<int>& signals_to_default, int network_namespace_fd, bool notice_pipe) {
   require(!argv.empty(), "launcher: no command to run");
   // Everything the child needs is prepared before fork.
   const std::vector<char*> argv_pointers = null_terminated(argv);
@@ -82,6 +91,12 @@ ChildProcess start_child(const std::vector<std::string>& argv, const std::vector
   require(dev_null.valid(), std::string("launcher: cannot open /dev/null: ") + std::strerror(errno));
   Pipe out = make_pipe();
   Pipe err = make_pipe();
+  std::optional<Pipe> notice;
+  if (notice_pipe) {
+    notice = make_pipe();
+    // The child's notices are best effort: a launcher that stopped reading must not block it.
+    ::fcntl(notice->write_end.get(), F_SETFL, ::fcntl(notice->write_end.get(), F_GETFL) | O_NONBLOCK);
+  }
 
   // Signals stay blocked across fork so that no handler of the launcher runs in the child before it resets them.
   sigset_t all, launcher_mask;
@@ -90,8 +105,8 @@ ChildProcess start_child(const std::vector<std::string>& argv, const std::vector
   const pid_t pid = ::fork();
   if (pid == 0) {
     become_child(launcher, argv[0].c_str(), argv_pointers.data(), environment_pointers.data(), signals_to_default,
-                 launcher_mask, dev_null.get(), out.write_end.get(), err.write_end.get(), network_namespace_fd,
-                 exec_failure_prefix.c_str());
+                 launcher_mask, dev_null.get(), out.write_end.get(), err.write_end.get(),
+                 notice ? notice->write_end.get() : -1, network_namespace_fd, exec_failure_prefix.c_str());
   }
   const int fork_error = errno;
   ::pthread_sigmask(SIG_SETMASK, &launcher_mask, nullptr);
@@ -103,6 +118,7 @@ ChildProcess start_child(const std::vector<std::string>& argv, const std::vector
   child.pid = pid;
   child.stdout_pipe = std::move(out.read_end);
   child.stderr_pipe = std::move(err.read_end);
+  if (notice) child.notice_pipe = std::move(notice->read_end);
   return child;
 }
 

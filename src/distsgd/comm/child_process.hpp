@@ -14,14 +14,17 @@ struct ChildProcess {
   pid_t pid = -1;        // also the id of the child's process group
   UniqueFd stdout_pipe;  // read ends, non-blocking
   UniqueFd stderr_pipe;
+  UniqueFd notice_pipe;  // with notice_pipe: the read end of the child's notices (comm/launcher_notice.hpp)
 };
 
 // Runs argv (argv[0] is the path executed, no PATH search) with exactly the environment `environment` ("KEY=value").
 // `signals_to_default` are reset to SIG_DFL in the child before exec (the launcher's own handlers and ignores must not
 // leak into it). When exec fails, the child writes "cannot execute <path>: <reason>" to its stderr and exits 127.
 // With `network_namespace_fd` >= 0 the child enters that network namespace before exec (an emulated host).
+// With `notice_pipe` the child gets a pipe to the caller on descriptor kLauncherNoticeFd (comm/launcher_notice.hpp).
 // Throws Error when the pipes or the fork cannot be made.
 ChildProcess start_child(const std::vector<std::string>& argv, const std::vector<std::string>& environment,
-                         const std::vector<int>& signals_to_default, int network_namespace_fd = -1);
+                         const std::vector<int>& signals_to_default, int network_namespace_fd = -1,
+                         bool notice_pipe = false);
 
 }  // namespace distsgd::comm

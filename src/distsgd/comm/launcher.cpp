@@ -12,6 +12,7 @@
 #include <optional>
 
 #include "distsgd/comm/child_process.hpp"
+#include "distsgd/comm/launcher_notice.hpp"
 #include "distsgd/comm/line_forwarder.hpp"
 #include "distsgd/comm/signal_pipe.hpp"
 #include "distsgd/core/error.hpp"
@@ -50,6 +51,7 @@ std::vector<std::string> child_environment(const LaunchSpec& spec, std::size_t r
   set("LOCAL_RANK", std::to_string(rank));
   set("LOCAL_WORLD_SIZE", world_size);
   set("DISTSGD_LAUNCHED", "1");
+  set(kLauncherNoticeVariable, std::to_string(kLauncherNoticeFd));
   return environment;
 }
 
@@ -84,7 +86,9 @@ struct Child {
   ChildProcess process;
   LineForwarder stdout_lines;
   LineForwarder stderr_lines;
+  std::string notices;  // what arrived of the notice pipe's current line
   bool running = true;
+  bool killed_as_lost = false;  // the leader declared it lost, and the launcher killed it
 };
 
 enum class ReadMode { OneChunk, UntilEmpty };
@@ -133,7 +137,8 @@ class Supervisor {
             rank < spec_.network_namespace_fds.size() ? spec_.network_namespace_fds[rank] : -1;
         children_.emplace_back(
             spec_.labels[rank], rank,
-            start_child(spec_.argv, child_environment(spec_, rank), signals_.changed_signals(), network_namespace_fd));
+            start_child(spec_.argv, child_environment(spec_, rank), signals_.changed_signals(), network_namespace_fd,
+                        /*notice_pipe=*/true));
       }
     } catch (...) {
       kill_all();
@@ -166,10 +171,49 @@ class Supervisor {
       const auto until_kill = std::chrono::ceil<std::chrono::milliseconds>(kill_time_ - Clock::now());
       timeout = std::clamp(until_kill, std::chrono::milliseconds(0), timeout);
     }
+    const std::size_t output_fds = fds.size();
+    for (auto& child : children_) {
+      if (child.process.notice_pipe.valid()) fds.push_back({child.process.notice_pipe.get(), POLLIN, 0});
+    }
     if (::poll(fds.data(), fds.size(), static_cast<int>(timeout.count())) <= 0) return;
-    for (std::size_t i = 1; i < fds.size(); ++i) {
+    for (std::size_t i = 1; i < output_fds; ++i) {
       if (fds[i].revents != 0) read_pipe(*pipes[i - 1].first, *pipes[i - 1].second, ReadMode::OneChunk);
     }
+    for (std::size_t i = output_fds; i < fds.size(); ++i) {
+      if (fds[i].revents == 0) continue;
+      for (auto& child : children_) {
+        if (child.process.notice_pipe.get() == fds[i].fd) read_notices(child);
+      }
+    }
+  }
+
+  // A rank's notices (comm/launcher_notice.hpp), a line at a time.
+  void read_notices(Child& child) {
+    char buffer[256];
+    const ssize_t n = ::read(child.process.notice_pipe.get(), buffer, sizeof buffer);
+    if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN && errno != EWOULDBLOCK)) {
+      child.process.notice_pipe.reset();
+      return;
+    }
+    if (n < 0) return;
+    child.notices.append(buffer, static_cast<std::size_t>(n));
+    for (auto end = child.notices.find('\n'); end != std::string::npos; end = child.notices.find('\n')) {
+      const std::string line = child.notices.substr(0, end);
+      child.notices.erase(0, end + 1);
+      if (const auto rank = lost_rank_of_notice(line)) kill_lost(*rank);
+    }
+    if (child.notices.size() > LineForwarder::kMaxLineBytes) child.notices.clear();  // not a notice of ours
+  }
+
+  // The leader declared `rank` lost: the others go on without it. If it is stopped or hangs it cannot end itself,
+  // and the launcher would wait for it forever; killing it also closes its connections, so that peers still waiting
+  // on it learn at once that it is gone, not a --timeout later.
+  void kill_lost(int64_t rank) {
+    if (rank < 0 || static_cast<std::size_t>(rank) >= children_.size()) return;
+    Child& child = children_[static_cast<std::size_t>(rank)];
+    if (!child.running || child.killed_as_lost) return;
+    child.killed_as_lost = true;
+    signal_tree(child.process.pid, SIGKILL);
   }
 
   void handle_signals() {
@@ -211,6 +255,11 @@ class Supervisor {
     read_pipe(child.process.stderr_pipe, child.stderr_lines, ReadMode::UntilEmpty);
     const bool succeeded = result > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
     if (succeeded || stopping_) return;
+    if (child.killed_as_lost) {
+      write_fully(STDERR_FILENO, "distsgd: warning: " + child.label + " (rank " + std::to_string(child.rank) +
+                                     ") was declared lost, so the launcher killed it (SIGKILL)\n");
+      return;
+    }
     if (child.rank < spec_.survivable.size() && spec_.survivable[child.rank]) {
       const std::string last_line = without_error_prefix(child.stderr_lines.last_line());
       write_fully(STDERR_FILENO, "distsgd: warning: " + child.label + " (rank " + std::to_string(child.rank) + ") " +

@@ -21,6 +21,8 @@ struct LaunchSpec {
   // Optional, one per child: the job goes on when this child fails (a worker of a run with --on-worker-loss
   // continue); its failure is reported as a warning and does not stop the others or change the exit status.
   std::vector<bool> survivable;
+  // Every child also gets a notice pipe (comm/launcher_notice.hpp): a child named in a "lost <rank>" notice (the
+  // leader declared it lost) is killed at once with its group, and reported as a warning, not as a failure.
 };
 
 // Starts one child per label with RANK=<i>, WORLD_SIZE=<n>, LOCAL_RANK=<i>, LOCAL_WORLD_SIZE=<n>,

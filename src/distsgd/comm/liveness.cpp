@@ -1,5 +1,6 @@
 #include "distsgd/comm/liveness.hpp"
 
+#include "distsgd/comm/launcher_notice.hpp"
 #include "distsgd/core/error.hpp"
 #include "distsgd/core/log.hpp"
 
@@ -38,6 +39,7 @@ struct Liveness::State {
   int64_t rank = 0, world_size = 1;
   LivenessOptions options;
   c10::intrusive_ptr<c10d::Store> store;  // used by the beat thread only
+  int launcher_fd = -1;                   // distsgd's launcher, told whom the leader declares lost
   Clock::time_point started = Clock::now();
 
   mutable std::mutex mutex;
@@ -130,6 +132,9 @@ struct Liveness::State {
     const double seconds = std::chrono::duration<double>(Clock::now() - started).count();
     store->set("lost/" + std::to_string(r), bytes_of(std::to_string(seconds)));
     declarations_seen = store->add("lost-count", 1);
+    // A stopped process cannot end itself: whoever started it kills it (under mpirun or srun nobody is told, and it
+    // ends when it runs again and finds itself declared lost).
+    tell_launcher_lost(launcher_fd, r);
     record_lost(r, seconds);
   }
 
@@ -209,6 +214,7 @@ Liveness::Liveness(const ProcessEnv& env, int64_t world_size, LivenessOptions op
   s.finished_flags.assign(static_cast<size_t>(world_size), false);
   s.last_count.assign(static_cast<size_t>(world_size), -1);
   s.last_change.assign(static_cast<size_t>(world_size), Clock::now());
+  if (s.rank == 0) s.launcher_fd = launcher_notice_fd();
   try {
     c10d::TCPStoreOptions store_options;
     store_options.port = static_cast<std::uint16_t>(env.port);

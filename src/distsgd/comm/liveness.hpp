@@ -5,6 +5,8 @@
 // lost, unless it said it finished:
 //  - If the run can go on without it (LivenessOptions::survivable), the leader (rank 0) declares it lost and
 //    records when. Every process learns of the declaration at its next beat and runs its on_lost callbacks there.
+//    Under distsgd's launcher the leader also tells the launcher, which kills the lost process (it may be stopped
+//    or hung, not dead: comm/launcher_notice.hpp).
 //  - Any other loss ends the process that notices it at once, with one line naming the lost process.
 // A process that finds itself declared lost (it was stopped, or cut off from the store, and came back) ends with a
 // line saying so. The leader's own loss is never survivable: it writes the run directory and decides who is lost.

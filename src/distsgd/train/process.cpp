@@ -6,6 +6,7 @@
 #include "distsgd/core/error.hpp"
 #include "distsgd/core/log.hpp"
 #include "distsgd/core/timeline.hpp"
+#include "distsgd/data/dataset_cache.hpp"
 #include "distsgd/models/model.hpp"
 #include "distsgd/optim/flat_parameters.hpp"
 #include "distsgd/optim/threads.hpp"
@@ -21,6 +22,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <optional>
 
 namespace distsgd::train {
 data::DatasetOptions dataset_options(const TrainConfig& c) {
@@ -107,6 +109,14 @@ void watch_the_other_processes(Process& p) {
   if (continues) p.comm->agree_on_workers_before_collectives();
 }
 
+// The processes of a run on one host share one read-only copy of the dataset (data/dataset_cache.hpp); a server
+// takes only its description: it never reads a sample.
+data::Dataset dataset_of_process(const Process& p, const std::optional<comm::ProcessEnv>& env) {
+  const auto options = dataset_options(p.config);
+  const std::string cache = env && env->local_world_size > 1 ? data::dataset_cache_dir() : "";
+  return p.is_worker() ? data::load_shared_dataset(options, cache) : data::dataset_description(options, cache);
+}
+
 }  // namespace
 
 void build_model(Process& p, data::Dataset dataset) {
@@ -144,7 +154,7 @@ void start_process(Process& p, TrainConfig config) {
   }
   p.threads = configure_threads(config.threads, env ? env->local_world_size : 1);
 
-  build_model(p, data::load_dataset(dataset_options(config)));
+  build_model(p, dataset_of_process(p, env));
   if (distributed) {
     p.comm = std::make_unique<comm::GlooCommunicator>(
         *env, config.workers, std::chrono::milliseconds(static_cast<int64_t>(config.timeout * 1000)));

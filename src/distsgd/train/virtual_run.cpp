@@ -20,6 +20,7 @@
 #include "distsgd/sim/model_profile.hpp"
 #include "distsgd/sim/prediction.hpp"
 #include "distsgd/sim/ring_collectives.hpp"
+#include "distsgd/train/memory_estimate.hpp"
 #include "distsgd/train/model_cost.hpp"
 #include "distsgd/train/options.hpp"
 #include "distsgd/train/process.hpp"
@@ -28,9 +29,7 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <memory>
-#include <sstream>
 #include <vector>
 
 namespace distsgd::train {
@@ -70,41 +69,7 @@ sim::ModelProfile virtual_profile(const TrainConfig& c, const data::Dataset& d) 
   return sim::analytical_profile(cost, sim::load_device(c.profile), c.batch_size);
 }
 
-double available_memory_bytes() {
-  std::ifstream meminfo("/proc/meminfo");
-  std::string key;
-  double kilobytes = 0;
-  std::string unit;
-  while (meminfo >> key >> kilobytes >> unit) {
-    if (key == "MemAvailable:") return kilobytes * 1024;
-  }
-  return 0;  // unknown: no refusal
-}
-
-std::string gigabytes(double bytes) {
-  std::ostringstream text;
-  text.precision(3);
-  text << bytes / 1e9 << " GB";
-  return text.str();
-}
-
 }  // namespace
-
-double virtual_memory_estimate(const TrainConfig& c, int64_t parameters, int64_t sample_values) {
-  const double model = 4.0 * static_cast<double>(parameters);
-  // Each thread's touched stack and libtorch's per-thread state. Calibrated on ASP with 1,024 workers and 8 servers
-  // (9,216 actors, lenet5): 5.8 GB measured, 7.0 GB estimated with this figure (bench/README).
-  constexpr double kThreadBytes = 0.5e6;
-  // A worker: parameters, gradients, momentum, and as much again in messages and the algorithm's copies (a gossip
-  // model, a server's reply); autograd's activations for a batch (about 8 values kept per input value, as lenet5
-  // and the resnets keep); its thread.
-  const double worker = 6 * model + 8.0 * 4 * static_cast<double>(c.batch_size * sample_values) + kThreadBytes;
-  // A server: its model (the layout), its shard, its optimizer state, and per worker a payload and reply buffer of
-  // its shard and a handler thread.
-  const double shard = model / static_cast<double>(std::max<int64_t>(c.servers, 1));
-  const double server = 3 * model + static_cast<double>(c.workers) * (2 * shard + kThreadBytes);
-  return static_cast<double>(c.workers) * worker + static_cast<double>(c.servers) * server;
-}
 
 nlohmann::json run_virtual_training(TrainConfig config, const TrainHooks& hooks) {
   validate(config);
@@ -134,7 +99,7 @@ nlohmann::json run_virtual_training(TrainConfig config, const TrainHooks& hooks)
   }
   const double needed = virtual_memory_estimate(config, parameters, dataset.channels * dataset.height * dataset.width);
   const double available = available_memory_bytes();
-  require(available <= 0 || needed < 0.9 * available,
+  require(fits_in_memory(needed, available),
           "--virtual: " + std::to_string(config.workers) + " workers and " + std::to_string(config.servers) +
               " servers of " + std::to_string(parameters) + " parameters need about " + gigabytes(needed) +
               ", and this machine has " + gigabytes(available) + " available: use fewer workers or a smaller model");

@@ -19,9 +19,4 @@ namespace distsgd::train {
 // malformed, or the run would not fit in memory; and when the run deadlocks, naming who waits for what.
 nlohmann::json run_virtual_training(TrainConfig config, const TrainHooks& hooks = {});
 
-// Bytes a virtual run of `parameters` per model needs (every worker's model, gradient, optimizer state and
-// messages; the servers' shards; activations of a batch of `sample_values` floats per sample), beside one shared
-// copy of the dataset.
-double virtual_memory_estimate(const TrainConfig& config, int64_t parameters, int64_t sample_values);
-
 }  // namespace distsgd::train
