@@ -1,6 +1,7 @@
 // The low-communication family (spec: "The low-communication family"): the outer loop's schedule and rules against
 // torchft's DiLoCo regression cases and hand-computed sequences, the quantised exchange, and the algorithms end to
-// end: localsgd with H = 1 is AR-SGD without overlap, DiLoCo with outer lr 1 and no momentum is localsgd.
+// end: localsgd with H = 1 is AR-SGD without overlap, DiLoCo with outer lr 1 and no momentum is localsgd, SlowMo
+// over SGP with H = 1 is SlowMo over local SGD.
 #include "distsgd/algo/outer/outer_loop.hpp"
 #include "distsgd/algo/outer/quantized_allreduce.hpp"
 #include "distsgd/sim/actor_scheduler.hpp"
@@ -26,6 +27,7 @@ using distsgd::algo::outer::Fragment;
 using distsgd::algo::outer::OuterLoop;
 using distsgd::algo::outer::OuterRule;
 using distsgd::algo::outer::OuterSettings;
+using distsgd::testing::error_of_call;
 using distsgd::testing::parameters_of;
 using distsgd::testing::run_distsgd;
 using distsgd::testing::summary_of;
@@ -242,9 +244,15 @@ const std::string kSmallRun =
     "--synthetic-test-size 64 --max-steps 12 --epochs 1 --seed 5 --threads 1 --no-checkpoint "
     "--progress-seconds 1000 --workers 2 --batch-size 16 --lr 0.05";
 
-at::Tensor trained(const std::string& flags) {
+// kSmallRun on 4 workers (SGP's exponential graph has two hops there).
+const std::string kFourWorkers =
+    " --model lenet5 --dataset synthetic --synthetic-shape 1x28x28 --synthetic-train-size 1920 "
+    "--synthetic-test-size 64 --max-steps 12 --epochs 1 --seed 5 --threads 1 --no-checkpoint "
+    "--progress-seconds 1000 --workers 4 --batch-size 8 --lr 0.05";
+
+at::Tensor trained(const std::string& flags, const std::string& run = kSmallRun) {
   TempDir dir;
-  auto r = run_distsgd("train" + kSmallRun + " " + flags + " --out " + (dir / "run"));
+  auto r = run_distsgd("train" + run + " " + flags + " --out " + (dir / "run"));
   EXPECT_EQ(r.exit_code, 0) << r.output;
   return r.exit_code == 0 ? parameters_of(dir / "run") : torch::zeros({1});
 }
@@ -260,6 +268,23 @@ TEST(LowCommunication, LocalSgdWithHOneIsArSgdWithoutOverlap) {
   const auto spaced = trained("--algo localsgd --sync-every 4");
   EXPECT_LT(relative_error(local, arsgd), 1e-5);
   EXPECT_GT(relative_error(spaced, arsgd), 1e-4) << "H = 4 is a different run";
+}
+
+// SlowMo over SGP (algo/outer/slowmo_over_sgp.hpp), 4 workers on the exponential graph. With H = 1 every step
+// ends with the exact average of the models just gossiped, which gossip does not change (it conserves the push-sum
+// mass), and the next gradients are taken at that average (a message from a peer that ran ahead waits): slowmo over
+// SGP is slowmo over local SGD, and with alpha 1 and beta 0 it is AR-SGD without overlap.
+TEST(LowCommunication, SlowMoOverSgpWithHOneIsSlowMoOverLocalSgd) {
+  const auto arsgd = trained("--algo arsgd --overlap none", kFourWorkers);
+  const auto plain = trained("--algo slowmo --base sgp --sync-every 1 --slow-lr 1 --slow-momentum 0", kFourWorkers);
+  EXPECT_LT(relative_error(plain, arsgd), 1e-5);
+  const auto over_local = trained("--algo slowmo --base localsgd --sync-every 1", kFourWorkers);
+  const auto over_sgp = trained("--algo slowmo --base sgp --sync-every 1", kFourWorkers);
+  EXPECT_LT(relative_error(over_sgp, over_local), 1e-5);
+  EXPECT_GT(relative_error(over_sgp, arsgd), 1e-4) << "the slow momentum changes the run";
+  const auto spaced_local = trained("--algo slowmo --base localsgd --sync-every 4", kFourWorkers);
+  const auto spaced_sgp = trained("--algo slowmo --base sgp --sync-every 4", kFourWorkers);
+  EXPECT_GT(relative_error(spaced_sgp, spaced_local), 1e-4) << "between the averages, SGP's gossip mixes the models";
 }
 
 TEST(LowCommunication, DiLoCoWithOuterLrOneAndNoMomentumIsLocalSgd) {
@@ -296,6 +321,9 @@ TEST(LowCommunication, BadSettingsAreRefusedWithOneLine) {
       {"--algo localsgd --fragments 2", "--fragments"},
       {"--algo diloco --fragments 64 --sync-every 64", "only"},
       {"--algo slowmo --slow-momentum 1", "--slow-momentum"},
+      {"--algo slowmo --base sgd", "--base"},
+      {"--algo slowmo --base sgp --sgp-overlap 1", "--sgp-overlap applies to sgp only"},
+      {"--algo localsgd --base sgp", "--base applies to slowmo only"},
   };
   for (const auto& [flags, expected] : cases) {
     auto r = run_distsgd(base + flags);
@@ -317,8 +345,18 @@ distsgd::sim::ModelProfile toy_profile() {  // sim_des_agreement_test's: 7 MB of
   return p;
 }
 
+// The toy profile with shapes, for PowerSGD: two matrices it compresses and a vector it does not.
+distsgd::sim::ModelProfile toy_profile_with_shapes() {
+  auto p = toy_profile();
+  p.tensors[0].shape = {1000, 1000};
+  p.tensors[1].shape = {500, 1000};
+  p.tensors[2].shape = {250000};
+  p.matmul_flops_per_second = 1e10;
+  return p;
+}
+
 double des_iteration(const std::string& algorithm, int64_t workers, const distsgd::sim::ClusterDescription& c,
-                     const distsgd::sim::OuterLoopSettings& o) {
+                     const distsgd::sim::OuterLoopSettings& o, int64_t powersgd_start = 0) {
   distsgd::sim::DesSettings s;
   s.algorithm = algorithm;
   s.workers = workers;
@@ -328,7 +366,9 @@ double des_iteration(const std::string& algorithm, int64_t workers, const distsg
   s.fragments = o.fragments;
   s.fragment_delay = o.delay;
   s.outer_bits = o.bits;
-  return distsgd::sim::simulate_discrete_events(toy_profile(), c, s).iteration_seconds;
+  s.powersgd_rank = o.powersgd_rank;
+  s.powersgd_start = powersgd_start;
+  return distsgd::sim::simulate_discrete_events(toy_profile_with_shapes(), c, s).iteration_seconds;
 }
 
 }  // namespace
@@ -354,6 +394,46 @@ TEST(OuterLoopModel, ClosedFormsOfTrafficAndTime) {
   EXPECT_NEAR(fragments - delayed, compute / 2, 1e-9) << "one step of compute hidden per exchange, every 2 steps";
   EXPECT_GT(fragment_exchange, compute) << "the case is communication-bound";
   EXPECT_EQ(distsgd::sim::predict_outer_loop(p, 1, link, {8}).iteration_seconds, compute + 1e-10 * m / 8);
+}
+
+// DiLoCo with --compress powersgd: every H steps AR-SGD's PowerSGD step over the pseudo-gradient
+// (sim/powersgd_model.hpp): the error feedback and three products, then allreduces of the uncompressed tensors and of
+// (m + n) r per matrix.
+TEST(OuterLoopModel, ClosedFormsWithPowerSgd) {
+  using distsgd::sim::OuterLoopSettings;
+  const auto p = toy_profile_with_shapes();
+  const auto link = distsgd::testing::uniform_link(1e8, 3e-5);
+  const auto ring = link.allreduce_cost(4);
+  const double m = p.gradient_bytes(), compute = distsgd::sim::compute_seconds(p);
+  // Rank 4: a (1000 x 1000) sends P and Q of 1000 x 4 floats, b (500 x 1000) 500 x 4 and 1000 x 4; c goes whole.
+  const double p_bytes = 4.0 * (1000 * 4 + 500 * 4), q_bytes = 4.0 * (1000 * 4 + 1000 * 4), plain = 4.0 * 250000;
+  const double products = 3 * 2 * 4.0 * (1000.0 * 1000 + 500.0 * 1000) / 1e10;  // P = M Q, Q = M^T P, P Q^T
+  const double exchange = 1e-10 * m + products + distsgd::sim::ring_allreduce_seconds(ring, 4, plain) +
+                          distsgd::sim::ring_allreduce_seconds(ring, 4, p_bytes) +
+                          distsgd::sim::ring_allreduce_seconds(ring, 4, q_bytes);
+  const OuterLoopSettings compressed{8, 1, 0, 32, 4};
+  EXPECT_NEAR(distsgd::sim::predict_outer_loop(p, 4, link, compressed).iteration_seconds,
+              compute + (exchange + 1e-10 * m) / 8, 1e-9);
+  EXPECT_DOUBLE_EQ(distsgd::sim::outer_bytes_per_step(p, 4, compressed), 2 * 0.75 * (plain + p_bytes + q_bytes) / 8);
+  EXPECT_LT(distsgd::sim::outer_bytes_per_step(p, 4, compressed), distsgd::sim::outer_bytes_per_step(p, 4, {8}) / 6);
+  // One worker compresses too and sends nothing.
+  EXPECT_NEAR(distsgd::sim::predict_outer_loop(p, 1, link, compressed).iteration_seconds,
+              compute + (1e-10 * m + products + 1e-10 * m) / 8, 1e-12);
+  // The discrete-event simulation runs the same sequence; before --powersgd-start it is plain DiLoCo.
+  for (int64_t workers : {2, 8}) {
+    EXPECT_NEAR(des_iteration("diloco", workers, link, compressed) /
+                    distsgd::sim::predict_outer_loop(p, workers, link, compressed).iteration_seconds,
+                1, 0.05)
+        << workers << " workers";
+  }
+  EXPECT_DOUBLE_EQ(des_iteration("diloco", 4, link, compressed, 1000), des_iteration("diloco", 4, link, {8}));
+  // Settings distsgd train refuses, refused by both fidelities with the same line.
+  const std::string refused = "--compress powersgd with diloco compresses the whole pseudo-gradient";
+  for (const OuterLoopSettings& bad : {OuterLoopSettings{8, 2, 0, 32, 4}, OuterLoopSettings{8, 1, 0, 8, 4}}) {
+    EXPECT_NE(error_of_call([&] { distsgd::sim::predict_outer_loop(p, 4, link, bad); }).find(refused),
+              std::string::npos);
+    EXPECT_NE(error_of_call([&] { des_iteration("diloco", 4, link, bad); }).find(refused), std::string::npos);
+  }
 }
 
 TEST(OuterLoopModel, DiscreteEventSimulationAgreesWithTheClosedForms) {

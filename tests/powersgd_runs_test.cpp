@@ -73,6 +73,7 @@ TEST(PowerSgdRuns, BadInputGetsOneClearLine) {
       {"--algo arsgd --workers 2 --rank 4", "--rank and --powersgd-start apply with --compress powersgd only"},
       {"--algo arsgd --workers 2 --compress powersgd --overlap wfbp", "--overlap wfbp does not apply"},
       {"--algo arsgd --workers 2 --compress powersgd --rank 64", "--rank 64 compresses no tensor of lenet5"},
+      {"--algo diloco --workers 2 --compress powersgd --rank 64", "--rank 64 compresses no tensor of lenet5"},
   };
   for (const auto& [flags, message] : cases) {
     auto r = run_distsgd("train " + flags + powersgd_runs_test::kSmallRun);

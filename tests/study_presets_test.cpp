@@ -162,7 +162,7 @@ TEST(StudyPresets, LowBandwidthSetsTheNewMethodsAgainstTheOldOnTwoSlowNetworks) 
   const auto g = expand_preset("low-bandwidth");
   EXPECT_EQ(g.algorithms, (std::set<std::string>{"arsgd", "asp", "aladdin", "localsgd", "slowmo", "diloco"}));
   EXPECT_EQ(g.nets, (std::set<std::string>{"100mbit", "10mbit,delay=50ms"}));
-  EXPECT_EQ(g.measured.size(), 8u * 2);
+  EXPECT_EQ(g.measured.size(), 9u * 2);
   for (const auto& cell : g.measured) {
     EXPECT_EQ(cell.config.workers, 4);
     EXPECT_EQ(cell.config.target_accuracy, 0.8);
@@ -175,6 +175,10 @@ TEST(StudyPresets, LowBandwidthSetsTheNewMethodsAgainstTheOldOnTwoSlowNetworks) 
   });
   EXPECT_EQ(int_setting(streaming, "fragments"), 2);
   EXPECT_EQ(int_setting(streaming, "outer_bits"), 4);
+  const auto powersgd = std::count_if(g.measured.begin(), g.measured.end(), [](const StudyCell& c) {
+    return c.config.algorithm_settings.count("rank") > 0 && int_setting(c, "rank") == 2;
+  });
+  EXPECT_EQ(powersgd, 2) << "PowerSGD at rank 2 on both networks";
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include <map>
 #include <thread>
 
+#include "distsgd/cli/algorithm_recipes.hpp"
 #include "distsgd/cli/run_directory.hpp"
 #include "distsgd/core/error.hpp"
 #include "test_util.hpp"
@@ -190,6 +191,23 @@ TEST(ValidateCommand, BadFlagsAreOneClearError) {
     EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << flags << "\n" << r.output;
   }
   EXPECT_FALSE(std::filesystem::exists(dir / "v"));  // nothing ran
+}
+
+// A variant of an algorithm is a method of its own in --algos: AR-SGD with PowerSGD trains and is simulated with its
+// compression flags, under its own name.
+TEST(ValidateCommand, PowerSgdIsAMethodOfItsOwn) {
+  const auto recipes = cli::recipes_for({"arsgd", "arsgd-powersgd"}, "--algos");
+  ASSERT_EQ(recipes.size(), 2u);
+  EXPECT_EQ(recipes[1].name(), "arsgd-powersgd");
+  EXPECT_EQ(recipes[1].algorithm, "arsgd");
+  const auto train = cli::train_flags_of(recipes[1], 1);
+  const std::vector<std::string> expected{"--algo", "arsgd", "--overlap",        "none", "--compress", "powersgd",
+                                          "--rank", "2",     "--powersgd-start", "10"};
+  EXPECT_EQ(train, expected);
+  const std::string help = "  --overlap TEXT\n  --compress TEXT\n  --rank INT\n  --powersgd-start INT\n";
+  EXPECT_EQ(cli::simulate_flags_of(recipes[1], 1, help).size(), 8u) << "every flag but --algo reaches the simulator";
+  const auto names = cli::recipe_names();
+  EXPECT_NE(std::find(names.begin(), names.end(), "arsgd-powersgd"), names.end());
 }
 
 // Processes whose command line mentions `text` (other than this test's own shell).

@@ -112,7 +112,7 @@ struct Candidate {
 };
 
 std::string convergence_dir(const AdviseCommand& c, const AlgorithmRecipe& recipe) {
-  return c.dir + (c.virtual_cluster ? "/virtual/" : "/convergence/") + recipe.algorithm +
+  return c.dir + (c.virtual_cluster ? "/virtual/" : "/convergence/") + recipe.name() +
          (recipe.uses_servers ? "-s" + std::to_string(c.servers) : "") + "-w" +
          std::to_string(c.virtual_cluster ? c.workers : c.convergence_workers);
 }
@@ -123,12 +123,12 @@ double predicted_throughput(const AdviseCommand& c, const AlgorithmRecipe& recip
   args.insert(args.end(), algorithm.begin(), algorithm.end());
   args.insert(args.end(), {"--workers", std::to_string(c.workers)});
   args.insert(args.end(), {"--fidelity", c.fidelity});
-  file = c.dir + "/predictions/" + recipe.algorithm + ".json";
+  file = c.dir + "/predictions/" + recipe.name() + ".json";
   args.insert(args.end(), {"--out", file});
-  const std::string log = c.dir + "/predictions/" + recipe.algorithm + ".log";
+  const std::string log = c.dir + "/predictions/" + recipe.name() + ".log";
   std::error_code ignored;
   fs::remove(log, ignored);
-  require(run_self(args, log) == 0, "simulating " + recipe.algorithm + " failed: " + error_line_of(log));
+  require(run_self(args, log) == 0, "simulating " + recipe.name() + " failed: " + error_line_of(log));
   const auto json = read_json_file_if_valid(file);
   require(json && json->contains("predictions") && !(*json)["predictions"].empty(),
           file + ": predictions[0].samples_per_second: missing");
@@ -162,7 +162,7 @@ void find_convergence(const AdviseCommand& c, const sim::ModelProfile& profile, 
     const bool done = finished_summary(k.run_dir).has_value();
     if (!(done && step.same_command(args))) log::info("advise: convergence run: " + command_text(args));
     try {
-      step.run(args, done, "the convergence run of " + k.recipe.algorithm);
+      step.run(args, done, "the convergence run of " + k.recipe.name());
     } catch (const Interrupted&) {
       throw;
     } catch (const Error& e) {  // a run that diverged or failed: the others still rank
@@ -319,7 +319,7 @@ int run_advise(AdviseCommand& c) {
   table << "\n";
   if (!reason.empty()) table << reason << "\n";
   char line[256];
-  std::snprintf(line, sizeof line, "  %4s  %-8s  %12s  %22s  %14s  %s\n", "rank", "algo", "samples/s",
+  std::snprintf(line, sizeof line, "  %4s  %-14s  %12s  %22s  %14s  %s\n", "rank", "algo", "samples/s",
                 ("samples to target (w" + std::to_string(c.virtual_cluster ? c.workers : c.convergence_workers) +
                  (c.virtual_cluster ? ", virtual)" : ")"))
                     .c_str(),
@@ -330,7 +330,7 @@ int run_advise(AdviseCommand& c) {
   for (auto& k : candidates) {
     ++rank;
     nlohmann::json row = {{"rank", rank},
-                          {"algorithm", k.recipe.algorithm},
+                          {"algorithm", k.recipe.name()},
                           {"family", k.recipe.family},
                           {"predicted_samples_per_second", k.samples_per_second},
                           {"prediction_file", k.prediction_file},
@@ -363,7 +363,7 @@ int run_advise(AdviseCommand& c) {
     }
     row["note"] = k.note;
     rows.push_back(row);
-    std::snprintf(line, sizeof line, "  %4d  %-8s  %12.0f  %22s  %14s  %s\n", rank, k.recipe.algorithm.c_str(),
+    std::snprintf(line, sizeof line, "  %4d  %-14s  %12.0f  %22s  %14s  %s\n", rank, k.recipe.name().c_str(),
                   k.samples_per_second, samples.c_str(), time.c_str(), k.note.c_str());
     table << line;
   }

@@ -15,6 +15,12 @@ namespace distsgd::cli {
 const std::vector<AlgorithmRecipe>& algorithm_recipes() {
   static const std::vector<AlgorithmRecipe> all = {
       {"arsgd", {"--overlap", "wfbp", "--bucket-mb", "25", "--first-bucket-mb", "1"}, false, "synchronous"},
+      // PowerSGD at rank 2 after 10 plain steps, as powerSGD_hook's defaults (bench/README.md: PowerSGD vs DDP).
+      {"arsgd",
+       {"--overlap", "none", "--compress", "powersgd", "--rank", "2", "--powersgd-start", "10"},
+       false,
+       "synchronous",
+       "arsgd-powersgd"},
       {"bsp", {}, true, "synchronous"},
       {"asp", {"--momentum", "0"}, true, "asynchronous"},
       {"ssp", {"--staleness", "3", "--momentum", "0"}, true, "asynchronous"},
@@ -36,7 +42,7 @@ double mape_target(const AlgorithmRecipe& recipe) { return recipe.family == "syn
 
 std::vector<std::string> recipe_names() {
   std::vector<std::string> names;
-  for (const auto& r : algorithm_recipes()) names.push_back(r.algorithm);
+  for (const auto& r : algorithm_recipes()) names.push_back(r.name());
   return names;
 }
 
@@ -44,9 +50,9 @@ std::vector<AlgorithmRecipe> recipes_for(const std::vector<std::string>& names, 
   std::vector<AlgorithmRecipe> chosen;
   for (const auto& name : names) {
     const auto& all = algorithm_recipes();
-    const auto it = std::find_if(all.begin(), all.end(), [&](const auto& r) { return r.algorithm == name; });
+    const auto it = std::find_if(all.begin(), all.end(), [&](const auto& r) { return r.name() == name; });
     require(it != all.end(), flag + ": unknown algorithm '" + name + "' (expected " + join_or(recipe_names()) + ")");
-    const bool repeated = std::any_of(chosen.begin(), chosen.end(), [&](const auto& r) { return r.algorithm == name; });
+    const bool repeated = std::any_of(chosen.begin(), chosen.end(), [&](const auto& r) { return r.name() == name; });
     require(!repeated, flag + ": '" + name + "' is listed twice");
     chosen.push_back(*it);
   }

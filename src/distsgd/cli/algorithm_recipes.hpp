@@ -14,13 +14,18 @@ struct AlgorithmRecipe {
   std::vector<std::string> flags;  // after --algo: flag, value, flag, value ... (each given, defaults differ)
   bool uses_servers = false;       // a parameter-server algorithm: also --servers S
   std::string family;              // synchronous, asynchronous or decentralized
+  // A variant of an algorithm (e.g. AR-SGD with PowerSGD) is a method of its own: its name in --algos, tables and
+  // run directories. Empty: the algorithm's.
+  std::string variant = {};
+
+  const std::string& name() const { return variant.empty() ? algorithm : variant; }
 };
 
 // The issue's accuracy targets for the simulator (issue 11): MAPE <= 10% for the synchronous algorithms, <= 15% for
 // the asynchronous and decentralized ones.
 double mape_target(const AlgorithmRecipe& recipe);
 
-// All ten, in the README's order.
+// Every algorithm's, in the README's order, and the variants after their algorithm.
 const std::vector<AlgorithmRecipe>& algorithm_recipes();
 std::vector<std::string> recipe_names();
 

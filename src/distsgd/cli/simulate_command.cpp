@@ -57,7 +57,8 @@ const std::vector<std::pair<std::string, Predictor>>& predictors() {
       {"slowmo", [](C c, P p, L l, int64_t w) { return sim::predict_outer_loop(p, w, l, {c.sync_every}); }},
       {"diloco",
        [](C c, P p, L l, int64_t w) {
-         return sim::predict_outer_loop(p, w, l, {c.sync_every, c.fragments, c.fragment_delay, c.outer_bits});
+         const int64_t rank = c.compress == "powersgd" ? c.rank : 0;
+         return sim::predict_outer_loop(p, w, l, {c.sync_every, c.fragments, c.fragment_delay, c.outer_bits, rank});
        }},
   };
   return all;
@@ -69,10 +70,11 @@ std::vector<std::string> predictor_names() {
   return names;
 }
 
-// " (overlap wfbp)", " (compress powersgd, rank 2)": what AR-SGD's line of the table runs; nothing for the others.
+// " (overlap wfbp)", " (compress powersgd, rank 2)": what AR-SGD's (or DiLoCo's, compressed) line of the table
+// runs; nothing for the others.
 std::string arsgd_variant(const SimulateCommand& c) {
-  if (c.algorithm != "arsgd") return "";
   if (c.compress == "powersgd") return " (compress powersgd, rank " + std::to_string(c.rank) + ")";
+  if (c.algorithm != "arsgd") return "";
   return " (overlap " + c.overlap + (c.compress == "dgc" ? ", compress dgc" : "") + ")";
 }
 
@@ -325,7 +327,8 @@ CLI::App* add_simulate_command(CLI::App& app, SimulateCommand& c) {
       ->capture_default_str();
   cmd->add_option("--compress", c.compress,
                   "none, dgc (des: arsgd, bsp, asp, ssp: the sparse gradient uplink) or powersgd (arsgd: rank --rank "
-                  "approximations after backward; analytical: from --powersgd-start on)")
+                  "approximations after backward; diloco: of the pseudo-gradient at each exchange; analytical: from "
+                  "--powersgd-start on)")
       ->capture_default_str();
   cmd->add_option("--rank", c.rank, "powersgd: the rank of each matrix's approximation")->capture_default_str();
   cmd->add_option("--powersgd-start", c.powersgd_start, des + "powersgd: plain allreduce steps before compression")
@@ -384,8 +387,8 @@ int run_simulate(const SimulateCommand& c) {
   require(c.fidelity == "des" || (c.trace.empty() && !heterogeneous && c.compress != "dgc"),
           "--trace, --compress dgc and heterogeneity (--slowdown, --compute-multiplier, --link-multiplier, "
           "--jitter-cv, --straggler-prob) need --fidelity des");
-  require(c.compress != "powersgd" || c.algorithm == "arsgd",
-          "--compress powersgd applies to arsgd (got --algo " + c.algorithm + ")");
+  require(c.compress != "powersgd" || c.algorithm == "arsgd" || c.algorithm == "diloco",
+          "--compress powersgd applies to arsgd and diloco (got --algo " + c.algorithm + ")");
   require(c.compress != "powersgd" || c.rank >= 1, "--rank must be at least 1 (got " + std::to_string(c.rank) + ")");
   auto cluster = sim::load_cluster(c.cluster);
   if (c.shared_cores >= 0) cluster.shared_cores = c.shared_cores;

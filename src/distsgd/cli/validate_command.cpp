@@ -81,11 +81,11 @@ struct Configuration {
   int64_t threads = 1;
 
   std::string name() const {
-    return recipe.algorithm + (servers > 0 ? "-s" + std::to_string(servers) : "") + "-w" + std::to_string(workers) +
-           "-" + network + "-" + straggler.label();
+    return recipe.name() + (servers > 0 ? "-s" + std::to_string(servers) : "") + "-w" + std::to_string(workers) + "-" +
+           network + "-" + straggler.label();
   }
   std::string description() const {
-    return recipe.algorithm + ", " + std::to_string(workers) + " workers" +
+    return recipe.name() + ", " + std::to_string(workers) + " workers" +
            (servers > 0 ? " + " + std::to_string(servers) + " server(s)" : "") + ", " + network + ", " +
            (straggler.none() ? "no straggler"
                              : "worker " + std::to_string(straggler.rank) + " at x" +
@@ -383,7 +383,7 @@ nlohmann::json mape_by_algorithm(const ValidateCommand& c, const Plan& plan, con
   for (const auto& recipe : plan.recipes) {
     std::map<std::string, std::map<std::string, std::vector<double>>> errors;  // network ("" = all) -> fidelity
     for (const auto& row : rows) {
-      if (row["algorithm"] != recipe.algorithm || !row.contains("predictions")) continue;
+      if (row["algorithm"] != recipe.name() || !row.contains("predictions")) continue;
       for (const auto& item : row["predictions"].items()) {
         const std::string& fidelity = item.key();
         const auto& p = item.value();
@@ -398,7 +398,7 @@ nlohmann::json mape_by_algorithm(const ValidateCommand& c, const Plan& plan, con
     for (const auto& n : c.networks) {
       for (const auto& f : prediction_kinds(c)) entry["by_network"][n][f] = mape_json(errors[n][f]);
     }
-    mape[recipe.algorithm] = entry;
+    mape[recipe.name()] = entry;
   }
   return mape;
 }
@@ -408,7 +408,7 @@ std::string tables(const ValidateCommand& c, const nlohmann::json& rows, const n
   char line[256];
   out << "predicted vs measured samples/s (measured: steady state from trace.json, iterations " << c.warmup
       << " on; error = (predicted - measured) / measured)\n";
-  std::snprintf(line, sizeof line, "  %-8s %7s %-9s %-9s %10s", "algo", "workers", "network", "straggler", "measured");
+  std::snprintf(line, sizeof line, "  %-14s %7s %-9s %-9s %10s", "algo", "workers", "network", "straggler", "measured");
   out << line;
   for (const auto& f : prediction_kinds(c)) {
     std::snprintf(line, sizeof line, " %11s %8s", short_name(f).c_str(), "error");
@@ -416,7 +416,7 @@ std::string tables(const ValidateCommand& c, const nlohmann::json& rows, const n
   }
   out << "\n";
   for (const auto& row : rows) {
-    std::snprintf(line, sizeof line, "  %-8s %7lld %-9s %-9s ", row["algorithm"].get<std::string>().c_str(),
+    std::snprintf(line, sizeof line, "  %-14s %7lld %-9s %-9s ", row["algorithm"].get<std::string>().c_str(),
                   static_cast<long long>(row["workers"].get<int64_t>()), row["network"].get<std::string>().c_str(),
                   row["straggler"].get<std::string>().c_str());
     out << line;
@@ -440,7 +440,7 @@ std::string tables(const ValidateCommand& c, const nlohmann::json& rows, const n
   }
   out << "\nmean absolute percentage error per algorithm (rows); the issue's target: 10% synchronous, 15% others\n"
       << "(ana*, des*: diagnostics, each fidelity given each run's own forward and backward time)\n";
-  std::snprintf(line, sizeof line, "  %-8s %-14s %6s", "algo", "family", "target");
+  std::snprintf(line, sizeof line, "  %-14s %-14s %6s", "algo", "family", "target");
   out << line;
   for (const auto& f : prediction_kinds(c)) {
     std::snprintf(line, sizeof line, " %16s", (short_name(f) + " MAPE").c_str());
@@ -455,7 +455,7 @@ std::string tables(const ValidateCommand& c, const nlohmann::json& rows, const n
   out << "\n";
   for (const auto& algorithm : c.algorithms) {  // in the order asked for
     const auto& m = mape.at(algorithm);
-    std::snprintf(line, sizeof line, "  %-8s %-14s %5.0f%%", algorithm.c_str(), m["family"].get<std::string>().c_str(),
+    std::snprintf(line, sizeof line, "  %-14s %-14s %5.0f%%", algorithm.c_str(), m["family"].get<std::string>().c_str(),
                   100 * m["target"].get<double>());
     out << line;
     for (const auto& f : prediction_kinds(c)) {
@@ -631,7 +631,7 @@ int run_validate(ValidateCommand& c) {
     const std::string cluster = clusters.of(k, cluster_problem);
     const std::string run_dir = c.out + "/runs/" + k.name();
     nlohmann::json row = {{"configuration", k.name()},
-                          {"algorithm", k.recipe.algorithm},
+                          {"algorithm", k.recipe.name()},
                           {"family", k.recipe.family},
                           {"workers", k.workers},
                           {"servers", k.servers},

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "distsgd/core/error.hpp"
+#include "distsgd/sim/des_collective_work.hpp"
 #include "distsgd/sim/des_dgc.hpp"
 #include "distsgd/sim/des_workload.hpp"
 #include "distsgd/sim/powersgd_model.hpp"
@@ -54,20 +55,14 @@ namespace {
 
 enum class Variant { kNone, kWfbp, kMultistep, kSparse, kPowerSgd };
 
-// A collective in flight for one worker: done, or the continuation waiting for it.
-struct Work {
-  bool done = true;
-  Next waiter;
-};
-
 class AllreduceWorkload final : public Workload {
  public:
   explicit AllreduceWorkload(DesContext& c)
       : c_(c),
         variant_(variant_of(c)),
         buckets_(make_bucket_layout(c.profile, c.settings.first_bucket_bytes, c.settings.bucket_bytes)),
-        reductions_(static_cast<size_t>(c.workers), std::vector<Work>(buckets_.size())),
-        gathers_(static_cast<size_t>(c.workers), std::vector<Work>(buckets_.size())) {
+        reductions_(static_cast<size_t>(c.workers), std::vector<CollectiveWork>(buckets_.size())),
+        gathers_(static_cast<size_t>(c.workers), std::vector<CollectiveWork>(buckets_.size())) {
     if (variant_ == Variant::kPowerSgd) powersgd_ = powersgd_step(c.profile, c.settings.powersgd_rank);
   }
 
@@ -95,7 +90,7 @@ class AllreduceWorkload final : public Workload {
     const bool plain_step = variant_ == Variant::kPowerSgd && step < c_.settings.powersgd_start;
     switch (plain_step ? Variant::kNone : variant_) {
       case Variant::kPowerSgd:
-        return powersgd(worker, update);
+        return powersgd_exchange(c_, worker, powersgd_, reductions_[static_cast<size_t>(worker)][0], update);
       case Variant::kNone: {
         if (c_.workers == 1) return update();
         auto& work = reductions_[static_cast<size_t>(worker)][0];
@@ -128,56 +123,13 @@ class AllreduceWorkload final : public Workload {
   }
 
   // Starts a collective, traced from launch to completion on the communication lane (comm_trace.hpp).
-  void launch(int64_t worker, CollectiveKind kind, double bytes, const char* name, size_t bucket, Work& work) {
-    work.done = false;
-    work.waiter = nullptr;
-    c_.bytes_sent[static_cast<size_t>(worker)] += collective_bytes_sent(kind, c_.workers, bytes);
-    const double start = c_.queue.now();
-    c_.collectives.launch(worker, kind, bytes, [this, worker, name, bucket, start, &work] {
-      if (c_.trace.enabled()) {
-        c_.span(worker, bucket == SIZE_MAX ? name : name + std::to_string(bucket), start, Timeline::kCommunication);
-      }
-      work.done = true;
-      if (work.waiter) {
-        Next waiter = std::move(work.waiter);
-        work.waiter = nullptr;
-        waiter();
-      }
-    });
-  }
-
-  // PowerSGD's compressed step: each allreduce waits for the compute before it (the error feedback and P = M Q; the
-  // orthonormalisation and Q = M^T P), the approximation P Q^T follows the last; the products share the matmul time
-  // equally. An empty message is not sent (the real code skips it too). One worker compresses and sends nothing.
-  void powersgd(int64_t worker, Next update) {
-    const double product = powersgd_.matmul_seconds / 3;
-    auto& work = reductions_[static_cast<size_t>(worker)][0];
-    // Runs `then` after the allreduce of `bytes` (at once when there is nothing to send).
-    auto allreduce = [this, worker, &work](double bytes, const char* name, Next then) {
-      if (bytes <= 0 || c_.workers == 1) return then();
-      launch(worker, CollectiveKind::kAllreduce, bytes, name, SIZE_MAX, work);
-      wait(worker, work, std::move(then));
-    };
-    auto approximate = [this, worker, product, update] { c_.run(worker, "compress", product, update); };
-    auto second = [this, worker, product, allreduce, approximate] {
-      c_.run(worker, "compress", product,
-             [this, allreduce, approximate] { allreduce(powersgd_.q_bytes, "allreduce Q", approximate); });
-    };
-    c_.run(worker, "compress", c_.update_seconds(worker, c_.model_bytes()) + product, [this, allreduce, second] {
-      allreduce(powersgd_.uncompressed_bytes, "allreduce uncompressed tensors",
-                [this, allreduce, second] { allreduce(powersgd_.p_bytes, "allreduce P", second); });
-    });
+  void launch(int64_t worker, CollectiveKind kind, double bytes, const char* name, size_t bucket,
+              CollectiveWork& work) {
+    launch_collective(c_, worker, kind, bytes, name, work, bucket);
   }
 
   // AllreduceWorker::wait: nothing when done, else a "wait" span until it is.
-  void wait(int64_t worker, Work& work, Next next) {
-    if (work.done) return next();
-    const double start = c_.queue.now();
-    work.waiter = [this, worker, start, next = std::move(next)] {
-      c_.span(worker, "wait", start);
-      next();
-    };
-  }
+  void wait(int64_t worker, CollectiveWork& work, Next next) { wait_for(c_, worker, work, std::move(next)); }
 
   void wait_all(int64_t worker, size_t b, Next next) {
     if (b == buckets_.size()) return next();
@@ -205,9 +157,9 @@ class AllreduceWorkload final : public Workload {
   DesContext& c_;
   Variant variant_;
   BucketLayout buckets_;
-  std::vector<std::vector<Work>> reductions_;  // per worker, per bucket
-  std::vector<std::vector<Work>> gathers_;     // multistep
-  PowerSgdStep powersgd_;                      // --compress powersgd
+  std::vector<std::vector<CollectiveWork>> reductions_;  // per worker, per bucket
+  std::vector<std::vector<CollectiveWork>> gathers_;     // multistep
+  PowerSgdStep powersgd_;                                // --compress powersgd
 };
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "distsgd/sim/des_context.hpp"
+#include "distsgd/sim/outer_model.hpp"
 
 namespace distsgd::sim {
 
@@ -45,5 +46,8 @@ std::unique_ptr<Workload> make_allreduce_workload(DesContext& context);
 std::unique_ptr<Workload> make_parameter_server_workload(DesContext& context);
 std::unique_ptr<Workload> make_decentralized_workload(DesContext& context);
 std::unique_ptr<Workload> make_outer_workload(DesContext& context);
+
+// The outer loop's settings of a simulation (des_outer_workload.cpp): what distsgd train gives the algorithm.
+OuterLoopSettings outer_loop_settings(const DesSettings& settings);
 
 }  // namespace distsgd::sim

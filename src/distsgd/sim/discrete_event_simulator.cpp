@@ -46,8 +46,8 @@ void check(const DesSettings& s) {
   require(s.density == 0 || s.algorithm != "arsgd" || s.overlap != "multistep",
           "--density with arsgd exchanges the sparse gradient after backward: --overlap multistep does not apply");
   require(s.powersgd_rank >= 0 && s.powersgd_start >= 0, "--rank and --powersgd-start must not be negative");
-  require(s.powersgd_rank == 0 || s.algorithm == "arsgd",
-          "--compress powersgd applies to arsgd (as distsgd train --compress powersgd)");
+  require(s.powersgd_rank == 0 || one_of(s.algorithm, {"arsgd", "diloco"}),
+          "--compress powersgd applies to arsgd and diloco (as distsgd train --compress powersgd)");
   require(s.powersgd_rank == 0 || s.density == 0, "--compress is either dgc or powersgd");
   require(s.servers >= 1, "--servers must be at least 1");
   require(one_of(s.sharding, {"memory", "layer"}), "--sharding must be memory or layer (got '" + s.sharding + "')");
@@ -60,14 +60,7 @@ void check(const DesSettings& s) {
   require(s.sgp_overlap == 0 || s.sgp_overlap == 1, "--sgp-overlap must be 0 or 1");
   require(one_of(s.collectives, {"auto", "steps", "flows"}),
           "--collectives must be auto, steps or flows (got '" + s.collectives + "')");
-  require(s.sync_every >= 1, "--sync-every must be at least 1");
-  require(s.fragments >= 1 && s.sync_every % s.fragments == 0, "--sync-every " + std::to_string(s.sync_every) +
-                                                                   " is not a multiple of --fragments " +
-                                                                   std::to_string(s.fragments));
-  require(s.fragment_delay >= 0 && s.fragment_delay < s.sync_every / s.fragments,
-          "--fragment-delay must be below --sync-every / --fragments");
-  require(s.outer_bits == 4 || s.outer_bits == 8 || s.outer_bits == 16 || s.outer_bits == 32,
-          "--outer-bits must be 4, 8, 16 or 32");
+  check_outer_settings(outer_loop_settings(s));
   require(s.workers >= 2 || !one_of(s.algorithm, {"gosgd", "gossip", "sgp", "adpsgd"}),
           "--algo " + s.algorithm + " is decentralized: simulate 2 or more workers");
   check(s.heterogeneity, s.workers);

@@ -16,19 +16,7 @@ namespace {
 class PowerSgdAllreduce final : public AllreduceWorker {
  public:
   explicit PowerSgdAllreduce(const WorkerSetup& s)
-      : AllreduceWorker(s),
-        compressor_(compression::parameter_shapes(s.model), compression::powersgd_options(s.config)) {
-    const auto& o = compressor_.options();
-    if (compressor_.plan().compressed.empty()) {
-      const int64_t largest = largest_compressing_rank(compression::parameter_shapes(s.model), o.min_compression_rate);
-      throw Error(
-          "--rank " + std::to_string(o.rank) + " compresses no tensor of " + s.model.name() +
-          ": PowerSGD sends a matrix of n x m gradients as (n + m) r floats only where that is below n m / 2 (the "
-          "rank clamped to min(n, m), as powerSGD_hook does), " +
-          (largest > 0 ? "which this model's largest matrices allow up to --rank " + std::to_string(largest)
-                       : std::string("which no tensor of this model allows at any rank (use --compress none)")));
-    }
-  }
+      : AllreduceWorker(s), compressor_(compression::powersgd_compressor(s.model, s.config)) {}
 
   void after_backward(int64_t step, double lr) override {
     const double waited_before = waiting_.total();

@@ -193,6 +193,21 @@ std::vector<std::vector<int64_t>> parameter_shapes(models::Model& model) {
   return shapes;
 }
 
+PowerSgdCompressor powersgd_compressor(models::Model& model, const TrainConfig& config) {
+  PowerSgdCompressor compressor(parameter_shapes(model), powersgd_options(config));
+  const auto& o = compressor.options();
+  if (compressor.plan().compressed.empty()) {
+    const int64_t largest = largest_compressing_rank(parameter_shapes(model), o.min_compression_rate);
+    throw Error(
+        "--rank " + std::to_string(o.rank) + " compresses no tensor of " + model.name() +
+        ": PowerSGD sends a matrix of n x m gradients as (n + m) r floats only where that is below n m / 2 (the "
+        "rank clamped to min(n, m), as powerSGD_hook does), " +
+        (largest > 0 ? "which this model's largest matrices allow up to --rank " + std::to_string(largest)
+                     : std::string("which no tensor of this model allows at any rank (use --compress none)")));
+  }
+  return compressor;
+}
+
 PowerSgdOptions powersgd_options(const TrainConfig& config) {
   PowerSgdOptions o;
   o.rank = kPowerSgdRank.of(config);

@@ -89,4 +89,9 @@ PowerSgdOptions powersgd_options(const TrainConfig& config);
 // The shapes of a model's parameters, in the flat buffer's order: what the compressor is made from.
 std::vector<std::vector<int64_t>> parameter_shapes(models::Model& model);
 
+// The compressor of a run's model gradients (or pseudo-gradients) under its flags. Throws distsgd::Error, naming the
+// largest rank that would compress something, when --rank compresses no tensor of the model (PowerSGD would then be
+// a plain allreduce under another name).
+PowerSgdCompressor powersgd_compressor(models::Model& model, const TrainConfig& config);
+
 }  // namespace distsgd::algo::compression

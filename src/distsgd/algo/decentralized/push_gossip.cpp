@@ -14,10 +14,14 @@
 
 #include <ATen/core/Tensor.h>
 
+#include <algorithm>
 #include <chrono>
+#include <iterator>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <random>
+#include <utility>
 
 namespace distsgd::algo::decentralized {
 namespace {
@@ -65,10 +69,11 @@ class ScheduledArrivals {
 
 class PushGossip final : public GossipWorker {
  public:
-  PushGossip(const WorkerSetup& s, PushGossipOptions options)
+  PushGossip(const WorkerSetup& s, PushGossipOptions options, AfterMerge after_merge)
       : GossipWorker(s),
         comm_(*s.comm),
         options_(options),
+        after_merge_(std::move(after_merge)),
         weight_(1.0 / static_cast<double>(workers_)),
         coin_(s.config.seed * 1000003 + static_cast<uint64_t>(rank_)),
         inbox_(std::make_shared<Inbox>()),
@@ -89,7 +94,7 @@ class PushGossip final : public GossipWorker {
 
   void before_forward(int64_t step) override {
     step_ = step;
-    merge_arrived();
+    merge_arrived(step - 1);
   }
 
   void after_backward(int64_t step, double lr) override {
@@ -110,8 +115,9 @@ class PushGossip final : public GossipWorker {
     if (options_.wait_lag >= 0) {
       TimedPhase phase(timeline_, "wait for messages", waiting_);
       wait_for_scheduled(step - options_.wait_lag);
-      merge_arrived();
+      merge_arrived(step);
     }
+    if (after_merge_) after_merge_(lr);
   }
 
   // Before the final evaluation: every message lands first, so the evaluated average sum_i w_i z_i / sum_i w_i is
@@ -120,7 +126,7 @@ class PushGossip final : public GossipWorker {
 
   void finish() override {
     finish_endpoint(endpoint_);
-    merge_arrived();  // nothing is in flight any more: the weights sum to 1 again
+    merge_arrived(std::numeric_limits<int64_t>::max());  // nothing is in flight any more: the weights sum to 1 again
   }
 
   double model_weight() const override { return weight_; }
@@ -188,8 +194,17 @@ class PushGossip final : public GossipWorker {
     }
   }
 
-  void merge_arrived() {
+  // Merges what arrived: everything, or with hold_later_messages what was sent at iterations <= last_step, in the
+  // order sent (the rest waits in held_).
+  void merge_arrived(int64_t last_step) {
     auto messages = inbox_->take_all();
+    if (options_.hold_later_messages) {
+      held_.insert(held_.end(), std::make_move_iterator(messages.begin()), std::make_move_iterator(messages.end()));
+      std::stable_sort(held_.begin(), held_.end(), [](const auto& a, const auto& b) { return a.step < b.step; });
+      const auto later = std::find_if(held_.begin(), held_.end(), [&](const auto& m) { return m.step > last_step; });
+      messages.assign(std::make_move_iterator(held_.begin()), std::make_move_iterator(later));
+      held_.erase(held_.begin(), later);
+    }
     if (messages.empty()) return;
     TimedPhase phase(timeline_, "merge", update_);
     for (const auto& m : messages) {
@@ -200,11 +215,13 @@ class PushGossip final : public GossipWorker {
 
   comm::Communicator& comm_;
   PushGossipOptions options_;
+  AfterMerge after_merge_;
   double weight_;              // the push-sum weight w_i; the optimizer's momentum is over z
   int64_t step_ = 0;           // the iteration under way (the age of a merged message is step_ less the sender's)
   int64_t resumed_steps_ = 0;  // a resumed run: the iterations before it (its inbox counts from there)
   std::mt19937_64 coin_;
   std::shared_ptr<Inbox> inbox_;                 // held by the receiving threads too
+  std::vector<PushMessage> held_;                // hold_later_messages: arrived, sent at a later iteration
   std::shared_ptr<ScheduledArrivals> arrivals_;  // likewise
   std::map<int64_t, int64_t> sender_phase_;      // SGP: in-neighbour -> the hop on which it sends here
   GossipEndpoint endpoint_;                      // last: its threads start once everything above exists
@@ -212,10 +229,11 @@ class PushGossip final : public GossipWorker {
 
 }  // namespace
 
-std::unique_ptr<WorkerAlgorithm> make_push_gossip(const WorkerSetup& setup, PushGossipOptions options) {
+std::unique_ptr<WorkerAlgorithm> make_push_gossip(const WorkerSetup& setup, PushGossipOptions options,
+                                                  AfterMerge after_merge) {
   require(setup.comm != nullptr && setup.comm->workers() >= 2,
           "--algo " + setup.config.algorithm + " is decentralized: use --workers 2 or more");
-  return std::make_unique<PushGossip>(setup, options);
+  return std::make_unique<PushGossip>(setup, options, std::move(after_merge));
 }
 
 }  // namespace distsgd::algo::decentralized

@@ -14,14 +14,26 @@
 #include "distsgd/algo/algorithm.hpp"
 #include "distsgd/core/peer_topology.hpp"
 
+#include <functional>
+
 namespace distsgd::algo::decentralized {
 
 struct PushGossipOptions {
   topology::Topology topology = topology::Topology::kRandom;
   double send_probability = 1;
   int64_t wait_lag = -1;  // -1: merge whatever arrived; L >= 0: iteration t waits for t + 1 - L messages
+  // Keep a message sent at a later iteration than this worker's until this worker reaches it (merge before the
+  // forward pass only what was sent before its iteration, after the step what was sent at it): synchronous SGP,
+  // whose models depend on the data alone, not on which peer ran ahead. SlowMo over SGP needs it, so that every
+  // worker's gradient after an exact average is taken at that average.
+  bool hold_later_messages = false;
 };
 
-std::unique_ptr<WorkerAlgorithm> make_push_gossip(const WorkerSetup& setup, PushGossipOptions options);
+// SlowMo over SGP (algo/outer/slowmo_over_sgp.hpp): called at the end of every iteration, once its messages are
+// merged, with the iteration's learning rate.
+using AfterMerge = std::function<void(double lr)>;
+
+std::unique_ptr<WorkerAlgorithm> make_push_gossip(const WorkerSetup& setup, PushGossipOptions options,
+                                                  AfterMerge after_merge = {});
 
 }  // namespace distsgd::algo::decentralized

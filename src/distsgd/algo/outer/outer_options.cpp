@@ -16,6 +16,14 @@ const StoredOption<double> kSlowMomentum{"--slow-momentum",
                                          0.5,
                                          "slowmo: slow momentum beta",
                                          {[](const double& v) { return v >= 0 && v < 1; }, "must be in [0, 1)"}};
+const EnumNames<SlowMoBase>& enum_names(SlowMoBase) {
+  static const EnumNames<SlowMoBase> names{{SlowMoBase::kLocalSgd, "localsgd"}, {SlowMoBase::kSgp, "sgp"}};
+  return names;
+}
+const StoredOption<SlowMoBase> kSlowMoBase{
+    "--base", SlowMoBase::kLocalSgd,
+    "slowmo: between the exact averages, local steps (localsgd) or SGP's push-sum gossip on the exponential graph "
+    "(sgp, without overlap)"};
 const StoredOption<int64_t> kFragments{
     "--fragments", 1,
     "diloco: fragments of the model (contiguous groups of whole parameters) synchronised in turn, one every "

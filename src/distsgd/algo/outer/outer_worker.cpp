@@ -2,8 +2,9 @@
 // inner optimizer (--optimizer: momentum SGD or AdamW), and the outer loop (outer_loop.hpp) exchanges every H steps.
 // The three differ only in the outer rule and the flags they take:
 // - localsgd (periodic averaging; Lin et al., "Don't use large mini-batches, use local SGD", ICLR 2020): x = mean.
-// - slowmo (Wang et al., ICLR 2020; fairscale's SlowMoDistributedDataParallel over local SGD): slow momentum on
-//   the exact average every H steps. The inner optimizer's momentum stays each worker's own (not reset, not averaged).
+// - slowmo (Wang et al., ICLR 2020; fairscale's SlowMoDistributedDataParallel): slow momentum on the exact average
+//   every H steps, over local SGD (--base localsgd) or over SGP (--base sgp: slowmo_over_sgp.hpp). The inner
+//   optimizer's momentum stays each worker's own (not reset, not averaged).
 // - diloco (Douillard et al., 2023; torchft's DiLoCo; Streaming DiLoCo, Douillard et al., 2025, with --fragments,
 //   --fragment-delay, --fragment-alpha and --outer-bits): outer Nesterov SGD on the mean pseudo-gradient.
 // The workers' models differ between exchanges: the run evaluates their average and worker 0's own model, as for
@@ -13,6 +14,7 @@
 #include "distsgd/algo/compression/powersgd.hpp"
 #include "distsgd/algo/outer/outer_loop.hpp"
 #include "distsgd/algo/outer/outer_options.hpp"
+#include "distsgd/algo/outer/slowmo_over_sgp.hpp"
 #include "distsgd/comm/communicator.hpp"
 #include "distsgd/core/error.hpp"
 #include "distsgd/core/timed_phase.hpp"
@@ -56,10 +58,9 @@ outer::OuterSettings settings_of(const WorkerSetup& s, OuterRule rule, compressi
 class OuterWorker final : public WorkerAlgorithm {
  public:
   OuterWorker(const WorkerSetup& s, OuterRule rule)
-      : powersgd_(compression::powersgd_enabled(s.config)
-                      ? std::make_unique<compression::PowerSgdCompressor>(compression::parameter_shapes(s.model),
-                                                                          compression::powersgd_options(s.config))
-                      : nullptr),
+      : powersgd_(compression::powersgd_enabled(s.config) ? std::make_unique<compression::PowerSgdCompressor>(
+                                                                compression::powersgd_compressor(s.model, s.config))
+                                                          : nullptr),
         flat_(s.flat),
         timeline_(s.timeline),
         inner_(optim::make_worker_optimizer(s.config, s.flat.numel())),
@@ -131,9 +132,17 @@ AlgorithmInfo localsgd_algorithm() {
 }
 
 AlgorithmInfo slowmo_algorithm() {
-  return outer_algorithm("slowmo", "SlowMo: local SGD with slow momentum on the exact average every H steps",
-                         OuterRule::kSlowMo,
-                         {&outer::kSyncEvery.spec(), &outer::kSlowLr.spec(), &outer::kSlowMomentum.spec()});
+  auto info = outer_algorithm(
+      "slowmo", "SlowMo: local SGD (or SGP, --base sgp) with slow momentum on the exact average every H steps",
+      OuterRule::kSlowMo,
+      {&outer::kSyncEvery.spec(), &outer::kSlowLr.spec(), &outer::kSlowMomentum.spec(), &outer::kSlowMoBase.spec()});
+  info.make_worker = [](const WorkerSetup& s) -> std::unique_ptr<WorkerAlgorithm> {
+    if (outer::kSlowMoBase.of(s.config) == outer::SlowMoBase::kSgp) {
+      return outer::make_slowmo_over_sgp(s, settings_of(s, OuterRule::kSlowMo, nullptr));
+    }
+    return std::make_unique<OuterWorker>(s, OuterRule::kSlowMo);
+  };
+  return info;
 }
 
 AlgorithmInfo diloco_algorithm() {
