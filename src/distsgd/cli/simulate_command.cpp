@@ -70,6 +70,15 @@ std::vector<std::string> predictor_names() {
   return names;
 }
 
+// The algorithm's predictor; throws Error (`context` first) naming the algorithms the simulator predicts.
+const Predictor& predictor_of(const std::string& algorithm, const std::string& context = "") {
+  const auto predictor = std::find_if(predictors().begin(), predictors().end(),
+                                      [&](const auto& entry) { return entry.first == algorithm; });
+  require(predictor != predictors().end(),
+          context + "the simulator predicts " + join(predictor_names()) + " so far (got '" + algorithm + "')");
+  return predictor->second;
+}
+
 // " (overlap wfbp)", " (compress powersgd, rank 2)": what AR-SGD's (or DiLoCo's, compressed) line of the table
 // runs; nothing for the others.
 std::string arsgd_variant(const SimulateCommand& c) {
@@ -231,25 +240,25 @@ sim::ModelProfile on_shared_cores(sim::ModelProfile profile, int64_t cores, int6
 
 sim::Prediction predict_analytical(const SimulateCommand& c, const sim::ModelProfile& profile,
                                    const sim::ClusterDescription& cluster, int64_t workers) {
-  const auto predictor = std::find_if(predictors().begin(), predictors().end(),
-                                      [&](const auto& entry) { return entry.first == c.algorithm; });
-  require(predictor != predictors().end(),
-          "the simulator predicts " + join(predictor_names()) + " so far (got '" + c.algorithm + "')");
-  return predictor->second(c, on_shared_cores(sim::as_run_on(profile, cluster), cluster.shared_cores, workers), cluster,
-                           workers);
+  return predictor_of(c.algorithm)(c, on_shared_cores(sim::as_run_on(profile, cluster), cluster.shared_cores, workers),
+                                   cluster, workers);
 }
 
 bool simulate_takes_flag(const std::string& flag) {
-  CLI::App app;
-  SimulateCommand c;
-  const CLI::App* cmd = add_simulate_command(app, c);
-  return cmd->get_option_no_throw(flag) != nullptr;
+  // simulate's option table, built once: the harness asks it for every flag of every cell, recipe and point.
+  struct Table {
+    CLI::App app;
+    SimulateCommand settings;  // the options write here; it lives as long as the table
+    const CLI::App* command = add_simulate_command(app, settings);
+  };
+  static const Table table;
+  return table.command->get_option_no_throw(flag) != nullptr;
 }
 
 SimulateCommand simulate_command_from(const std::vector<std::string>& args) {
   CLI::App app;
   SimulateCommand c;
-  CLI::App* cmd = add_simulate_command(app, c);
+  add_simulate_command(app, c);
   std::vector<std::string> words{"simulate"};
   words.insert(words.end(), args.begin(), args.end());
   std::vector<std::string> reversed(words.rbegin(), words.rend());  // CLI11 takes the arguments last first
@@ -258,7 +267,6 @@ SimulateCommand simulate_command_from(const std::vector<std::string>& args) {
   } catch (const CLI::ParseError& e) {
     throw Error("simulator settings '" + join(args, " ") + "': " + e.what());
   }
-  (void)cmd;
   return c;
 }
 
@@ -368,10 +376,7 @@ CLI::App* add_simulate_command(CLI::App& app, SimulateCommand& c) {
 }
 
 int run_simulate(const SimulateCommand& c) {
-  const auto predictor = std::find_if(predictors().begin(), predictors().end(),
-                                      [&](const auto& entry) { return entry.first == c.algorithm; });
-  require(predictor != predictors().end(),
-          "--algo: the simulator predicts " + join(predictor_names()) + " so far (got '" + c.algorithm + "')");
+  predictor_of(c.algorithm, "--algo: ");  // an unknown algorithm is said before any file is read
   require(c.gossip_probability >= 0 && c.gossip_probability <= 1, "--gossip-prob must be in [0, 1]");
   require(c.staleness >= 0 && c.tau >= 1 && c.pi >= 1,
           "--staleness must not be negative, --tau and --pi must be at least 1");
@@ -392,7 +397,8 @@ int run_simulate(const SimulateCommand& c) {
   require(c.compress != "powersgd" || c.rank >= 1, "--rank must be at least 1 (got " + std::to_string(c.rank) + ")");
   auto cluster = sim::load_cluster(c.cluster);
   if (c.shared_cores >= 0) cluster.shared_cores = c.shared_cores;
-  const auto profile = sim::as_run_on(sim::load_model_profile(c.profile), cluster);
+  const auto measured_profile = sim::load_model_profile(c.profile);
+  const auto profile = sim::as_run_on(measured_profile, cluster);
   if (c.fidelity == "des") {
     const auto rows = run_discrete_events(c, profile, cluster);
     if (!c.out.empty()) {
@@ -440,7 +446,7 @@ int run_simulate(const SimulateCommand& c) {
             << " per worker, on " << cluster.name << " (" << cluster.source << "); analytical\n"
             << "  workers  iteration_ms  samples/s  efficiency  exposed_comm_ms\n";
   for (const int64_t workers : c.workers) {
-    const auto p = predictor->second(c, on_shared_cores(profile, cluster.shared_cores, workers), cluster, workers);
+    const auto p = predict_analytical(c, measured_profile, cluster, workers);
     char line[128];
     std::snprintf(line, sizeof line, "  %7lld  %12.3f  %9.0f  %9.1f%%  %15.3f\n", static_cast<long long>(workers),
                   p.iteration_seconds * 1e3, p.samples_per_second, 100 * p.scaling_efficiency,

@@ -251,6 +251,12 @@ std::pair<double, std::vector<double>> least_direction(const std::vector<std::ve
   return {a[least][least], direction};
 }
 
+// Whether some prediction depends on free unknown j where it weighs most (the others at their values in u).
+bool seen_where_costliest(const Problem& problem, std::vector<double> u, size_t j) {
+  u[j] = costliest(problem.free[j]);
+  return largest_magnitude(jacobian(problem, u)[j]) >= kSeen;
+}
+
 ClusterDescription neutral(ClusterDescription c, const ClusterDescription& base, Unknown u) {
   const double value = std::isnan(range_of(u).neutral) ? value_in(base, base, u) : range_of(u).neutral;
   return with_unknown(std::move(c), base, u, value);
@@ -385,21 +391,20 @@ ClusterCalibration calibrate(const CalibrationRequest& request, const Throughput
     problem.free.erase(std::find(problem.free.begin(), problem.free.end(), u));
     left.push_back({u, 0, false, note});
   };
+  // An unknown no prediction depends on: refused when named, left out otherwise.
+  auto leave_unseen = [&](Unknown u) {
+    require(automatic, "calibrate: no point depends on " + name_of(u) + "; measure " + what_determines(u));
+    leave(u, "no point depends on it; measure " + what_determines(u));
+  };
   // Unknowns no prediction depends on even where they weigh most (the end of the range that costs the most time)
   // are out from the start.
   {
     const auto u0 = problem.u_of(problem.fixed);
     std::vector<Unknown> unseen;
     for (size_t j = 0; j < problem.free.size(); ++j) {
-      auto probe = u0;
-      probe[j] = costliest(problem.free[j]);
-      if (largest_magnitude(jacobian(problem, probe)[j]) < kSeen) unseen.push_back(problem.free[j]);
+      if (!seen_where_costliest(problem, u0, j)) unseen.push_back(problem.free[j]);
     }
-    for (const Unknown unknown : unseen) {
-      require(automatic,
-              "calibrate: no point depends on " + name_of(unknown) + "; measure " + what_determines(unknown));
-      leave(unknown, "no point depends on it; measure " + what_determines(unknown));
-    }
+    for (const Unknown unknown : unseen) leave_unseen(unknown);
   }
   std::vector<double> u;
   for (;;) {
@@ -424,12 +429,7 @@ ClusterCalibration calibrate(const CalibrationRequest& request, const Throughput
     for (size_t j = 0; j < columns.size() && !changed; ++j) {
       if (largest_magnitude(columns[j]) >= kSeen) continue;
       const Unknown unknown = problem.free[j];
-      auto probe = u;
-      probe[j] = costliest(unknown);
-      const bool bounded = largest_magnitude(jacobian(problem, probe)[j]) >= kSeen;
-      require(bounded || automatic,
-              "calibrate: no point depends on " + name_of(unknown) + "; measure " + what_determines(unknown));
-      if (bounded) {
+      if (seen_where_costliest(problem, u, j)) {
         const double value =
             range_of(unknown).neutral == 0 ? 0.0 : value_in(problem.cluster_at(u), request.base, unknown);
         problem.fixed = with_unknown(problem.cluster_at(u), request.base, unknown, value);
@@ -437,7 +437,7 @@ ClusterCalibration calibrate(const CalibrationRequest& request, const Throughput
         u.erase(u.begin() + static_cast<std::ptrdiff_t>(j));
         left.push_back({unknown, value, true, "negligible: the points are fitted as well without it"});
       } else {
-        leave(unknown, "no point depends on it; measure " + what_determines(unknown));
+        leave_unseen(unknown);
       }
       changed = true;
     }
