@@ -368,6 +368,7 @@ double des_iteration(const std::string& algorithm, int64_t workers, const distsg
   s.outer_bits = o.bits;
   s.powersgd_rank = o.powersgd_rank;
   s.powersgd_start = powersgd_start;
+  if (o.sgp_base) s.slowmo_base = "sgp";
   return distsgd::sim::simulate_discrete_events(toy_profile_with_shapes(), c, s).iteration_seconds;
 }
 
@@ -457,6 +458,42 @@ TEST(OuterLoopModel, DiscreteEventSimulationAgreesWithTheClosedForms) {
   EXPECT_NEAR(
       des_iteration("localsgd", 4, slow, {8}) / distsgd::sim::predict_outer_loop(p, 4, slow, {8}).iteration_seconds, 1,
       0.05);
+}
+
+// SlowMo over SGP (--base sgp): every inner step is SGP's without overlap (a push of the model to the exponential
+// graph's peer, waited for, and the merge of the one that arrives), every H steps the exact average as over local SGD.
+TEST(OuterLoopModel, SlowMoOverSgpPaysAPushEveryStep) {
+  using distsgd::sim::OuterLoopSettings;
+  const auto p = toy_profile();
+  const double m = p.gradient_bytes();
+  const OuterLoopSettings over_sgp{8, 1, 0, 32, 0, true}, over_local_sgd{8};
+  for (const auto& link : {distsgd::testing::uniform_link(1e8, 3e-5), distsgd::testing::uniform_link(1e10, 3e-5)}) {
+    const double push = distsgd::sim::model_transfer_seconds(p, link);
+    EXPECT_NEAR(distsgd::sim::predict_outer_loop(p, 4, link, over_sgp).iteration_seconds,
+                distsgd::sim::predict_outer_loop(p, 4, link, over_local_sgd).iteration_seconds + push + 1e-10 * m,
+                1e-12);
+    for (int64_t workers : {2, 8}) {
+      const double analytical = distsgd::sim::predict_outer_loop(p, workers, link, over_sgp).iteration_seconds;
+      EXPECT_NEAR(des_iteration("slowmo", workers, link, over_sgp) / analytical, 1, 0.05)
+          << workers << " workers, link " << link.worker_bytes_per_second;
+    }
+  }
+  const auto slow = distsgd::testing::uniform_link(1e8, 3e-5);
+  EXPECT_GT(des_iteration("slowmo", 4, slow, over_sgp), 1.5 * des_iteration("slowmo", 4, slow, over_local_sgd))
+      << "a push of the whole model every step on a slow link";
+  // Traffic: the model every step besides the exact average's 1/H of AR-SGD's; one worker pushes nothing.
+  EXPECT_DOUBLE_EQ(distsgd::sim::outer_bytes_per_step(p, 4, over_sgp),
+                   m + distsgd::sim::outer_bytes_per_step(p, 4, over_local_sgd));
+  EXPECT_EQ(distsgd::sim::predict_outer_loop(p, 1, slow, over_sgp).iteration_seconds,
+            distsgd::sim::predict_outer_loop(p, 1, slow, over_local_sgd).iteration_seconds);
+  // What distsgd train refuses, both fidelities refuse.
+  EXPECT_NE(error_of_call([&] {
+              distsgd::sim::predict_outer_loop(p, 4, slow, OuterLoopSettings{8, 2, 0, 32, 0, true});
+            }).find("--base sgp is slowmo's"),
+            std::string::npos);
+  EXPECT_NE(
+      error_of_call([&] { des_iteration("diloco", 4, slow, over_sgp); }).find("--base sgp applies to slowmo only"),
+      std::string::npos);
 }
 
 // A checkpoint after step 5 holds the outer loop's state, and with a fragment delay an exchange in flight: the

@@ -54,7 +54,10 @@ const std::vector<std::pair<std::string, Predictor>>& predictors() {
       {"adpsgd", [](C, P p, L l, int64_t w) { return sim::predict_adpsgd(p, w, l); }},
       // Slow momentum and the outer optimizer cost an update over the fragment, as the plain average does.
       {"localsgd", [](C c, P p, L l, int64_t w) { return sim::predict_outer_loop(p, w, l, {c.sync_every}); }},
-      {"slowmo", [](C c, P p, L l, int64_t w) { return sim::predict_outer_loop(p, w, l, {c.sync_every}); }},
+      {"slowmo",
+       [](C c, P p, L l, int64_t w) {
+         return sim::predict_outer_loop(p, w, l, {c.sync_every, 1, 0, 32, 0, c.slowmo_base == "sgp"});
+       }},
       {"diloco",
        [](C c, P p, L l, int64_t w) {
          const int64_t rank = c.compress == "powersgd" ? c.rank : 0;
@@ -79,10 +82,11 @@ const Predictor& predictor_of(const std::string& algorithm, const std::string& c
   return predictor->second;
 }
 
-// " (overlap wfbp)", " (compress powersgd, rank 2)": what AR-SGD's (or DiLoCo's, compressed) line of the table
-// runs; nothing for the others.
+// " (overlap wfbp)", " (compress powersgd, rank 2)", " (base sgp)": what AR-SGD's (DiLoCo's, compressed; SlowMo's
+// over SGP) line of the table runs; nothing for the others.
 std::string arsgd_variant(const SimulateCommand& c) {
   if (c.compress == "powersgd") return " (compress powersgd, rank " + std::to_string(c.rank) + ")";
+  if (c.slowmo_base == "sgp") return " (base sgp)";
   if (c.algorithm != "arsgd") return "";
   return " (overlap " + c.overlap + (c.compress == "dgc" ? ", compress dgc" : "") + ")";
 }
@@ -127,6 +131,7 @@ sim::DesSettings des_settings(const SimulateCommand& c, int64_t workers) {
   s.gossip_mode = c.gossip_mode;
   s.sgp_overlap = c.sgp_overlap;
   s.sync_every = c.sync_every;
+  s.slowmo_base = c.slowmo_base;
   // Only diloco takes fragments, a delay and quantised payloads (as distsgd train).
   const bool diloco = c.algorithm == "diloco";
   s.fragments = diloco ? c.fragments : 1;
@@ -178,8 +183,8 @@ nlohmann::json run_discrete_events(const SimulateCommand& c, const sim::ModelPro
   require(c.trace.empty() || c.workers.size() == 1, "--trace: give one --workers count (a trace is of one run)");
   std::vector<sim::DesSettings> runs;  // every count's settings checked before the first runs
   // A decentralized algorithm needs a peer: in a sweep, one worker is left out (as distsgd train refuses it).
-  const bool decentralized =
-      c.algorithm == "gosgd" || c.algorithm == "gossip" || c.algorithm == "sgp" || c.algorithm == "adpsgd";
+  const bool decentralized = c.algorithm == "gosgd" || c.algorithm == "gossip" || c.algorithm == "sgp" ||
+                             c.algorithm == "adpsgd" || c.slowmo_base == "sgp";
   for (const int64_t workers : c.workers) {
     if (decentralized && workers == 1 && c.workers.size() > 1) continue;
     runs.push_back(des_settings(c, workers));
@@ -283,6 +288,10 @@ CLI::App* add_simulate_command(CLI::App& app, SimulateCommand& c) {
   cmd->add_option("--sgp-overlap", c.sgp_overlap, "sgp: 1 overlaps the push with the next step, 0 does not")
       ->capture_default_str();
   cmd->add_option("--sync-every", c.sync_every, "localsgd, slowmo, diloco: inner steps between exchanges (H)")
+      ->capture_default_str();
+  cmd->add_option("--base", c.slowmo_base,
+                  "slowmo: localsgd (local steps between the exact averages) or sgp (an SGP push to the exponential "
+                  "graph's peer every step, without overlap)")
       ->capture_default_str();
   cmd->add_option("--fragments", c.fragments, "diloco: fragments synchronised in turn (Streaming DiLoCo)")
       ->capture_default_str();
@@ -395,6 +404,9 @@ int run_simulate(const SimulateCommand& c) {
   require(c.compress != "powersgd" || c.algorithm == "arsgd" || c.algorithm == "diloco",
           "--compress powersgd applies to arsgd and diloco (got --algo " + c.algorithm + ")");
   require(c.compress != "powersgd" || c.rank >= 1, "--rank must be at least 1 (got " + std::to_string(c.rank) + ")");
+  require(c.slowmo_base == "localsgd" || c.slowmo_base == "sgp",
+          "--base must be localsgd or sgp (got '" + c.slowmo_base + "')");
+  require(c.slowmo_base == "localsgd" || c.algorithm == "slowmo", "--base sgp applies to slowmo only");
   auto cluster = sim::load_cluster(c.cluster);
   if (c.shared_cores >= 0) cluster.shared_cores = c.shared_cores;
   const auto measured_profile = sim::load_model_profile(c.profile);
@@ -420,6 +432,8 @@ int run_simulate(const SimulateCommand& c) {
                                     {"gossip_probability", c.gossip_probability},
                                     {"gossip_mode", c.gossip_mode},
                                     {"sgp_overlap", c.sgp_overlap},
+                                    {"sync_every", c.sync_every},
+                                    {"base", c.slowmo_base},
                                     {"iterations", c.iterations},
                                     {"warmup", c.warmup},
                                     {"seed", c.seed},

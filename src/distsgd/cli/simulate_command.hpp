@@ -27,10 +27,11 @@ struct SimulateCommand {
   int64_t staleness = 10;
   int64_t tau = 2;  // as distsgd train
   int64_t pi = 4;
-  double gossip_probability = 0.01;  // gosgd
-  int64_t sgp_overlap = 0;           // as distsgd train
-  int64_t sync_every = 16;           // localsgd, slowmo, diloco (as distsgd train)
-  int64_t fragments = 1;             // diloco
+  double gossip_probability = 0.01;      // gosgd
+  int64_t sgp_overlap = 0;               // as distsgd train
+  int64_t sync_every = 16;               // localsgd, slowmo, diloco (as distsgd train)
+  std::string slowmo_base = "localsgd";  // slowmo: localsgd | sgp
+  int64_t fragments = 1;                 // diloco
   int64_t fragment_delay = 0;
   int64_t outer_bits = 32;
   std::vector<int64_t> workers{1, 2, 4, 8, 16, 32};

@@ -26,11 +26,12 @@ namespace {
 // GoSGD, gossip push and SGP (PushGossip).
 class PushGossip final : public Workload {
  public:
-  explicit PushGossip(DesContext& c)
+  // SGP when `sgp_overlap` >= 0 (its lag), else GoSGD or gossip push as the context's algorithm says.
+  PushGossip(DesContext& c, int64_t sgp_overlap)
       : c_(c),
-        exponential_(c.settings.algorithm == "sgp"),
+        exponential_(sgp_overlap >= 0),
         probability_(c.settings.algorithm == "gosgd" ? c.settings.gossip_probability : 1.0),
-        wait_lag_(exponential_ ? c.settings.sgp_overlap : -1),
+        wait_lag_(sgp_overlap),
         inbox_(static_cast<size_t>(c.workers)),
         received_(static_cast<size_t>(c.workers), 0),
         in_flight_(static_cast<size_t>(c.workers), 0),
@@ -241,12 +242,13 @@ class Adpsgd final : public Workload {
 
 std::unique_ptr<Workload> make_decentralized_workload(DesContext& c) {
   const auto& a = c.settings.algorithm;
-  if (a == "gosgd" || a == "sgp" || (a == "gossip" && c.settings.gossip_mode == "push")) {
-    return std::make_unique<PushGossip>(c);
-  }
+  if (a == "sgp") return std::make_unique<PushGossip>(c, c.settings.sgp_overlap);
+  if (a == "gosgd" || (a == "gossip" && c.settings.gossip_mode == "push")) return std::make_unique<PushGossip>(c, -1);
   if (a == "gossip") return std::make_unique<PullGossip>(c);
   if (a == "adpsgd") return std::make_unique<Adpsgd>(c);
   throw Error("simulator: '" + a + "' is not a decentralized algorithm");
 }
+
+std::unique_ptr<Workload> make_sgp_gossip_workload(DesContext& c) { return std::make_unique<PushGossip>(c, 0); }
 
 }  // namespace distsgd::sim

@@ -4,6 +4,8 @@
 // quantised, an alltoall, then (one step later, or at the merge) an allgather. The fragment is m/F bytes. DiLoCo
 // with --compress powersgd exchanges the whole model at the merge step through PowerSGD's sequence
 // (des_collective_work.hpp), from its --powersgd-start-th exchange on (the earlier ones are plain allreduces).
+// SlowMo over SGP runs SGP's step (des_decentralized_workloads.cpp, without overlap: update, push, wait, merge) as
+// every inner step, then the outer loop's exchange (slowmo_over_sgp.cpp).
 #include <memory>
 
 #include "distsgd/sim/des_collective_work.hpp"
@@ -14,6 +16,7 @@ namespace distsgd::sim {
 
 OuterLoopSettings outer_loop_settings(const DesSettings& s) {
   // Only diloco takes fragments, a delay, quantised payloads and PowerSGD (as distsgd train).
+  if (s.algorithm == "slowmo") return {s.sync_every, 1, 0, 32, 0, s.slowmo_base == "sgp"};
   if (s.algorithm != "diloco") return {s.sync_every};
   return {s.sync_every, s.fragments, s.fragment_delay, s.outer_bits, s.powersgd_rank};
 }
@@ -34,9 +37,17 @@ class OuterWorkload final : public Workload {
         message_bytes_(quantized_message_bytes(fragment_bytes_, settings_.bits)),
         states_(static_cast<size_t>(c.workers)) {
     if (settings_.powersgd_rank > 0) powersgd_ = powersgd_step(c.profile, settings_.powersgd_rank);
+    if (settings_.sgp_base) sgp_ = make_sgp_gossip_workload(c);
   }
 
-  void after_backward(int64_t worker, int64_t, Next next) override {
+  void before_forward(int64_t worker, int64_t step, Next next) override {
+    if (sgp_) return sgp_->before_forward(worker, step, std::move(next));
+    next();
+  }
+
+  void after_backward(int64_t worker, int64_t step, Next next) override {
+    // SGP's step includes the inner update.
+    if (sgp_) return sgp_->after_backward(worker, step, [this, worker, next] { outer_step(worker, next); });
     c_.run(worker, "update", c_.update_seconds(worker, c_.model_bytes()),
            [this, worker, next] { outer_step(worker, next); });
   }
@@ -114,7 +125,8 @@ class OuterWorkload final : public Workload {
   DesContext& c_;
   OuterLoopSettings settings_;
   double fragment_bytes_, message_bytes_;
-  PowerSgdStep powersgd_;  // diloco --compress powersgd
+  PowerSgdStep powersgd_;          // diloco --compress powersgd
+  std::unique_ptr<Workload> sgp_;  // slowmo --base sgp: every inner step is SGP's
   std::vector<WorkerState> states_;
 };
 

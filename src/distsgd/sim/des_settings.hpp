@@ -37,6 +37,7 @@ struct DesSettings {
   int64_t fragments = 1;
   int64_t fragment_delay = 0;
   int64_t outer_bits = 32;
+  std::string slowmo_base = "localsgd";  // slowmo: localsgd | sgp
 
   int64_t iterations = 100;  // measured, per worker
   int64_t warmup = 10;       // run first, not measured

@@ -46,6 +46,8 @@ std::unique_ptr<Workload> make_allreduce_workload(DesContext& context);
 std::unique_ptr<Workload> make_parameter_server_workload(DesContext& context);
 std::unique_ptr<Workload> make_decentralized_workload(DesContext& context);
 std::unique_ptr<Workload> make_outer_workload(DesContext& context);
+// SGP's push-sum gossip without overlap, whatever the context's algorithm: the base of slowmo --base sgp.
+std::unique_ptr<Workload> make_sgp_gossip_workload(DesContext& context);
 
 // The outer loop's settings of a simulation (des_outer_workload.cpp): what distsgd train gives the algorithm.
 OuterLoopSettings outer_loop_settings(const DesSettings& settings);

@@ -60,6 +60,9 @@ void check(const DesSettings& s) {
   require(s.sgp_overlap == 0 || s.sgp_overlap == 1, "--sgp-overlap must be 0 or 1");
   require(one_of(s.collectives, {"auto", "steps", "flows"}),
           "--collectives must be auto, steps or flows (got '" + s.collectives + "')");
+  require(one_of(s.slowmo_base, {"localsgd", "sgp"}), "--base must be localsgd or sgp (got '" + s.slowmo_base + "')");
+  require(s.slowmo_base == "localsgd" || s.algorithm == "slowmo", "--base sgp applies to slowmo only");
+  require(s.slowmo_base == "localsgd" || s.workers >= 2, "--base sgp gossips: simulate 2 or more workers");
   check_outer_settings(outer_loop_settings(s));
   require(s.workers >= 2 || !one_of(s.algorithm, {"gosgd", "gossip", "sgp", "adpsgd"}),
           "--algo " + s.algorithm + " is decentralized: simulate 2 or more workers");

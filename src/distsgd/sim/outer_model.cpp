@@ -21,6 +21,14 @@ double powersgd_exchange_bytes(const PowerSgdStep& step) {
   return step.uncompressed_bytes + step.p_bytes + step.q_bytes;
 }
 
+// SlowMo over SGP: every inner step's push of the model, waited for, and the merge of the one that arrives (the
+// exponential graph sends each worker exactly one message per step).
+double sgp_step_seconds(const ModelProfile& profile, int64_t workers, const ClusterDescription& cluster,
+                        const OuterLoopSettings& s) {
+  if (!s.sgp_base || workers == 1) return 0;
+  return model_transfer_seconds(profile, cluster) + profile.update_seconds_per_byte * profile.gradient_bytes();
+}
+
 }  // namespace
 
 void check_outer_settings(const OuterLoopSettings& s) {
@@ -35,6 +43,8 @@ void check_outer_settings(const OuterLoopSettings& s) {
   require(s.powersgd_rank == 0 || (s.fragments == 1 && s.delay == 0 && s.bits == 32),
           "--compress powersgd with diloco compresses the whole pseudo-gradient at its exchange: leave out "
           "--fragments, --fragment-delay and --outer-bits");
+  require(!s.sgp_base || (s.fragments == 1 && s.delay == 0 && s.bits == 32 && s.powersgd_rank == 0),
+          "--base sgp is slowmo's: it takes no --fragments, --fragment-delay, --outer-bits or --compress");
 }
 
 double quantized_message_bytes(double float_bytes, int64_t bits) {
@@ -87,7 +97,9 @@ Prediction predict_outer_loop(const ModelProfile& profile, int64_t workers, cons
                std::max(0.0, cost.second_seconds - static_cast<double>(s.delay - 1) * compute);
   }
   const double steps_between = static_cast<double>(s.sync_every / s.fragments);
-  return prediction_from_iteration(profile, workers, compute + (exposed + outer_update) / steps_between);
+  return prediction_from_iteration(
+      profile, workers,
+      compute + sgp_step_seconds(profile, workers, cluster, s) + (exposed + outer_update) / steps_between);
 }
 
 double outer_bytes_per_step(const ModelProfile& profile, int64_t workers, const OuterLoopSettings& s) {
@@ -96,7 +108,8 @@ double outer_bytes_per_step(const ModelProfile& profile, int64_t workers, const 
   const double share = static_cast<double>(workers - 1) / static_cast<double>(workers);
   const double bytes = s.powersgd_rank > 0 ? powersgd_exchange_bytes(powersgd_step(profile, s.powersgd_rank))
                                            : quantized_message_bytes(fragment_bytes(profile, s), s.bits);
-  return 2 * share * bytes / static_cast<double>(s.sync_every / s.fragments);
+  const double push = s.sgp_base ? profile.gradient_bytes() : 0;
+  return push + 2 * share * bytes / static_cast<double>(s.sync_every / s.fragments);
 }
 
 }  // namespace distsgd::sim

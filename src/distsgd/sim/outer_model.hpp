@@ -6,6 +6,8 @@
 // DiLoCo with --compress powersgd exchanges the whole pseudo-gradient at each merge as AR-SGD's PowerSGD step does
 // (powersgd_model.hpp: the error feedback and three products, the allreduces of the uncompressed tensors, of P and
 // of Q), from the --powersgd-start-th exchange on; the analytical form is that steady state.
+// SlowMo over SGP (--base sgp; algo/outer/slowmo_over_sgp.cpp) adds SGP's step without overlap to every inner step:
+// a push of the model to the exponential graph's peer, waited for (as decentralized_model.hpp's SGP), then the merge.
 #pragma once
 #include <cstdint>
 
@@ -21,6 +23,7 @@ struct OuterLoopSettings {
   int64_t delay = 0;          // steps an exchange overlaps
   int64_t bits = 32;          // of the exchanged values
   int64_t powersgd_rank = 0;  // diloco --compress powersgd: the rank (0: off; one fragment, 32 bits, no delay)
+  bool sgp_base = false;      // slowmo --base sgp: an SGP push every inner step (one fragment, 32 bits, no delay)
 };
 
 // Throws Error (naming the flag) for settings distsgd train would refuse.
@@ -45,7 +48,7 @@ Prediction predict_outer_loop(const ModelProfile& profile, int64_t workers, cons
                               const OuterLoopSettings& settings);
 
 // The bytes each worker sends per step, on average (for tests and reports): 1/H of AR-SGD's at 32 bits; with PowerSGD
-// 1/H of AR-SGD's PowerSGD step.
+// 1/H of AR-SGD's PowerSGD step; over SGP, plus the model's bytes every step.
 double outer_bytes_per_step(const ModelProfile& profile, int64_t workers, const OuterLoopSettings& settings);
 
 }  // namespace distsgd::sim
