@@ -207,6 +207,13 @@ TEST(ValidateCommand, PowerSgdIsAMethodOfItsOwn) {
   EXPECT_EQ(cli::simulate_flags_of(recipes[1], 1), expected) << "every flag reaches the simulator";
   const auto names = cli::recipe_names();
   EXPECT_NE(std::find(names.begin(), names.end(), "arsgd-powersgd"), names.end());
+  // SlowMo over SGP likewise, its --base reaching the simulator.
+  const auto over_sgp = cli::recipes_for({"slowmo-sgp"}, "--algos");
+  ASSERT_EQ(over_sgp.size(), 1u);
+  EXPECT_EQ(over_sgp[0].algorithm, "slowmo");
+  const auto simulated = cli::simulate_flags_of(over_sgp[0], 1);
+  const std::vector<std::string> base{"--base", "sgp"};
+  EXPECT_NE(std::search(simulated.begin(), simulated.end(), base.begin(), base.end()), simulated.end());
 }
 
 // Processes whose command line mentions `text` (other than this test's own shell).

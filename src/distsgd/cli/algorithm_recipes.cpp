@@ -33,6 +33,12 @@ const std::vector<AlgorithmRecipe>& algorithm_recipes() {
       // The low-communication family at H = 8 (bench/low_communication.sh): synchronous, every 8th step.
       {"localsgd", {"--sync-every", "8"}, false, "synchronous"},
       {"slowmo", {"--sync-every", "8", "--slow-lr", "0.5", "--slow-momentum", "0.5"}, false, "synchronous"},
+      // SlowMo over SGP (fairscale's other base): an SGP push every step, the exact average every 8th.
+      {"slowmo",
+       {"--base", "sgp", "--sync-every", "8", "--slow-lr", "0.5", "--slow-momentum", "0.5"},
+       false,
+       "synchronous",
+       "slowmo-sgp"},
       {"diloco", {"--sync-every", "8", "--outer-lr", "0.5", "--outer-momentum", "0.7"}, false, "synchronous"},
   };
   return all;
