@@ -31,6 +31,8 @@ constexpr double kMB = 1024.0 * 1024.0;  // as --bucket-mb of distsgd train (All
 using Predictor = std::function<sim::Prediction(const SimulateCommand&, const sim::ModelProfile&,
                                                 const sim::ClusterDescription&, int64_t workers)>;
 
+sim::PsLayout ps_layout(const SimulateCommand& c) { return {c.sharding, c.local_aggregation == "host"}; }
+
 // Every algorithm the simulator predicts, by its name in `distsgd train --algo`.
 const std::vector<std::pair<std::string, Predictor>>& predictors() {
   using C = const SimulateCommand&;
@@ -43,11 +45,12 @@ const std::vector<std::pair<std::string, Predictor>>& predictors() {
          return sim::predict_allreduce_sgd(
              p, w, l, sim::allreduce_settings(c.overlap, c.bucket_mb * kMB, c.first_bucket_mb * kMB));
        }},
-      {"bsp", [](C c, P p, L l, int64_t w) { return sim::predict_bsp(p, w, c.servers, l); }},
-      {"asp", [](C c, P p, L l, int64_t w) { return sim::predict_asp(p, w, c.servers, l); }},
-      {"ssp", [](C c, P p, L l, int64_t w) { return sim::predict_ssp(p, w, c.servers, c.staleness, l); }},
-      {"easgd", [](C c, P p, L l, int64_t w) { return sim::predict_easgd(p, w, c.servers, c.tau, l); }},
-      {"aladdin", [](C c, P p, L l, int64_t w) { return sim::predict_aladdin(p, w, c.servers, c.pi, l); }},
+      {"bsp", [](C c, P p, L l, int64_t w) { return sim::predict_bsp(p, w, c.servers, l, ps_layout(c)); }},
+      {"asp", [](C c, P p, L l, int64_t w) { return sim::predict_asp(p, w, c.servers, l, ps_layout(c)); }},
+      {"ssp", [](C c, P p, L l, int64_t w) { return sim::predict_ssp(p, w, c.servers, c.staleness, l, ps_layout(c)); }},
+      {"easgd", [](C c, P p, L l, int64_t w) { return sim::predict_easgd(p, w, c.servers, c.tau, l, ps_layout(c)); }},
+      {"aladdin",
+       [](C c, P p, L l, int64_t w) { return sim::predict_aladdin(p, w, c.servers, c.pi, l, ps_layout(c)); }},
       {"gosgd", [](C c, P p, L l, int64_t w) { return sim::predict_gosgd(p, w, c.gossip_probability, l); }},
       {"gossip", [](C, P p, L l, int64_t w) { return sim::predict_gossip(p, w, l); }},
       {"sgp", [](C c, P p, L l, int64_t w) { return sim::predict_sgp(p, w, c.sgp_overlap > 0, l); }},
@@ -123,6 +126,7 @@ sim::DesSettings des_settings(const SimulateCommand& c, int64_t workers) {
   s.powersgd_start = c.powersgd_start;
   s.servers = c.servers;
   s.sharding = c.sharding;
+  s.local_aggregation = c.local_aggregation;
   s.staleness = c.staleness;
   s.tau = c.tau;
   s.pi = c.pi;
@@ -340,7 +344,11 @@ CLI::App* add_simulate_command(CLI::App& app, SimulateCommand& c) {
                   "cluster's shared_cores, which commbench --cluster-out sets to this host's). des: fair sharing; "
                   "analytical: compute times x max(1, workers / cores)")
       ->check(CLI::Range(int64_t{-1}, int64_t{1} << 20));
-  cmd->add_option("--sharding", c.sharding, des + "parameter-server sharding: memory or layer, as distsgd train")
+  cmd->add_option("--sharding", c.sharding, "parameter-server sharding: memory or layer, as distsgd train")
+      ->capture_default_str();
+  cmd->add_option("--local-aggregation", c.local_aggregation,
+                  "bsp: none, or host (the workers of a node sum their gradients and one of them pushes, as distsgd "
+                  "train)")
       ->capture_default_str();
   cmd->add_option("--compress", c.compress,
                   "none, dgc (des: arsgd, bsp, asp, ssp: the sparse gradient uplink) or powersgd (arsgd: rank --rank "
@@ -407,6 +415,11 @@ int run_simulate(const SimulateCommand& c) {
   require(c.slowmo_base == "localsgd" || c.slowmo_base == "sgp",
           "--base must be localsgd or sgp (got '" + c.slowmo_base + "')");
   require(c.slowmo_base == "localsgd" || c.algorithm == "slowmo", "--base sgp applies to slowmo only");
+  require(c.sharding == "memory" || c.sharding == "layer",
+          "--sharding must be memory or layer (got '" + c.sharding + "')");
+  require(c.local_aggregation == "none" || c.local_aggregation == "host",
+          "--local-aggregation must be none or host (got '" + c.local_aggregation + "')");
+  require(c.local_aggregation == "none" || c.algorithm == "bsp", "--local-aggregation host applies to bsp only");
   auto cluster = sim::load_cluster(c.cluster);
   if (c.shared_cores >= 0) cluster.shared_cores = c.shared_cores;
   const auto measured_profile = sim::load_model_profile(c.profile);

@@ -46,10 +46,11 @@ struct SimulateCommand {
   std::string collectives = "auto";
   int64_t shared_cores = -1;  // -1: the cluster's; 0: a processor per rank; N: every rank shares N cores
   std::string sharding = "memory";
-  std::string compress = "none";  // none | dgc | powersgd
-  double density = 0.001;         // dgc
-  int64_t rank = 2;               // powersgd
-  int64_t powersgd_start = 10;    // powersgd (des)
+  std::string local_aggregation = "none";  // bsp: none | host
+  std::string compress = "none";           // none | dgc | powersgd
+  double density = 0.001;                  // dgc
+  int64_t rank = 2;                        // powersgd
+  int64_t powersgd_start = 10;             // powersgd (des)
   std::string aladdin_variant = "full";
   std::string gossip_mode = "pull";
   std::vector<std::string> slowdowns, compute_multipliers, link_multipliers;  // RANK:FACTOR

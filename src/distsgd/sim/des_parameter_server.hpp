@@ -1,6 +1,5 @@
 // The parameter-server substrate of the discrete-event simulator, as algo/ps/ runs it:
-//   shards       the model cut into S shards (shard_layout.cpp): memory = S equal contiguous ranges; layer = whole
-//                tensors, largest first, each to the lightest shard
+//   shards       the model cut into S shards (shard_layout.hpp)
 //   pieces       with wait-free backprop (--overlap wfbp, the default) the gradient buckets of AR-SGD cut at shard
 //                boundaries (shard_pieces.cpp), each pushed when its bucket's gradients are ready; without, one piece
 //                per shard after backward
@@ -17,15 +16,9 @@
 
 #include "distsgd/sim/des_context.hpp"
 #include "distsgd/sim/des_workload.hpp"
+#include "distsgd/sim/shard_layout.hpp"
 
 namespace distsgd::sim {
-
-// Each shard's ranges of the flat vector (element offset, count), in flat order.
-struct ShardRanges {
-  std::vector<std::vector<std::pair<int64_t, int64_t>>> segments;
-  std::vector<int64_t> numel;
-};
-ShardRanges shard_ranges(const ModelProfile& profile, int64_t servers, const std::string& sharding);
 
 struct Piece {
   int64_t shard = 0;

@@ -7,6 +7,7 @@
 // [offset, +numel)" on the workers' communication lane.
 #include <algorithm>
 #include <limits>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -27,7 +28,9 @@ class PsWorkload : public Workload {
         shards_(shard_ranges(c.profile, c.servers, c.settings.sharding)),
         requests_(c, shards_),
         buckets_(make_bucket_layout(c.profile, c.settings.first_bucket_bytes, c.settings.bucket_bytes)),
-        wfbp_(wfbp_allowed && c.settings.overlap == "wfbp" && c.settings.density == 0),
+        // DGC and local aggregation push the whole gradient after backward (as distsgd train).
+        wfbp_(wfbp_allowed && c.settings.overlap == "wfbp" && c.settings.density == 0 &&
+              c.settings.local_aggregation == "none"),
         uplink_(c, cut_at_shards(c.profile, shards_, wfbp_ ? &buckets_ : nullptr), replies,
                 [this](int64_t worker, const Piece& piece, int64_t version, int64_t step) {
                   at_server(worker, piece, version, step);
@@ -87,20 +90,30 @@ class PsWorkload : public Workload {
 };
 
 // BSP: each shard waits for every worker's copy of a piece (or of its whole slice), sums them (P bytes gamma), updates
-// (bytes at the update cost) and answers every worker; rounds follow the pieces' order.
+// (bytes at the update cost) and answers every worker; rounds follow the pieces' order. With local aggregation
+// (bsp.cpp's host groups: a node's workers, its lowest rank leading) the members send their gradients to the leader
+// and wait for the parameters; the leader waits for them ("wait for the host's gradients"), sums them (gamma per
+// byte), pushes the sum as one worker would, and sends the parameters to each member ("send parameters to the
+// host"); a shard's round ends when every leader has pushed.
 class Bsp final : public PsWorkload {
  public:
   explicit Bsp(DesContext& c)
-      : PsWorkload(c, /*replies=*/true, /*wfbp_allowed=*/true), rounds_(static_cast<size_t>(c.servers)) {
+      : PsWorkload(c, /*replies=*/true, /*wfbp_allowed=*/true),
+        rounds_(static_cast<size_t>(c.servers)),
+        hosts_(static_cast<size_t>(c.workers)) {
     for (const auto& bucket : uplink_.pieces()) {
       for (const auto& piece : bucket) rounds_[static_cast<size_t>(piece.shard)].pieces.push_back(&piece);
     }
     for (auto& r : rounds_) r.arrived.assign(r.pieces.size(), 0);
+    const int64_t per_node = c.settings.local_aggregation == "host" ? c.cluster.workers_per_node : 1;
+    for (int64_t w = 0; w < c.workers; w += per_node) pushers_.push_back(w);
   }
 
   void before_backward(int64_t worker, int64_t, Next next) override { start_dense_pushes(worker, std::move(next)); }
 
   void after_backward(int64_t worker, int64_t, Next next) override {
+    if (leader_of(worker) != worker) return exchange_with_leader(worker, std::move(next));
+    if (members_of(worker) > 0) return sum_host_gradients(worker, std::move(next));
     if (!compressing()) return push_rest_and_wait(worker, std::move(next));
     compress(worker, [this, worker, next] {
       push_and_receive(
@@ -115,17 +128,79 @@ class Bsp final : public PsWorkload {
     size_t next = 0;                   // the round under way
   };
 
+  struct Host {
+    int64_t gradients = 0;  // members' gradients at the leader
+    Next waiter;            // the leader waiting for them, or a member waiting for the parameters
+  };
+
+  int64_t leader_of(int64_t worker) const {
+    return c_.settings.local_aggregation == "host" ? worker - worker % c_.cluster.workers_per_node : worker;
+  }
+  int64_t members_of(int64_t leader) const {
+    if (c_.settings.local_aggregation != "host") return 0;
+    return std::min(c_.cluster.workers_per_node, c_.workers - leader) - 1;
+  }
+  Host& host(int64_t worker) { return hosts_[static_cast<size_t>(worker)]; }
+
+  void exchange_with_leader(int64_t worker, Next next) {
+    const double start = c_.queue.now();
+    const int64_t leader = leader_of(worker);
+    host(worker).waiter = [this, worker, start, next] {
+      c_.span(worker, "push to the host's leader, wait for parameters", start);
+      next();
+    };
+    c_.send_between_workers(worker, leader, c_.model_bytes(), [this, leader] {
+      ++host(leader).gradients;
+      if (host(leader).waiter && host(leader).gradients == members_of(leader)) {
+        Next waiter = std::move(host(leader).waiter);
+        host(leader).waiter = nullptr;
+        waiter();
+      }
+    });
+  }
+
+  void sum_host_gradients(int64_t leader, Next next) {
+    const double start = c_.queue.now();
+    Next sum = [this, leader, start, next] {
+      c_.span(leader, "wait for the host's gradients", start);
+      host(leader).gradients = 0;
+      const double members = static_cast<double>(members_of(leader));
+      c_.run(leader, "sum the host's gradients", members * c_.model_bytes() * c_.cluster.gamma_seconds_per_byte,
+             [this, leader, next] {
+               push_rest_and_wait(leader, [this, leader, next] { hand_parameters_to_members(leader, next); });
+             });
+    };
+    if (host(leader).gradients == members_of(leader)) return sum();
+    host(leader).waiter = std::move(sum);
+  }
+
+  void hand_parameters_to_members(int64_t leader, Next next) {
+    const double start = c_.queue.now();
+    auto left = std::make_shared<int64_t>(members_of(leader));
+    for (int64_t member = leader + 1; member <= leader + members_of(leader); ++member) {
+      c_.send_between_workers(leader, member, c_.model_bytes(), [this, leader, member, start, left, next] {
+        Next waiter = std::move(host(member).waiter);
+        host(member).waiter = nullptr;
+        waiter();
+        if (--*left == 0) {
+          c_.span(leader, "send parameters to the host", start);
+          next();
+        }
+      });
+    }
+  }
+
   void at_server(int64_t, const Piece& piece, int64_t, int64_t) override {
     Rounds& r = rounds_[static_cast<size_t>(piece.shard)];
     ++r.arrived[static_cast<size_t>(piece.index)];
     // One round at a time: a worker's handler takes its next piece only once the round of the last is over.
-    while (r.arrived[r.next] == c_.workers) {
+    while (r.arrived[r.next] == static_cast<int64_t>(pushers_.size())) {
       r.arrived[r.next] = 0;
       const Piece& round = *r.pieces[r.next];
       r.next = (r.next + 1) % r.pieces.size();
       c_.run_on_server(round.shard, "update", aggregate_and_update(round.bytes), [this, &round] {
         if (round.last) ++version_of(round.shard);
-        for (int64_t w = 0; w < c_.workers; ++w) uplink_.reply(round, w, version_of(round.shard));
+        for (const int64_t w : pushers_) uplink_.reply(round, w, version_of(round.shard));
       });
     }
   }
@@ -140,11 +215,13 @@ class Bsp final : public PsWorkload {
   }
 
   double aggregate_and_update(double bytes) const {
-    return static_cast<double>(c_.workers) * bytes * c_.cluster.gamma_seconds_per_byte +
+    return static_cast<double>(pushers_.size()) * bytes * c_.cluster.gamma_seconds_per_byte +
            c_.server_update_seconds(bytes);
   }
 
   std::vector<Rounds> rounds_;
+  std::vector<int64_t> pushers_;  // the workers that push: every one, or each node's leader
+  std::vector<Host> hosts_;       // per worker (local aggregation)
   std::vector<int64_t> sparse_arrived_ = std::vector<int64_t>(static_cast<size_t>(c_.servers), 0);
 };
 

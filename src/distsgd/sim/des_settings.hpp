@@ -23,11 +23,12 @@ struct DesSettings {
   int64_t powersgd_start = 10;
   // parameter-server algorithms
   int64_t servers = 1;
-  std::string sharding = "memory";       // memory | layer
-  int64_t staleness = 10;                // ssp
-  int64_t tau = 2;                       // easgd
-  int64_t pi = 4;                        // aladdin
-  std::string aladdin_variant = "full";  // full | l1 | l2
+  std::string sharding = "memory";         // memory | layer
+  std::string local_aggregation = "none";  // bsp: none | host
+  int64_t staleness = 10;                  // ssp
+  int64_t tau = 2;                         // easgd
+  int64_t pi = 4;                          // aladdin
+  std::string aladdin_variant = "full";    // full | l1 | l2
   // decentralized
   double gossip_probability = 0.01;  // gosgd
   std::string gossip_mode = "pull";  // gossip: pull | push

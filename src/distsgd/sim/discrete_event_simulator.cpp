@@ -51,6 +51,11 @@ void check(const DesSettings& s) {
   require(s.powersgd_rank == 0 || s.density == 0, "--compress is either dgc or powersgd");
   require(s.servers >= 1, "--servers must be at least 1");
   require(one_of(s.sharding, {"memory", "layer"}), "--sharding must be memory or layer (got '" + s.sharding + "')");
+  require(one_of(s.local_aggregation, {"none", "host"}),
+          "--local-aggregation must be none or host (got '" + s.local_aggregation + "')");
+  require(s.local_aggregation == "none" || s.algorithm == "bsp", "--local-aggregation host applies to bsp only");
+  require(s.local_aggregation == "none" || s.density == 0,
+          "--local-aggregation host sums dense gradients: it does not combine with --compress dgc");
   require(s.staleness >= 0, "--staleness must not be negative");
   require(s.tau >= 1 && s.pi >= 1, "--tau and --pi must be at least 1");
   require(one_of(s.aladdin_variant, {"full", "l1", "l2"}),

@@ -5,6 +5,7 @@
 #include "distsgd/core/error.hpp"
 #include "distsgd/core/text.hpp"
 #include "distsgd/sim/merged_gradients.hpp"
+#include "distsgd/sim/shard_layout.hpp"
 
 namespace distsgd::sim {
 namespace {
@@ -136,22 +137,31 @@ Prediction predict_allreduce_sgd(const ModelProfile& profile, int64_t workers, c
                                settings);
 }
 
-Prediction predict_bsp(const ModelProfile& profile, int64_t workers, int64_t servers,
-                       const ClusterDescription& cluster) {
+Prediction predict_bsp(const ModelProfile& profile, int64_t workers, int64_t servers, const ClusterDescription& cluster,
+                       const PsLayout& layout) {
   require(servers >= 1, "BSP needs at least one server");
   const double m = profile.gradient_bytes();
-  const double shard = m / static_cast<double>(servers);
-  const double push = ps_push_seconds(cluster.alpha_seconds, workers, servers, m,
-                                      cluster.worker_share_bytes_per_second(workers), cluster.server_bytes_per_second);
-  const double pull = push;  // symmetric: each server sends P*m/S, each node receives its workers' m
-  const double aggregate = static_cast<double>(workers) * shard * cluster.gamma_seconds_per_byte;
+  const double shard = largest_shard_bytes(profile, servers, layout.sharding);
+  const int64_t per_node = layout.local_aggregation ? cluster.workers_on_fullest_node(workers) : 1;
+  const double pushers = static_cast<double>(layout.local_aggregation ? cluster.node_of(workers - 1) + 1 : workers);
+  const double uplink =
+      layout.local_aggregation ? cluster.worker_bytes_per_second : cluster.worker_share_bytes_per_second(workers);
+  // Each shard takes its part of every push over its link, while each pusher sends m over its (share of the) link.
+  const double push = cluster.alpha_seconds + std::max(m / uplink, pushers * shard / cluster.server_bytes_per_second);
+  const double pull = push;  // symmetric
+  const double aggregate = pushers * shard * cluster.gamma_seconds_per_byte;
   const double update = profile.update_seconds_per_byte * shard;  // each shard updates its part, in parallel
-  // Each server handles every worker's push and pull of its shard in turn.
-  const double processing =
-      server_processing_seconds(cluster, 2.0 * static_cast<double>(workers), static_cast<double>(workers) * shard);
+  // Each server handles every pusher's push and pull of its shard in turn.
+  const double processing = server_processing_seconds(cluster, 2 * pushers, pushers * shard);
+  double host = 0;  // local aggregation: gradients in to the node's leader, their sum, parameters out
+  if (per_node > 1) {
+    const double members = static_cast<double>(per_node - 1);
+    const double hand_over = cluster.intra_node_alpha() + members * m / cluster.intra_node_rate();
+    host = 2 * hand_over + members * m * cluster.gamma_seconds_per_byte;
+  }
   return prediction_from_iteration(
       profile, workers,
-      profile.forward_seconds() + profile.backward_seconds() + push + aggregate + update + processing + pull);
+      profile.forward_seconds() + profile.backward_seconds() + host + push + aggregate + update + processing + pull);
 }
 
 }  // namespace distsgd::sim

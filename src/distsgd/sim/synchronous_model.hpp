@@ -53,10 +53,18 @@ Prediction predict_allreduce_sgd(const ModelProfile& profile, int64_t workers, c
 Prediction predict_allreduce_sgd(const ModelProfile& profile, int64_t workers, const ClusterDescription& cluster,
                                  const AllreduceSettings& settings);
 
-// BSP: every worker pushes m/S to each of S shards (incast P*m/S at each), the shards aggregate P*(m/S)*gamma and
-// update, the workers pull m/S from each. The workers of one node push (and pull) at once, so each gets its share
-// of the node's link.
-Prediction predict_bsp(const ModelProfile& profile, int64_t workers, int64_t servers,
-                       const ClusterDescription& cluster);
+// How a parameter-server run lays out its shards and its pushes (distsgd train's --sharding, --local-aggregation).
+struct PsLayout {
+  std::string sharding = "memory";  // memory | layer (sim/shard_layout.hpp): the largest shard loads its server most
+  bool local_aggregation = false;   // BSP --local-aggregation host: one push per node, of its workers' sum
+};
+
+// BSP: every worker pushes its shard of m to each of S shards (incast P*shard at the largest), the shards aggregate
+// P*shard*gamma and update, the workers pull the shards back. The workers of one node push (and pull) at once, so
+// each gets its share of the node's link. With local aggregation the node's other workers hand their gradients to
+// its lowest-ranked one over the intra-node link, which sums them ((k-1) m gamma), pushes alone over the node's
+// whole link, and hands the parameters back: the shards see one push per node.
+Prediction predict_bsp(const ModelProfile& profile, int64_t workers, int64_t servers, const ClusterDescription& cluster,
+                       const PsLayout& layout = {});
 
 }  // namespace distsgd::sim
