@@ -57,6 +57,26 @@ TEST(Commbench, TwoProcessesUpTo4MiBFitPositiveAlphaAndBeta) {
   EXPECT_GT(allreduce["beta_seconds_per_byte"].get<double>(), 0) << allreduce.dump();
 }
 
+// --busy-delivery: the ping-pong again while every rank computes; its extra one-way times as quantiles, in the
+// report and in the cluster file for the simulator (3 ranks: more than this host's 2 cores). Their size depends on
+// the host, so only their form is checked.
+TEST(Commbench, BusyDeliveryQuantilesReachTheClusterFile) {
+  TempDir dir;
+  const std::string out = dir / "commbench.json", cluster = dir / "cluster.json";
+  auto r = run_distsgd("commbench --processes 3 --max-mb 1 --repeats 20 --timeout 60 --busy-delivery --out " + out +
+                       " --cluster-out " + cluster);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("busy delivery: 4 KiB ping-pong while all 3 ranks compute"), std::string::npos) << r.output;
+  const auto report = nlohmann::json::parse(read_file(out));
+  const auto seconds = report["busy_delivery"]["seconds"].get<std::vector<double>>();
+  ASSERT_EQ(seconds.size(), 8u) << report.dump();
+  EXPECT_GE(seconds.front(), 0);
+  EXPECT_TRUE(std::is_sorted(seconds.begin(), seconds.end())) << report.dump();
+  const auto file = nlohmann::json::parse(read_file(cluster));
+  EXPECT_EQ(file["busy_delivery"]["seconds"].get<std::vector<double>>(), seconds);
+  EXPECT_GE(file["shared_cores"].get<int64_t>(), 1);
+}
+
 TEST(Commbench, BadFlagsEndWithOneClearError) {
   for (const char* flags :
        {"--processes 1", "--min-kb 0", "--min-kb 2048 --max-mb 1", "--repeats 0", "--out /nonexistent/dir/x.json"}) {

@@ -110,6 +110,40 @@ TEST(DesClosedForms, RanksSharingCoresComputeAtTheirShare) {
   EXPECT_LT(one_sleeps, 0.8 * both_compute);
 }
 
+// ClusterDescription::busy_delivery (issue 25, item 2): where ranks outnumber the shared cores, every message waits
+// for its busy receiver. With a constant delay d on a network that costs nothing, BSP's iteration is its push and its
+// reply, 2d; AR-SGD's allreduce without overlap is 2(P-1) ring steps, each a block that waits d. Nothing changes on
+// a cluster without shared cores or with a core per rank.
+TEST(DesClosedForms, BusyReceiversDelayEveryMessage) {
+  const double d = 1e-3;
+  auto c = uniform_link(1e18);
+  c.busy_delivery = {{0.1, d}, {0.9, d}};
+  auto bsp = settings("bsp", 4);
+  bsp.overlap = "none";
+  auto arsgd = settings("arsgd", 4);
+  arsgd.overlap = "none";
+  for (const int64_t cores : {0, 8}) {
+    c.shared_cores = cores;
+    EXPECT_NEAR(simulate_discrete_events(communication_only(4e6), c, bsp).iteration_seconds, 0, 1e-9) << cores;
+    EXPECT_NEAR(simulate_discrete_events(communication_only(4e6), c, arsgd).iteration_seconds, 0, 1e-9) << cores;
+  }
+  c.shared_cores = 2;
+  EXPECT_NEAR(simulate_discrete_events(communication_only(4e6), c, bsp).iteration_seconds, 2 * d, 1e-9);
+  EXPECT_NEAR(simulate_discrete_events(communication_only(4e6), c, arsgd).iteration_seconds, 6 * d, 1e-9);
+  // The draws follow the measured distribution (linear between quantiles, flat beyond) and the seed.
+  c.busy_delivery = {{0.0, 0}, {1.0, 2 * d}};
+  EXPECT_DOUBLE_EQ(c.busy_delivery_seconds(0.25), 0.5 * d);
+  EXPECT_DOUBLE_EQ(c.busy_delivery_mean_seconds(), d);
+  c.busy_delivery = {{0.5, d}, {0.9, 3 * d}};
+  EXPECT_DOUBLE_EQ(c.busy_delivery_seconds(0.2), d);
+  EXPECT_DOUBLE_EQ(c.busy_delivery_seconds(0.7), 2 * d);
+  EXPECT_DOUBLE_EQ(c.busy_delivery_seconds(0.95), 3 * d);
+  EXPECT_DOUBLE_EQ(c.busy_delivery_mean_seconds(), 0.5 * d + 0.4 * 2 * d + 0.1 * 3 * d);
+  const double first = simulate_discrete_events(communication_only(4e6), c, bsp).iteration_seconds;
+  EXPECT_EQ(simulate_discrete_events(communication_only(4e6), c, bsp).iteration_seconds, first);
+  EXPECT_GT(first, 2 * d) << "the push waits for the latest of four draws";
+}
+
 TEST(DesClosedForms, ParameterServerIncastAtOneServer) {
   const double m = 4e6, rate = 125e6;
   for (int64_t workers : {1, 4, 16}) {

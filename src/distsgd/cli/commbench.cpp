@@ -16,9 +16,12 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <atomic>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <thread>
 
 namespace distsgd::cli {
 namespace {
@@ -134,6 +137,50 @@ SizeResult measure_incast(comm::Communicator& comm, int64_t bytes, int64_t repea
   return comm.rank() == 0 ? summarize(bytes, times) : SizeResult{};
 }
 
+// How late a message reaches a rank whose host's cores are all busy (the shared-core hosts of distsgd validate and
+// the emulated cluster): every rank runs a spinning thread, as a training rank computes, while ranks 0 and 1
+// ping-pong 4 KiB; each one-way time less the idle ping-pong's fastest is one delay. Quantiles of those, on rank 0.
+constexpr double kDelayQuantiles[] = {0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95, 0.99};
+
+std::vector<sim::ClusterDescription::DelayQuantile> measure_busy_delivery(comm::Communicator& comm, int64_t repeats) {
+  constexpr int64_t kBytes = 4 * kKiB;
+  const SizeResult idle = measure_send_recv(comm, kBytes, repeats);
+  std::atomic<bool> stop{false};
+  std::thread spinner([&stop] {
+    volatile double x = 1;
+    while (!stop.load(std::memory_order_relaxed)) {
+      for (int i = 0; i < 10000; ++i) x = x * 1.0000001 + 1e-9;
+    }
+  });
+  comm.barrier_world();
+  auto data = torch::zeros({kBytes / 4});
+  std::vector<double> delays;
+  if (comm.rank() <= 1) {
+    for (int64_t i = 0; i < repeats; ++i) {
+      const auto start = Clock::now();
+      if (comm.rank() == 0) {
+        comm.send(data, 1, kPingTag).wait();
+        comm.receive(data, 1, kPongTag).wait();
+      } else {
+        comm.receive(data, 0, kPingTag).wait();
+        comm.send(data, 0, kPongTag).wait();
+      }
+      delays.push_back(std::max(0.0, seconds_since(start) / 2 - idle.min_seconds));
+    }
+  }
+  comm.barrier_world();
+  stop = true;
+  spinner.join();
+  if (comm.rank() != 0) return {};
+  std::sort(delays.begin(), delays.end());
+  std::vector<sim::ClusterDescription::DelayQuantile> quantiles;
+  for (const double q : kDelayQuantiles) {
+    const auto at = static_cast<size_t>(std::lround(q * static_cast<double>(delays.size() - 1)));
+    quantiles.push_back({q, std::max(delays[at], quantiles.empty() ? 0.0 : quantiles.back().seconds)});
+  }
+  return quantiles;
+}
+
 std::string size_label(int64_t bytes) {
   return bytes >= kMiB && bytes % kMiB == 0 ? std::to_string(bytes / kMiB) + " MiB"
                                             : std::to_string(bytes / kKiB) + " KiB";
@@ -211,8 +258,10 @@ void fit(PrimitiveResult& p) {
 }
 
 // The fits as a cluster description (distsgd simulate --cluster), with the hosts the processes ran on.
-void write_cluster(const CommbenchConfig& c, const std::vector<PrimitiveResult>& results) {
+void write_cluster(const CommbenchConfig& c, const std::vector<PrimitiveResult>& results,
+                   const std::vector<sim::ClusterDescription::DelayQuantile>& busy_delivery) {
   CommbenchFits fits;
+  fits.busy_delivery = busy_delivery;
   fits.processes = c.processes;
   for (const auto& primitive : results) {
     if (primitive.name == "allreduce") fits.allreduce = primitive.fit;
@@ -254,13 +303,36 @@ int run_rank(const CommbenchConfig& c, const comm::ProcessEnv& env) {
       print_fit(primitive);
     }
   }
+  std::vector<sim::ClusterDescription::DelayQuantile> busy_delivery;
+  if (c.busy_delivery) {
+    busy_delivery = measure_busy_delivery(comm, std::max<int64_t>(c.repeats, 20));
+    if (leader) {
+      std::cout << "busy delivery: 4 KiB ping-pong while all " << c.processes << " ranks compute on "
+                << std::max(1u, std::thread::hardware_concurrency()) << " cores; extra one-way time:";
+      for (const auto& point : busy_delivery) {
+        std::cout << " p" << formatted("%g", 100 * point.q) << " " << formatted("%.0f", point.seconds * 1e6) << " us";
+      }
+      std::cout << "\n" << std::endl;
+    }
+  }
   if (leader && !c.out.empty()) {
     nlohmann::json report = {{"processes", c.processes},
                              {"fit", "t(m) = alpha + beta*m, least squares on relative error, fitted to min_seconds"}};
     for (const auto& primitive : results) report[primitive.name] = to_json(primitive);
+    if (c.busy_delivery) {
+      nlohmann::json quantiles = nlohmann::json::array(), seconds = nlohmann::json::array();
+      for (const auto& point : busy_delivery) {
+        quantiles.push_back(point.q);
+        seconds.push_back(point.seconds);
+      }
+      report["busy_delivery"] = {{"message_bytes", 4 * kKiB},
+                                 {"cores", std::max(1u, std::thread::hardware_concurrency())},
+                                 {"quantiles", quantiles},
+                                 {"seconds", seconds}};
+    }
     write_json_atomically(c.out, report);
   }
-  if (leader && !c.cluster_out.empty()) write_cluster(c, results);
+  if (leader && !c.cluster_out.empty()) write_cluster(c, results, busy_delivery);
   comm.barrier_world();  // nobody tears down its connections while a peer still uses them
   return 0;
 }

@@ -12,12 +12,13 @@ namespace distsgd::cli {
 
 struct CommbenchConfig {
   int64_t processes = 2;
-  int64_t min_kb = 4;     // smallest message, KiB
-  int64_t max_mb = 64;    // largest message, MiB (sizes go up by x4 from min_kb)
-  int64_t repeats = 50;   // timed repeats per size up to 1 MiB; fewer above (see repeats_for)
-  double timeout = 120;   // seconds any one operation may take
-  bool send_recv = true;  // also ping-pong between ranks 0 and 1
-  bool incast = false;    // also every other rank sending to rank 0 at once (a parameter server's push)
+  int64_t min_kb = 4;          // smallest message, KiB
+  int64_t max_mb = 64;         // largest message, MiB (sizes go up by x4 from min_kb)
+  int64_t repeats = 50;        // timed repeats per size up to 1 MiB; fewer above (see repeats_for)
+  double timeout = 120;        // seconds any one operation may take
+  bool send_recv = true;       // also ping-pong between ranks 0 and 1
+  bool incast = false;         // also every other rank sending to rank 0 at once (a parameter server's push)
+  bool busy_delivery = false;  // also the ping-pong while every rank computes (commbench_cluster.hpp)
   // The emulated cluster to measure over (as `distsgd train --net`); empty net: this host's loopback.
   cluster::NetworkRequest network;
   std::string out;  // JSON file written by rank 0 (none when empty)

@@ -56,6 +56,7 @@ sim::ClusterDescription cluster_from_commbench(const CommbenchFits& fits, const 
   // The processes measured here share this host's cores (the emulated hosts too: they are namespaces of it).
   c.shared_cores = static_cast<int64_t>(std::max(1u, std::thread::hardware_concurrency()));
   c.allreduce_fit = {p, std::max(0.0, fits.allreduce.alpha), fits.allreduce.beta};
+  c.busy_delivery = fits.busy_delivery;
 
   double alpha = 0, rate = 0;
   if (fits.send_recv && fits.send_recv->beta > 0) {

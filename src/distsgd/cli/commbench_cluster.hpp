@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "distsgd/cluster/cluster_plan.hpp"
 #include "distsgd/core/linear_fit.hpp"
@@ -18,6 +19,8 @@ struct CommbenchFits {
   LinearFit allreduce;                 // allreduce_sum over every process
   std::optional<LinearFit> send_recv;  // rank 0 <-> rank 1, one way (absent with --no-send-recv)
   std::optional<LinearFit> incast;     // ranks 1..P-1 to rank 0 at once, each m (with --incast)
+  // With --busy-delivery: the extra one-way time of a small message while every rank computes (quantiles).
+  std::vector<sim::ClusterDescription::DelayQuantile> busy_delivery;
 };
 
 // Where the processes ran.

@@ -30,6 +30,9 @@ void add_commbench_options(CLI::App& cmd, distsgd::cli::CommbenchConfig& c) {
       ->capture_default_str();
   cmd.add_flag("!--no-send-recv", c.send_recv, "skip the rank 0 <-> rank 1 send/recv ping-pong");
   cmd.add_flag("--incast", c.incast, "also time ranks 1..P-1 sending to rank 0 at once (a parameter server's push)");
+  cmd.add_flag("--busy-delivery", c.busy_delivery,
+               "also time the rank 0 <-> 1 ping-pong while every rank computes: how late a message reaches a busy "
+               "receiver, as quantiles (written to --cluster-out for the simulator's shared-core hosts)");
   cmd.add_option("--out", c.out, "JSON file for the sizes, min and median times and the fits (written by rank 0)");
   cmd.add_option("--cluster-out", c.cluster_out,
                  "cluster JSON fitted from this run, for distsgd simulate --cluster (written by rank 0)");

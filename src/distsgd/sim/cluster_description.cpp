@@ -121,6 +121,28 @@ std::string microseconds(double seconds) {
 
 }  // namespace
 
+double ClusterDescription::busy_delivery_seconds(double u) const {
+  if (busy_delivery.empty()) return 0;
+  if (u <= busy_delivery.front().q) return busy_delivery.front().seconds;
+  for (size_t i = 1; i < busy_delivery.size(); ++i) {
+    const auto& a = busy_delivery[i - 1];
+    const auto& b = busy_delivery[i];
+    if (u <= b.q) return b.q > a.q ? a.seconds + (b.seconds - a.seconds) * (u - a.q) / (b.q - a.q) : b.seconds;
+  }
+  return busy_delivery.back().seconds;
+}
+
+double ClusterDescription::busy_delivery_mean_seconds() const {
+  if (busy_delivery.empty()) return 0;
+  double mean = busy_delivery.front().q * busy_delivery.front().seconds;
+  for (size_t i = 1; i < busy_delivery.size(); ++i) {
+    const auto& a = busy_delivery[i - 1];
+    const auto& b = busy_delivery[i];
+    mean += (b.q - a.q) * (a.seconds + b.seconds) / 2;
+  }
+  return mean + (1 - busy_delivery.back().q) * busy_delivery.back().seconds;
+}
+
 int64_t ClusterDescription::workers_on_fullest_node(int64_t workers) const {
   return std::max<int64_t>(1, std::min(workers, workers_per_node));
 }
@@ -186,6 +208,10 @@ std::string describe_links(const ClusterDescription& c) {
             microseconds(c.allreduce_fit.alpha_seconds) + ", 1/beta " +
             gigabytes(1.0 / c.allreduce_fit.seconds_per_byte);
   }
+  if (!c.busy_delivery.empty()) {
+    text += "; on " + std::to_string(c.shared_cores) + " shared cores a message waits " +
+            microseconds(c.busy_delivery_mean_seconds()) + " on average for a busy receiver";
+  }
   return text;
 }
 
@@ -201,7 +227,7 @@ ClusterDescription cluster_from_json(const nlohmann::json& json, const std::stri
                       "gamma_seconds_per_byte", "workers_per_node", "intra_node_bytes_per_second",
                       "intra_node_alpha_seconds", "shared_cores", "allreduce_fit", "compute_scale",
                       "iteration_overhead_seconds", "server_seconds_per_request", "server_seconds_per_byte",
-                      "calibration"});
+                      "busy_delivery", "calibration"});
   ClusterDescription c;
   c.name = top.text("name", false, source);
   c.source = top.text("source", false, source);
@@ -217,6 +243,26 @@ ClusterDescription cluster_from_json(const nlohmann::json& json, const std::stri
   c.iteration_overhead_seconds = top.non_negative_number("iteration_overhead_seconds", false);
   c.server_seconds_per_request = top.non_negative_number("server_seconds_per_request", false);
   c.server_seconds_per_byte = top.non_negative_number("server_seconds_per_byte", false);
+  if (top.has("busy_delivery")) {
+    // {"quantiles": [0.1, 0.5, ...], "seconds": [2e-5, 1e-4, ...]}, both increasing (commbench --busy-delivery).
+    const JsonFields delay = top.object("busy_delivery");
+    delay.reject_unknown({"quantiles", "seconds"});
+    const auto& q = delay.array("quantiles");
+    const auto& seconds = delay.array("seconds");
+    require(q.size() == seconds.size(), delay.where("seconds") + "expected as many values as quantiles (" +
+                                            std::to_string(q.size()) + "), got " + std::to_string(seconds.size()));
+    for (size_t i = 0; i < q.size(); ++i) {
+      require(q[i].is_number() && q[i].get<double>() >= 0 && q[i].get<double>() <= 1,
+              delay.where("quantiles") + "expected numbers in [0, 1], got " + q[i].dump());
+      require(seconds[i].is_number() && seconds[i].get<double>() >= 0,
+              delay.where("seconds") + "expected non-negative numbers, got " + seconds[i].dump());
+      ClusterDescription::DelayQuantile point{q[i].get<double>(), seconds[i].get<double>()};
+      require(c.busy_delivery.empty() ||
+                  (point.q > c.busy_delivery.back().q && point.seconds >= c.busy_delivery.back().seconds),
+              delay.where("quantiles") + "expected quantiles and seconds that increase");
+      c.busy_delivery.push_back(point);
+    }
+  }
   if (top.has("allreduce_fit")) {
     const JsonFields fit = top.object("allreduce_fit");
     fit.reject_unknown({"processes", "alpha_seconds", "seconds_per_byte"});
@@ -251,6 +297,14 @@ nlohmann::json to_json(const ClusterDescription& c) {
                          {"iteration_overhead_seconds", c.iteration_overhead_seconds},
                          {"server_seconds_per_request", c.server_seconds_per_request},
                          {"server_seconds_per_byte", c.server_seconds_per_byte}};
+  if (!c.busy_delivery.empty()) {
+    auto& delay =
+        json["busy_delivery"] = {{"quantiles", nlohmann::json::array()}, {"seconds", nlohmann::json::array()}};
+    for (const auto& point : c.busy_delivery) {
+      delay["quantiles"].push_back(point.q);
+      delay["seconds"].push_back(point.seconds);
+    }
+  }
   if (c.allreduce_fit.processes > 0) {
     json["allreduce_fit"] = {{"processes", c.allreduce_fit.processes},
                              {"alpha_seconds", c.allreduce_fit.alpha_seconds},

@@ -46,12 +46,26 @@ DesContext::DesContext(const ModelProfile& p, const ClusterDescription& c, const
       trace(!s.trace_path.empty(), s.workers, servers_of(s)),
       bytes_sent(static_cast<size_t>(s.workers), 0.0),
       iteration(static_cast<size_t>(s.workers), 0),
-      model_bytes_(p.gradient_bytes()) {
+      model_bytes_(p.gradient_bytes()),
+      busy_deliveries_(c.delays_busy_deliveries(s.workers + servers_of(s))),
+      delivery_draws_(s.seed * 0x9e3779b97f4a7c15ULL + 17) {
   compute.reserve(static_cast<size_t>(workers));  // tasks hold pointers to their resource: never reallocate
   for (int64_t w = 0; w < workers; ++w) compute.emplace_back(queue);
   server_cpu.reserve(static_cast<size_t>(servers));
   for (int64_t k = 0; k < servers; ++k) server_cpu.emplace_back(queue);
   if (c.shared_cores > 0) share_cores(c.shared_cores);
+  if (busy_deliveries_)
+    collectives.set_delivery_delay([this] { return busy_delivery_delay(); }, c.busy_delivery_mean_seconds());
+}
+
+double DesContext::busy_delivery_delay() {
+  if (!busy_deliveries_) return 0;
+  return cluster.busy_delivery_seconds(std::uniform_real_distribution<double>(0, 1)(delivery_draws_));
+}
+
+Next DesContext::delivered(Next arrived) {
+  if (!busy_deliveries_) return arrived;
+  return [this, arrived = std::move(arrived)] { queue.after(busy_delivery_delay(), arrived); };
 }
 
 void DesContext::share_cores(int64_t cores) {
@@ -102,16 +116,17 @@ void DesContext::span(int64_t rank, const std::string& name, double start, Timel
 
 void DesContext::send_to_server(int64_t worker, int64_t server, double bytes, Next arrived) {
   bytes_sent[static_cast<size_t>(worker)] += bytes;
-  network.transfer(ports.worker_to_server(worker, server), bytes, ports.alpha(), std::move(arrived));
+  network.transfer(ports.worker_to_server(worker, server), bytes, ports.alpha(), delivered(std::move(arrived)));
 }
 
 void DesContext::send_to_worker(int64_t server, int64_t worker, double bytes, Next arrived) {
-  network.transfer(ports.server_to_worker(server, worker), bytes, ports.alpha(), std::move(arrived));
+  network.transfer(ports.server_to_worker(server, worker), bytes, ports.alpha(), delivered(std::move(arrived)));
 }
 
 void DesContext::send_between_workers(int64_t from, int64_t to, double bytes, Next arrived) {
   bytes_sent[static_cast<size_t>(from)] += bytes;
-  network.transfer(ports.worker_to_worker(from, to), bytes, ports.worker_to_worker_alpha(from, to), std::move(arrived));
+  network.transfer(ports.worker_to_worker(from, to), bytes, ports.worker_to_worker_alpha(from, to),
+                   delivered(std::move(arrived)));
 }
 
 }  // namespace distsgd::sim

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -75,12 +76,20 @@ class DesContext {
   void send_to_worker(int64_t server, int64_t worker, double bytes, Next arrived);
   void send_between_workers(int64_t from, int64_t to, double bytes, Next arrived);
 
+  // ClusterDescription::busy_delivery: how late the next message reaches its receiver (0 where it does not apply).
+  double busy_delivery_delay();
+
  private:
+  // `arrived`, later by a busy receiver's delay where the cluster has one.
+  Next delivered(Next arrived);
+
   // ClusterDescription::shared_cores: each rank's compute is a flow of core-seconds through a port of one core (its
   // thread) and the cores' port, so n ranks computing at once on C < n cores each get C/n of a core.
   void share_cores(int64_t cores);
 
   double model_bytes_;
+  bool busy_deliveries_;
+  std::mt19937_64 delivery_draws_;
 };
 
 }  // namespace distsgd::sim

@@ -104,7 +104,12 @@ void RingCollectives::advance(int64_t index, int64_t worker) {
                       Member& sender = instance(index).members[static_cast<size_t>(worker)];
                       sender.sending = false;
                       ++sender.sent;
-                      block_arrived(index, peer, step);
+                      const double late = delivery_delay_ ? delivery_delay_() : 0;
+                      if (late > 0) {
+                        queue_.after(late, [this, index, peer, step] { block_arrived(index, peer, step); });
+                      } else {
+                        block_arrived(index, peer, step);
+                      }
                       advance(index, worker);
                     });
 }
@@ -144,7 +149,8 @@ void RingCollectives::start_flows(int64_t index) {
   in.flows_left = workers_;
   for (int64_t w = 0; w < workers_; ++w) {
     const int64_t next = (w + 1) % workers_;
-    const double latency = static_cast<double>(in.steps) * cluster_.worker_to_worker_alpha(w, next) + reduction;
+    const double latency =
+        static_cast<double>(in.steps) * (cluster_.worker_to_worker_alpha(w, next) + mean_delivery_delay_) + reduction;
     network_.transfer(cluster_.worker_to_worker(w, next), volume, latency, [this, index] {
       if (--instance(index).flows_left > 0) return;
       for (int64_t member = 0; member < workers_; ++member) finish_member(index, member);
@@ -167,6 +173,11 @@ void RingCollectives::finish_member(int64_t index, int64_t worker) {
   }
   maybe_join(worker);  // its next collective, if already launched, starts now
   if (done) done();
+}
+
+void RingCollectives::set_delivery_delay(std::function<double()> delay, double mean_seconds) {
+  delivery_delay_ = std::move(delay);
+  mean_delivery_delay_ = mean_seconds;
 }
 
 }  // namespace distsgd::sim

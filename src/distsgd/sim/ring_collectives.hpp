@@ -40,6 +40,10 @@ class RingCollectives {
   void launch(int64_t worker, CollectiveKind kind, double bytes, std::function<void()> done,
               std::function<void()> started = nullptr);
 
+  // Each block (steps), or each collective's latency (flows: its mean per step), arrives this much later: a busy
+  // receiver's scheduling delay (ClusterDescription::busy_delivery).
+  void set_delivery_delay(std::function<double()> delay, double mean_seconds);
+
  private:
   struct Member {
     bool launched = false, joined = false, sending = false, reducing = false, finished = false;
@@ -66,6 +70,8 @@ class RingCollectives {
   bool reduces_after(const Instance& in, int64_t step) const;
 
   EventQueue& queue_;
+  std::function<double()> delivery_delay_;
+  double mean_delivery_delay_ = 0;
   FlowNetwork& network_;
   const ClusterNetwork& cluster_;
   int64_t workers_;
