@@ -12,6 +12,7 @@
 #include "distsgd/sim/collective_costs.hpp"
 #include "distsgd/sim/dag_model.hpp"
 #include "distsgd/sim/discrete_event_simulator.hpp"
+#include "distsgd/sim/synchronous_model.hpp"
 #include "sim_test_util.hpp"
 #include "test_util.hpp"
 
@@ -130,6 +131,16 @@ TEST(DesClosedForms, BusyReceiversDelayEveryMessage) {
   c.shared_cores = 2;
   EXPECT_NEAR(simulate_discrete_events(communication_only(4e6), c, bsp).iteration_seconds, 2 * d, 1e-9);
   EXPECT_NEAR(simulate_discrete_events(communication_only(4e6), c, arsgd).iteration_seconds, 6 * d, 1e-9);
+  // The analytical models take the mean as more alpha per message: the same figures here.
+  const auto busy = with_busy_delivery_in_alpha(c, 5);
+  EXPECT_TRUE(busy.busy_delivery.empty());
+  const auto p = communication_only(4e6);
+  EXPECT_NEAR(predict_bsp(p, 4, 1, busy).iteration_seconds - predict_bsp(p, 4, 1, c).iteration_seconds, 2 * d, 1e-9);
+  const auto none = allreduce_settings("none", 0, 0);
+  EXPECT_NEAR(predict_allreduce_sgd(p, 4, busy, none).iteration_seconds -
+                  predict_allreduce_sgd(p, 4, c, none).iteration_seconds,
+              6 * d, 1e-9);
+  EXPECT_EQ(with_busy_delivery_in_alpha(c, 2).alpha_seconds, c.alpha_seconds) << "a core per rank";
   // The draws follow the measured distribution (linear between quantiles, flat beyond) and the seed.
   c.busy_delivery = {{0.0, 0}, {1.0, 2 * d}};
   EXPECT_DOUBLE_EQ(c.busy_delivery_seconds(0.25), 0.5 * d);

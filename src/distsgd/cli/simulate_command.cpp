@@ -249,8 +249,9 @@ sim::ModelProfile on_shared_cores(sim::ModelProfile profile, int64_t cores, int6
 
 sim::Prediction predict_analytical(const SimulateCommand& c, const sim::ModelProfile& profile,
                                    const sim::ClusterDescription& cluster, int64_t workers) {
+  const int64_t ranks = workers + (sim::uses_servers(c.algorithm) ? c.servers : 0);
   return predictor_of(c.algorithm)(c, on_shared_cores(sim::as_run_on(profile, cluster), cluster.shared_cores, workers),
-                                   cluster, workers);
+                                   sim::with_busy_delivery_in_alpha(cluster, ranks), workers);
 }
 
 bool simulate_takes_flag(const std::string& flag) {

@@ -143,6 +143,19 @@ double ClusterDescription::busy_delivery_mean_seconds() const {
   return mean + (1 - busy_delivery.back().q) * busy_delivery.back().seconds;
 }
 
+ClusterDescription with_busy_delivery_in_alpha(const ClusterDescription& cluster, int64_t ranks) {
+  if (!cluster.delays_busy_deliveries(ranks)) return cluster;
+  ClusterDescription c = cluster;
+  const double mean = c.busy_delivery_mean_seconds();
+  c.alpha_seconds += mean;
+  if (c.intra_node_bytes_per_second > 0) c.intra_node_alpha_seconds += mean;
+  if (c.allreduce_fit.processes >= 2) {
+    c.allreduce_fit.alpha_seconds += 2.0 * static_cast<double>(c.allreduce_fit.processes - 1) * mean;
+  }
+  c.busy_delivery.clear();
+  return c;
+}
+
 int64_t ClusterDescription::workers_on_fullest_node(int64_t workers) const {
   return std::max<int64_t>(1, std::min(workers, workers_per_node));
 }

@@ -90,6 +90,11 @@ struct ClusterDescription {
   LinkCost alltoall_cost(int64_t workers) const;
 };
 
+// The analytical models' form of busy_delivery for a run of `ranks`: its mean added to every message's alpha (each
+// ring step's, and the whole measured allreduce's 2(P-1) steps), the distribution itself removed. The cluster as it
+// is where the delay does not apply (delays_busy_deliveries).
+ClusterDescription with_busy_delivery_in_alpha(const ClusterDescription& cluster, int64_t ranks);
+
 std::vector<ClusterDescription> cluster_presets();
 std::vector<std::string> cluster_preset_names();
 // One line per preset: name, nodes and links, source (distsgd simulate --list-clusters).

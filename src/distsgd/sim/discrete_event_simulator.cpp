@@ -21,12 +21,14 @@ bool one_of(const std::string& value, std::initializer_list<const char*> names) 
 std::unique_ptr<Workload> make_workload(DesContext& c) {
   const auto& a = c.settings.algorithm;
   if (a == "arsgd") return make_allreduce_workload(c);
-  if (one_of(a, {"bsp", "asp", "ssp", "easgd", "aladdin"})) return make_parameter_server_workload(c);
+  if (uses_servers(a)) return make_parameter_server_workload(c);
   if (one_of(a, {"localsgd", "slowmo", "diloco"})) return make_outer_workload(c);
   return make_decentralized_workload(c);
 }
 
 }  // namespace
+
+bool uses_servers(const std::string& algorithm) { return one_of(algorithm, {"bsp", "asp", "ssp", "easgd", "aladdin"}); }
 
 void check(const DesSettings& s) {
   std::vector<std::string> names(std::begin(kDesAlgorithms), std::end(kDesAlgorithms));
