@@ -185,23 +185,23 @@ TEST(ClusterFiles, BadFieldsNameTheFileTheFieldAndWhatWasExpected) {
   EXPECT_EQ(with("allreduce_fit", {{"processes", 2}, {"alpha_seconds", 0}}),
             "c.json: allreduce_fit.seconds_per_byte: missing");
   EXPECT_EQ(with("allreduce_fit", 3), "c.json: allreduce_fit: expected an object, got 3");
-  EXPECT_EQ(with("busy_delivery", {{"quantiles", {0.5, 0.9}}, {"seconds", {1e-4}}}),
+  EXPECT_EQ(with("busy_delivery", {{"cores", 2}, {"quantiles", {0.5, 0.9}}, {"seconds", {1e-4}}}),
             "c.json: busy_delivery.seconds: expected as many values as quantiles (2), got 1");
-  EXPECT_EQ(with("busy_delivery", {{"quantiles", {0.5, 0.4}}, {"seconds", {1e-4, 2e-4}}}),
+  EXPECT_EQ(with("busy_delivery", {{"cores", 2}, {"quantiles", {0.5, 0.4}}, {"seconds", {1e-4, 2e-4}}}),
             "c.json: busy_delivery.quantiles: expected quantiles and seconds that increase");
-  EXPECT_EQ(with("busy_delivery", {{"quantiles", {0.5, 1.5}}, {"seconds", {1e-4, 2e-4}}}),
+  EXPECT_EQ(with("busy_delivery", {{"cores", 2}, {"quantiles", {0.5, 1.5}}, {"seconds", {1e-4, 2e-4}}}),
             "c.json: busy_delivery.quantiles: expected numbers in [0, 1], got 1.5");
-  EXPECT_EQ(with("busy_delivery", {{"quantiles", {0.5}}, {"seconds", {-1}}}),
+  EXPECT_EQ(with("busy_delivery", {{"cores", 2}, {"quantiles", {0.5}}, {"seconds", {-1}}}),
             "c.json: busy_delivery.seconds: expected non-negative numbers, got -1");
   // A good one survives the round trip.
   auto measured = good;
-  measured["shared_cores"] = 2;
-  measured["busy_delivery"] = {{"quantiles", {0.5, 0.9}}, {"seconds", {1e-4, 2e-3}}};
+  measured["busy_delivery"] = {{"cores", 2}, {"quantiles", {0.5, 0.9}}, {"seconds", {1e-4, 2e-3}}};
   const auto cluster = cluster_from_json(measured, "c.json");
   ASSERT_EQ(cluster.busy_delivery.size(), 2u);
   EXPECT_EQ(cluster_from_json(to_json(cluster), "again").busy_delivery.back().seconds, 2e-3);
   EXPECT_TRUE(cluster.delays_busy_deliveries(3));
   EXPECT_FALSE(cluster.delays_busy_deliveries(2));
+  EXPECT_EQ(with("busy_delivery", {{"quantiles", {0.5}}, {"seconds", {1e-4}}}), "c.json: busy_delivery.cores: missing");
   const auto typo = with("worker_per_node", 4);
   EXPECT_EQ(typo.rfind("c.json: worker_per_node: unknown field (expected name, source, ", 0), 0u) << typo;
   EXPECT_EQ(cluster_error(nlohmann::json::array()), "c.json: expected an object, got []");

@@ -57,6 +57,7 @@ sim::ClusterDescription cluster_from_commbench(const CommbenchFits& fits, const 
   c.shared_cores = static_cast<int64_t>(std::max(1u, std::thread::hardware_concurrency()));
   c.allreduce_fit = {p, std::max(0.0, fits.allreduce.alpha), fits.allreduce.beta};
   c.busy_delivery = fits.busy_delivery;
+  if (!c.busy_delivery.empty()) c.busy_delivery_cores = c.shared_cores;
 
   double alpha = 0, rate = 0;
   if (fits.send_recv && fits.send_recv->beta > 0) {

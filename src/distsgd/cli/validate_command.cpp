@@ -104,13 +104,15 @@ SimulatorFeatures simulator_features() {
 }
 
 // The cluster of this host's loopback for `workers` processes, fitted by `distsgd commbench --cluster-out` (send/recv
-// for alpha and the links, the allreduce fit for AR-SGD's ring, --incast for the servers' links).
+// for alpha and the links, the allreduce fit for AR-SGD's ring, --incast for the servers' links, --busy-delivery for
+// the messages that wait for a busy receiver when the run's ranks outnumber the cores).
 std::string loopback_cluster(const std::string& dir, int64_t workers) {
   const std::string base = dir + "/clusters/loopback-w" + std::to_string(workers);
   const std::string cluster = base + ".json", raw = base + "-commbench.json";
   const std::vector<std::string> args = {
-      "commbench", "--processes", std::to_string(workers), "--max-mb", "16", "--repeats", "10", "--incast",
-      "--out",     raw,           "--cluster-out",         cluster};
+      "commbench", "--processes", std::to_string(workers), "--max-mb", "16", "--repeats",
+      "10",        "--incast",    "--busy-delivery",       "--out",    raw,  "--cluster-out",
+      cluster};
   const ResumableStep step(base + ".step.json", base + ".log");
   step.run(args, fs::exists(cluster), "commbench on loopback (" + std::to_string(workers) + " processes)");
   sim::load_cluster(cluster);  // a clear error now rather than one per simulation

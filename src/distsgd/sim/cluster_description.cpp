@@ -222,7 +222,7 @@ std::string describe_links(const ClusterDescription& c) {
             gigabytes(1.0 / c.allreduce_fit.seconds_per_byte);
   }
   if (!c.busy_delivery.empty()) {
-    text += "; on " + std::to_string(c.shared_cores) + " shared cores a message waits " +
+    text += "; beyond " + std::to_string(c.busy_delivery_cores) + " busy ranks a message waits " +
             microseconds(c.busy_delivery_mean_seconds()) + " on average for a busy receiver";
   }
   return text;
@@ -257,9 +257,10 @@ ClusterDescription cluster_from_json(const nlohmann::json& json, const std::stri
   c.server_seconds_per_request = top.non_negative_number("server_seconds_per_request", false);
   c.server_seconds_per_byte = top.non_negative_number("server_seconds_per_byte", false);
   if (top.has("busy_delivery")) {
-    // {"quantiles": [0.1, 0.5, ...], "seconds": [2e-5, 1e-4, ...]}, both increasing (commbench --busy-delivery).
+    // {"cores": 2, "quantiles": [0.1, 0.5, ...], "seconds": [2e-5, 1e-4, ...]} (commbench --busy-delivery).
     const JsonFields delay = top.object("busy_delivery");
-    delay.reject_unknown({"quantiles", "seconds"});
+    delay.reject_unknown({"cores", "quantiles", "seconds"});
+    c.busy_delivery_cores = delay.integer_at_least("cores", 1);
     const auto& q = delay.array("quantiles");
     const auto& seconds = delay.array("seconds");
     require(q.size() == seconds.size(), delay.where("seconds") + "expected as many values as quantiles (" +
@@ -311,8 +312,8 @@ nlohmann::json to_json(const ClusterDescription& c) {
                          {"server_seconds_per_request", c.server_seconds_per_request},
                          {"server_seconds_per_byte", c.server_seconds_per_byte}};
   if (!c.busy_delivery.empty()) {
-    auto& delay =
-        json["busy_delivery"] = {{"quantiles", nlohmann::json::array()}, {"seconds", nlohmann::json::array()}};
+    auto& delay = json["busy_delivery"] = {
+        {"cores", c.busy_delivery_cores}, {"quantiles", nlohmann::json::array()}, {"seconds", nlohmann::json::array()}};
     for (const auto& point : c.busy_delivery) {
       delay["quantiles"].push_back(point.q);
       delay["seconds"].push_back(point.seconds);

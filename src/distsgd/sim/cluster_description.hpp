@@ -41,21 +41,22 @@ struct ClusterDescription {
   // and the emulated cluster run: compute slows down when more ranks compute than there are cores (the DES shares
   // them fairly). 0: each rank has a processor of its own, as on a real cluster.
   int64_t shared_cores = 0;
-  // On such a host a message also waits for its receiver to be scheduled when more ranks compute than there are
-  // cores: the extra one-way delay's distribution, measured by `distsgd commbench --busy-delivery` as quantiles
-  // (both increasing; empty: not measured). The discrete-event simulator adds a draw from it to every message
-  // (point to point, and each step of a ring collective) when shared_cores is set and ranks outnumber the cores.
+  // On a host where more ranks compute than it has cores, a message also waits for its receiver to be scheduled:
+  // the extra one-way delay's distribution, measured by `distsgd commbench --busy-delivery` as quantiles (both
+  // increasing; empty: not measured) on a host of `busy_delivery_cores` cores. It applies to a run of more ranks
+  // than that, whatever shared_cores says of compute (validate's diagnostics turn the sharing of compute off, not
+  // the delay): the discrete-event simulator adds a draw from it to every message (point to point, and each step of
+  // a ring collective), the analytical models its mean to every message's alpha.
   struct DelayQuantile {
     double q = 0, seconds = 0;
   };
   std::vector<DelayQuantile> busy_delivery;
+  int64_t busy_delivery_cores = 0;
   // The delay at probability u in [0, 1]: linear between the quantiles, flat beyond them; 0 when not measured.
   double busy_delivery_seconds(double u) const;
   double busy_delivery_mean_seconds() const;  // of that same piecewise-linear distribution
   // Whether a run of `ranks` ranks on this cluster meets the delay.
-  bool delays_busy_deliveries(int64_t ranks) const {
-    return shared_cores > 0 && ranks > shared_cores && !busy_delivery.empty();
-  }
+  bool delays_busy_deliveries(int64_t ranks) const { return !busy_delivery.empty() && ranks > busy_delivery_cores; }
   AllreduceFit allreduce_fit;
   // What a calibration (distsgd calibrate) finds beyond the links; the neutral values change no prediction.
   // Compute runs this much slower than the profile says (interference of communication threads, another framework);
