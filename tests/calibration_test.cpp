@@ -308,11 +308,13 @@ TEST(Holdout, ReportScoresOnlyTheHeldOutRows) {
   nlohmann::json rows = nlohmann::json::array();
   std::mt19937 random(11);
   std::uniform_real_distribution<double> noise(-0.02, 0.02);
-  for (const auto& [algo, flags] :
-       std::vector<std::pair<std::string, std::vector<std::string>>>{{"arsgd", {"--algo", "arsgd"}},
-                                                                     {"bsp", {"--algo", "bsp", "--servers", "1"}},
-                                                                     {"asp", {"--algo", "asp", "--servers", "1"}},
-                                                                     {"gosgd", {"--algo", "gosgd"}}}) {
+  for (const auto& [algo, flags] : std::vector<std::pair<std::string, std::vector<std::string>>>{
+           {"arsgd", {"--algo", "arsgd"}},
+           {"bsp", {"--algo", "bsp", "--servers", "1"}},
+           {"asp", {"--algo", "asp", "--servers", "1"}},
+           {"gosgd", {"--algo", "gosgd"}},
+           // a recipe: the method's name, another --algo
+           {"slowmo-sgp", {"--algo", "slowmo", "--base", "sgp", "--sync-every", "8"}}}) {
     for (int64_t w : {2, 4, 8}) {
       std::vector<std::string> args{"--profile", "p.json"};
       args.insert(args.end(), flags.begin(), flags.end());
@@ -331,7 +333,7 @@ TEST(Holdout, ReportScoresOnlyTheHeldOutRows) {
   }
   std::string text;
   const auto report = cli::holdout_report(rows, dir.str(), text);
-  ASSERT_EQ(report["rows"].size(), 8u) << report.dump(1);
+  ASSERT_EQ(report["rows"].size(), 10u) << report.dump(1);
   for (const auto& row : report["rows"]) {
     EXPECT_GT(row["workers"].get<int64_t>(), 2) << row.dump();
     EXPECT_LT(std::fabs(row["error"].get<double>()), 0.06) << row.dump();
@@ -343,6 +345,7 @@ TEST(Holdout, ReportScoresOnlyTheHeldOutRows) {
   EXPECT_EQ(report["networks"]["1gbit"]["calibration_workers"], 2);
   EXPECT_TRUE(std::filesystem::exists(dir / "holdout-1gbit.json"));
   EXPECT_NE(text.find("held-out MAPE: arsgd"), std::string::npos) << text;
+  EXPECT_NE(text.find("slowmo-sgp"), std::string::npos) << "the method is reported by its own name\n" << text;
 }
 
 }  // namespace

@@ -15,15 +15,26 @@
 namespace distsgd::cli {
 namespace {
 
+// A row's point for the simulator: the algorithm its flags train (a recipe such as arsgd-powersgd is arsgd with
+// compression flags), the rest of its flags as settings. The row's own name (the method) stays in the reports.
 sim::MeasuredPoint point_of_row(const nlohmann::json& row) {
   sim::MeasuredPoint p;
   p.algorithm = row["algorithm"].get<std::string>();
   p.workers = row["workers"].get<int64_t>();
   p.samples_per_second = row["measured_samples_per_second"].get<double>();
-  p.flags = row["algorithm_flags"].get<std::vector<std::string>>();
+  const auto flags = row["algorithm_flags"].get<std::vector<std::string>>();
+  for (size_t i = 0; i < flags.size(); ++i) {
+    if (flags[i] == "--algo" && i + 1 < flags.size()) {
+      p.algorithm = flags[++i];
+    } else {
+      p.flags.push_back(flags[i]);
+    }
+  }
   p.origin = row["configuration"].get<std::string>();
   return p;
 }
+
+std::string method_of(const nlohmann::json& row) { return row["algorithm"].get<std::string>(); }
 
 std::string signed_percent(double fraction) {
   char text[32];
@@ -86,9 +97,11 @@ nlohmann::json holdout_report(const nlohmann::json& rows, const std::string& dir
     out << "\n";
 
     std::vector<sim::MeasuredPoint> held;
+    std::vector<std::string> method;  // of each held-out row
     std::vector<sim::ModelProfile> held_profiles;
     for (const size_t i : split.held_out) {
       held.push_back(point_of_row(*network_rows[i]));
+      method.push_back(method_of(*network_rows[i]));
       held_profiles.push_back(profile_of(*network_rows[i]));
     }
     const auto model = analytical_model_of(held, held_profiles, ignored);
@@ -97,11 +110,11 @@ nlohmann::json holdout_report(const nlohmann::json& rows, const std::string& dir
     for (size_t i = 0; i < held.size(); ++i) {
       predicted.push_back(model(held[i], calibration.cluster));
       const double error = predicted[i] / held[i].samples_per_second - 1;
-      errors[held[i].algorithm].push_back(std::fabs(error));
+      errors[method[i]].push_back(std::fabs(error));
       groups[held[i].workers].push_back(i);
       report["rows"].push_back({{"configuration", held[i].origin},
                                 {"network", network},
-                                {"algorithm", held[i].algorithm},
+                                {"algorithm", method[i]},
                                 {"workers", held[i].workers},
                                 {"measured_samples_per_second", held[i].samples_per_second},
                                 {"predicted_samples_per_second", predicted[i]},
@@ -115,8 +128,8 @@ nlohmann::json holdout_report(const nlohmann::json& rows, const std::string& dir
         predicted_rates.push_back(predicted[i]);
       }
       const double tau = sim::kendall_tau(predicted_rates, measured_rates);
-      const auto& top_measured = held[members[sim::index_of_largest(measured_rates)]].algorithm;
-      const auto& top_predicted = held[members[sim::index_of_largest(predicted_rates)]].algorithm;
+      const auto& top_measured = method[members[sim::index_of_largest(measured_rates)]];
+      const auto& top_predicted = method[members[sim::index_of_largest(predicted_rates)]];
       group_json.push_back({{"workers", w},
                             {"algorithms", members.size()},
                             {"kendall_tau", tau},
