@@ -200,7 +200,8 @@ TEST(ClusterFiles, BadFieldsNameTheFileTheFieldAndWhatWasExpected) {
   ASSERT_EQ(cluster.busy_delivery.size(), 2u);
   EXPECT_EQ(cluster_from_json(to_json(cluster), "again").busy_delivery.back().seconds, 2e-3);
   EXPECT_TRUE(cluster.delays_busy_deliveries(3));
-  EXPECT_FALSE(cluster.delays_busy_deliveries(2));
+  EXPECT_TRUE(cluster.delays_busy_deliveries(2)) << "ranks as many as cores: their communication threads compete";
+  EXPECT_FALSE(cluster.delays_busy_deliveries(1));
   EXPECT_EQ(with("busy_delivery", {{"quantiles", {0.5}}, {"seconds", {1e-4}}}), "c.json: busy_delivery.cores: missing");
   const auto typo = with("worker_per_node", 4);
   EXPECT_EQ(typo.rfind("c.json: worker_per_node: unknown field (expected name, source, ", 0), 0u) << typo;

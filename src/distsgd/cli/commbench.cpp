@@ -305,7 +305,8 @@ int run_rank(const CommbenchConfig& c, const comm::ProcessEnv& env) {
   }
   std::vector<sim::ClusterDescription::DelayQuantile> busy_delivery;
   if (c.busy_delivery) {
-    busy_delivery = measure_busy_delivery(comm, std::max<int64_t>(c.repeats, 20));
+    // Enough round trips for the tail quantiles (each a few ms at most: well under a second in all).
+    busy_delivery = measure_busy_delivery(comm, std::max<int64_t>(c.repeats, 200));
     if (leader) {
       std::cout << "busy delivery: 4 KiB ping-pong while all " << c.processes << " ranks compute on "
                 << std::max(1u, std::thread::hardware_concurrency()) << " cores; extra one-way time:";

@@ -105,7 +105,7 @@ SimulatorFeatures simulator_features() {
 
 // The cluster of this host's loopback for `workers` processes, fitted by `distsgd commbench --cluster-out` (send/recv
 // for alpha and the links, the allreduce fit for AR-SGD's ring, --incast for the servers' links, --busy-delivery for
-// the messages that wait for a busy receiver when the run's ranks outnumber the cores).
+// the messages that wait for a busy receiver when the run's ranks fill the cores).
 std::string loopback_cluster(const std::string& dir, int64_t workers) {
   const std::string base = dir + "/clusters/loopback-w" + std::to_string(workers);
   const std::string cluster = base + ".json", raw = base + "-commbench.json";
@@ -685,7 +685,7 @@ int run_validate(ValidateCommand& c) {
   if (c.holdout) {
     try {
       std::string holdout_text;
-      holdout = holdout_report(rows, c.out, holdout_text);
+      holdout = holdout_report(rows, c.out, holdout_text, std::max<int64_t>(1, std::thread::hardware_concurrency()));
       text += holdout_text;
     } catch (const Error& e) {
       holdout_error = e.what();

@@ -44,7 +44,8 @@ std::string signed_percent(double fraction) {
 
 }  // namespace
 
-nlohmann::json holdout_report(const nlohmann::json& rows, const std::string& dir, std::string& text) {
+nlohmann::json holdout_report(const nlohmann::json& rows, const std::string& dir, std::string& text,
+                              int64_t shared_cores) {
   // Rows measured without a straggler, by network.
   std::map<std::string, std::vector<const nlohmann::json*>> by_network;
   for (const auto& row : rows) {
@@ -76,6 +77,8 @@ nlohmann::json holdout_report(const nlohmann::json& rows, const std::string& dir
       calibration_profiles.push_back(profile_of(*network_rows[i]));
     }
     request.base = sim::load_cluster((*network_rows[split.calibration.front()])["cluster"].get<std::string>());
+    // As validate's own predictions: the emulated networks' presets know nothing of this host's cores.
+    if (shared_cores > 0) request.base.shared_cores = shared_cores;
     std::set<std::string> ignored;
     const auto calibration =
         sim::calibrate(request, analytical_model_of(request.points, calibration_profiles, ignored));

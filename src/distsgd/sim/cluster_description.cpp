@@ -222,7 +222,7 @@ std::string describe_links(const ClusterDescription& c) {
             gigabytes(1.0 / c.allreduce_fit.seconds_per_byte);
   }
   if (!c.busy_delivery.empty()) {
-    text += "; beyond " + std::to_string(c.busy_delivery_cores) + " busy ranks a message waits " +
+    text += "; from " + std::to_string(c.busy_delivery_cores) + " busy ranks on a message waits " +
             microseconds(c.busy_delivery_mean_seconds()) + " on average for a busy receiver";
   }
   return text;

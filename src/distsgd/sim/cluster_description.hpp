@@ -41,12 +41,13 @@ struct ClusterDescription {
   // and the emulated cluster run: compute slows down when more ranks compute than there are cores (the DES shares
   // them fairly). 0: each rank has a processor of its own, as on a real cluster.
   int64_t shared_cores = 0;
-  // On a host where more ranks compute than it has cores, a message also waits for its receiver to be scheduled:
-  // the extra one-way delay's distribution, measured by `distsgd commbench --busy-delivery` as quantiles (both
-  // increasing; empty: not measured) on a host of `busy_delivery_cores` cores. It applies to a run of more ranks
-  // than that, whatever shared_cores says of compute (validate's diagnostics turn the sharing of compute off, not
-  // the delay): the discrete-event simulator adds a draw from it to every message (point to point, and each step of
-  // a ring collective), the analytical models its mean to every message's alpha.
+  // On a host where ranks compute on every core, a message also waits for its receiver to be scheduled: the extra
+  // one-way delay's distribution, measured by `distsgd commbench --busy-delivery` as quantiles (both increasing;
+  // empty: not measured) on a host of `busy_delivery_cores` cores. It applies to a run of at least that many ranks
+  // (a rank's communication threads compete with its own compute too: commbench measured a median of 1.6 ms with 2
+  // ranks on 2 cores), whatever shared_cores says of compute (validate's diagnostics turn the sharing of compute off,
+  // not the delay): the discrete-event simulator adds a draw from it to every message (point to point, and each step
+  // of a ring collective), the analytical models its mean to every message's alpha.
   struct DelayQuantile {
     double q = 0, seconds = 0;
   };
@@ -56,7 +57,9 @@ struct ClusterDescription {
   double busy_delivery_seconds(double u) const;
   double busy_delivery_mean_seconds() const;  // of that same piecewise-linear distribution
   // Whether a run of `ranks` ranks on this cluster meets the delay.
-  bool delays_busy_deliveries(int64_t ranks) const { return !busy_delivery.empty() && ranks > busy_delivery_cores; }
+  bool delays_busy_deliveries(int64_t ranks) const {
+    return !busy_delivery.empty() && ranks >= 2 && ranks >= busy_delivery_cores;
+  }
   AllreduceFit allreduce_fit;
   // What a calibration (distsgd calibrate) finds beyond the links; the neutral values change no prediction.
   // Compute runs this much slower than the profile says (interference of communication threads, another framework);
