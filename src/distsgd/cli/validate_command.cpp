@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -535,23 +536,51 @@ class SimulatorClusters {
 
   // "" when there is none (`problem` says why).
   std::string of(const Configuration& k, std::string& problem) {
-    if (plan_.cluster_of_network.count(k.network) > 0) return plan_.cluster_of_network.at(k.network);
-    if (loopback_.count(k.workers) == 0) {
+    if (plan_.cluster_of_network.count(k.network) > 0) {
+      return with_host_delay(plan_.cluster_of_network.at(k.network), k);
+    }
+    return loopback_of(k.workers, problem);
+  }
+
+ private:
+  std::string loopback_of(int64_t workers, std::string& problem) {
+    if (loopback_.count(workers) == 0) {
       try {
-        loopback_[k.workers] = loopback_cluster(c_.out, k.workers);
+        loopback_[workers] = loopback_cluster(c_.out, workers);
       } catch (const Interrupted&) {
         throw;
       } catch (const Error& e) {
         log::info(std::string("validate: no loopback cluster: ") + e.what());
-        loopback_[k.workers] = "";
-        problems_[k.workers] = e.what();
+        loopback_[workers] = "";
+        problems_[workers] = e.what();
       }
     }
-    problem = problems_[k.workers];
-    return loopback_.at(k.workers);
+    problem = problems_[workers];
+    return loopback_.at(workers);
   }
 
- private:
+  // The emulated hosts are network namespaces of this one: their ranks share its cores, so a network's cluster
+  // takes the busy receivers' delay commbench measured here for as many processes (a preset has none). The cluster
+  // as given where it has its own, or where the measurement failed.
+  std::string with_host_delay(const std::string& cluster, const Configuration& k) {
+    auto description = sim::load_cluster(cluster);
+    if (!description.busy_delivery.empty()) return cluster;
+    std::string problem;
+    const std::string loopback = loopback_of(k.workers, problem);
+    if (loopback.empty()) return cluster;
+    const auto measured = sim::load_cluster(loopback);
+    if (measured.busy_delivery.empty()) return cluster;
+    description.busy_delivery = measured.busy_delivery;
+    description.busy_delivery_cores = measured.busy_delivery_cores;
+    std::string name = k.network;
+    for (char& ch : name) {
+      if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+    }
+    const std::string path = c_.out + "/clusters/" + name + "-w" + std::to_string(k.workers) + ".json";
+    write_json_atomically(path, sim::to_json(description));
+    return path;
+  }
+
   const ValidateCommand& c_;
   const Plan& plan_;
   std::map<int64_t, std::string> loopback_, problems_;  // by worker count
