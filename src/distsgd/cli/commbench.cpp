@@ -82,24 +82,26 @@ SizeResult measure_allreduce(comm::Communicator& comm, int64_t bytes, int64_t re
   return summarize(bytes, slowest_rank_times(comm, times));
 }
 
+// One ping-pong of `data` between ranks 0 and 1 (called by those two only).
+void round_trip(comm::Communicator& comm, at::Tensor& data) {
+  if (comm.rank() == 0) {
+    comm.send(data, 1, kPingTag).wait();
+    comm.receive(data, 1, kPongTag).wait();
+  } else {
+    comm.receive(data, 0, kPingTag).wait();
+    comm.send(data, 0, kPongTag).wait();
+  }
+}
+
 // Ping-pong between ranks 0 and 1: the one-way time is half of rank 0's round trip. Other ranks sit it out.
 SizeResult measure_send_recv(comm::Communicator& comm, int64_t bytes, int64_t repeats) {
   auto data = torch::zeros({bytes / 4});
-  auto round_trip = [&] {
-    if (comm.rank() == 0) {
-      comm.send(data, 1, kPingTag).wait();
-      comm.receive(data, 1, kPongTag).wait();
-    } else {
-      comm.receive(data, 0, kPingTag).wait();
-      comm.send(data, 0, kPongTag).wait();
-    }
-  };
   std::vector<double> times;
   if (comm.rank() <= 1) {
-    for (int64_t i = 0; i < warmups_for(bytes); ++i) round_trip();
+    for (int64_t i = 0; i < warmups_for(bytes); ++i) round_trip(comm, data);
     for (int64_t i = 0; i < repeats; ++i) {
       const auto start = Clock::now();
-      round_trip();
+      round_trip(comm, data);
       times.push_back(seconds_since(start) / 2);
     }
   }
@@ -158,13 +160,7 @@ std::vector<sim::ClusterDescription::DelayQuantile> measure_busy_delivery(comm::
   if (comm.rank() <= 1) {
     for (int64_t i = 0; i < repeats; ++i) {
       const auto start = Clock::now();
-      if (comm.rank() == 0) {
-        comm.send(data, 1, kPingTag).wait();
-        comm.receive(data, 1, kPongTag).wait();
-      } else {
-        comm.receive(data, 0, kPingTag).wait();
-        comm.send(data, 0, kPongTag).wait();
-      }
+      round_trip(comm, data);
       delays.push_back(std::max(0.0, seconds_since(start) / 2 - idle.min_seconds));
     }
   }
@@ -321,15 +317,9 @@ int run_rank(const CommbenchConfig& c, const comm::ProcessEnv& env) {
                              {"fit", "t(m) = alpha + beta*m, least squares on relative error, fitted to min_seconds"}};
     for (const auto& primitive : results) report[primitive.name] = to_json(primitive);
     if (c.busy_delivery) {
-      nlohmann::json quantiles = nlohmann::json::array(), seconds = nlohmann::json::array();
-      for (const auto& point : busy_delivery) {
-        quantiles.push_back(point.q);
-        seconds.push_back(point.seconds);
-      }
-      report["busy_delivery"] = {{"message_bytes", 4 * kKiB},
-                                 {"cores", std::max(1u, std::thread::hardware_concurrency())},
-                                 {"quantiles", quantiles},
-                                 {"seconds", seconds}};
+      report["busy_delivery"] =
+          sim::busy_delivery_json(busy_delivery, std::max(1u, std::thread::hardware_concurrency()));
+      report["busy_delivery"]["message_bytes"] = 4 * kKiB;
     }
     write_json_atomically(c.out, report);
   }

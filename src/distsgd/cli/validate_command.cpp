@@ -563,6 +563,12 @@ class SimulatorClusters {
   // takes the busy receivers' delay commbench measured here for as many processes (a preset has none). The cluster
   // as given where it has its own, or where the measurement failed.
   std::string with_host_delay(const std::string& cluster, const Configuration& k) {
+    const auto key = std::make_pair(k.network, k.workers);
+    if (with_delay_.count(key) == 0) with_delay_[key] = cluster_with_host_delay(cluster, k);
+    return with_delay_.at(key);
+  }
+  // Made once per network and worker count (every algorithm of the grid asks for it).
+  std::string cluster_with_host_delay(const std::string& cluster, const Configuration& k) {
     auto description = sim::load_cluster(cluster);
     if (!description.busy_delivery.empty()) return cluster;
     std::string problem;
@@ -583,7 +589,8 @@ class SimulatorClusters {
 
   const ValidateCommand& c_;
   const Plan& plan_;
-  std::map<int64_t, std::string> loopback_, problems_;  // by worker count
+  std::map<int64_t, std::string> loopback_, problems_;                 // by worker count
+  std::map<std::pair<std::string, int64_t>, std::string> with_delay_;  // by network and worker count
 };
 
 }  // namespace

@@ -296,6 +296,16 @@ ClusterDescription load_cluster(const std::string& name_or_path) {
   return cluster_from_json(read_json_file(name_or_path, "cluster file"), name_or_path);
 }
 
+nlohmann::json busy_delivery_json(const std::vector<ClusterDescription::DelayQuantile>& quantiles, int64_t cores) {
+  nlohmann::json json = {
+      {"cores", cores}, {"quantiles", nlohmann::json::array()}, {"seconds", nlohmann::json::array()}};
+  for (const auto& point : quantiles) {
+    json["quantiles"].push_back(point.q);
+    json["seconds"].push_back(point.seconds);
+  }
+  return json;
+}
+
 nlohmann::json to_json(const ClusterDescription& c) {
   nlohmann::json json = {{"name", c.name},
                          {"source", c.source},
@@ -311,14 +321,7 @@ nlohmann::json to_json(const ClusterDescription& c) {
                          {"iteration_overhead_seconds", c.iteration_overhead_seconds},
                          {"server_seconds_per_request", c.server_seconds_per_request},
                          {"server_seconds_per_byte", c.server_seconds_per_byte}};
-  if (!c.busy_delivery.empty()) {
-    auto& delay = json["busy_delivery"] = {
-        {"cores", c.busy_delivery_cores}, {"quantiles", nlohmann::json::array()}, {"seconds", nlohmann::json::array()}};
-    for (const auto& point : c.busy_delivery) {
-      delay["quantiles"].push_back(point.q);
-      delay["seconds"].push_back(point.seconds);
-    }
-  }
+  if (!c.busy_delivery.empty()) json["busy_delivery"] = busy_delivery_json(c.busy_delivery, c.busy_delivery_cores);
   if (c.allreduce_fit.processes > 0) {
     json["allreduce_fit"] = {{"processes", c.allreduce_fit.processes},
                              {"alpha_seconds", c.allreduce_fit.alpha_seconds},

@@ -110,6 +110,8 @@ std::string describe_links(const ClusterDescription& cluster);
 // listing the presets.
 ClusterDescription load_cluster(const std::string& name_or_path);
 ClusterDescription cluster_from_json(const nlohmann::json& json, const std::string& source);
+// A cluster file's "busy_delivery" field: {"cores": C, "quantiles": [...], "seconds": [...]}.
+nlohmann::json busy_delivery_json(const std::vector<ClusterDescription::DelayQuantile>& quantiles, int64_t cores);
 nlohmann::json to_json(const ClusterDescription& cluster);
 
 }  // namespace distsgd::sim
