@@ -12,10 +12,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "distsgd/cli/simulate_command.hpp"
-#include "distsgd/cli/validate_holdout.hpp"
 #include "distsgd/core/error.hpp"
 #include "distsgd/core/text.hpp"
+#include "distsgd/experiment/validate_holdout.hpp"
+#include "distsgd/sim/algorithm_predictions.hpp"
 #include "distsgd/sim/calibration.hpp"
 #include "distsgd/sim/holdout.hpp"
 #include "distsgd/sim/measured_points.hpp"
@@ -60,12 +60,12 @@ sim::MeasuredPoint point(const std::string& algorithm, int64_t workers, std::vec
 // The analytical prediction of a point, as distsgd calibrate makes it (each point's settings parsed once).
 double predicted(const sim::MeasuredPoint& p, const sim::ClusterDescription& cluster) {
   static const auto profile = calibration_profile();
-  static std::map<std::string, cli::SimulateCommand> settings;
+  static std::map<std::string, sim::SimulatorSettings> settings;
   std::vector<std::string> args{"--profile", "unused.json", "--algo", p.algorithm};
   args.insert(args.end(), p.flags.begin(), p.flags.end());
   const std::string key = join(args, " ");
-  if (!settings.count(key)) settings.emplace(key, cli::simulate_command_from(args));
-  return cli::predict_analytical(settings.at(key), profile, cluster, p.workers).samples_per_second;
+  if (!settings.count(key)) settings.emplace(key, sim::simulator_settings_from(args));
+  return sim::predict_analytical(settings.at(key), profile, cluster, p.workers).samples_per_second;
 }
 
 // Points "measured" on `truth`: the simulator's own predictions with up to +-`noise` relative error (seeded).
@@ -227,7 +227,7 @@ TEST(CalibrateCommand, WritesAClusterThatSimulateReadsAndPrintsEveryResidual) {
         if (word != "--lr" && word != "0.1") args.push_back(word);
       }
       const double rate =
-          cli::predict_analytical(cli::simulate_command_from(args), profile, truth, w).samples_per_second;
+          sim::predict_analytical(sim::simulator_settings_from(args), profile, truth, w).samples_per_second;
       csv << algo << "," << w << "," << rate << "," << flags << "\n";
     }
   }
@@ -247,7 +247,7 @@ TEST(CalibrateCommand, WritesAClusterThatSimulateReadsAndPrintsEveryResidual) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const auto simulated = nlohmann::json::parse(read_file(dir / "s.json"));
   const double expected =
-      cli::predict_analytical(cli::simulate_command_from({"--profile", "p.json", "--algo", "bsp", "--servers", "1"}),
+      sim::predict_analytical(sim::simulator_settings_from({"--profile", "p.json", "--algo", "bsp", "--servers", "1"}),
                               profile, truth, 8)
           .samples_per_second;
   EXPECT_NEAR(simulated["predictions"][0]["samples_per_second"].get<double>() / expected, 1, 0.01);
@@ -319,7 +319,7 @@ TEST(Holdout, ReportScoresOnlyTheHeldOutRows) {
       std::vector<std::string> args{"--profile", "p.json"};
       args.insert(args.end(), flags.begin(), flags.end());
       const double rate =
-          cli::predict_analytical(cli::simulate_command_from(args), profile, truth, w).samples_per_second;
+          sim::predict_analytical(sim::simulator_settings_from(args), profile, truth, w).samples_per_second;
       rows.push_back({{"configuration", algo + "-w" + std::to_string(w)},
                       {"algorithm", algo},
                       {"algorithm_flags", flags},  // as validate records them: train's flags from --algo on
@@ -332,7 +332,7 @@ TEST(Holdout, ReportScoresOnlyTheHeldOutRows) {
     }
   }
   std::string text;
-  const auto report = cli::holdout_report(rows, dir.str(), text);
+  const auto report = experiment::holdout_report(rows, dir.str(), text);
   ASSERT_EQ(report["rows"].size(), 10u) << report.dump(1);
   for (const auto& row : report["rows"]) {
     EXPECT_GT(row["workers"].get<int64_t>(), 2) << row.dump();

@@ -43,4 +43,23 @@ expect ok   algo core/runtime.hpp
 expect ok   vcluster sim/actor_scheduler.hpp
 expect fail vcluster algo/algorithm.hpp
 expect ok   train vcluster/virtual_communicator.hpp
+expect ok   experiment sim/simulator_settings.hpp
+expect ok   experiment train/options.hpp
+expect fail experiment cli/train_command.hpp
+expect fail experiment report/report_data.hpp
+expect ok   report experiment/study_csv.hpp
+expect fail report cli/report_command.hpp
+expect fail sim experiment/study_spec.hpp
+expect ok   cli report/report_html.hpp
+# The harness and the report take no command-line library (CLI11 is a system header, so the include root cannot
+# hide it): cli/ parses the flags and calls them.
+src=$(cd "$layers/.." && grep -o 'CMAKE_HOME_DIRECTORY:INTERNAL=.*' CMakeCache.txt | cut -d= -f2)/src/distsgd
+for layer in experiment report sim core; do
+  if grep -l '#include <CLI/' "$src/$layer"/*.[ch]pp 2>/dev/null; then
+    echo "FAIL: $layer includes CLI11 (above)"
+    failures=$((failures + 1))
+  else
+    echo "ok: $layer includes no CLI11"
+  fi
+done
 exit $((failures > 0))

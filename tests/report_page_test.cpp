@@ -1,12 +1,12 @@
 // `distsgd report` without a browser: which plots a study's tables give (and why the others are left out), the
 // figures in them, the self-contained page, and one clear line for a directory without results. The page in a real
 // browser: tests/report_browser_test.sh (CTest Report.PageRendersInHeadlessChromium).
-#include "distsgd/cli/report_assets.hpp"
-#include "distsgd/cli/report_charts.hpp"
-#include "distsgd/cli/report_data.hpp"
-#include "distsgd/cli/report_html.hpp"
-#include "distsgd/cli/report_tables.hpp"
 #include "distsgd/core/error.hpp"
+#include "distsgd/report/report_assets.hpp"
+#include "distsgd/report/report_charts.hpp"
+#include "distsgd/report/report_data.hpp"
+#include "distsgd/report/report_html.hpp"
+#include "distsgd/report/report_tables.hpp"
 #include "test_util.hpp"
 
 #include <gtest/gtest.h>
@@ -14,7 +14,7 @@
 #include <algorithm>
 #include <fstream>
 
-namespace distsgd::cli {
+namespace distsgd::report {
 namespace {
 
 using testing::run_distsgd;
@@ -267,4 +267,4 @@ TEST(ReportCommand, ADirectoryWithoutResultsIsOneClearLine) {
 }
 
 }  // namespace
-}  // namespace distsgd::cli
+}  // namespace distsgd::report

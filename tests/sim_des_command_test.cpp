@@ -141,7 +141,7 @@ TEST(SimulateDesCommand, BadHeterogeneityIsOneClearError) {
                        {"--workers 2,4 --slowdown 9:2", "--slowdown 9:2: there is no worker 9"},
                        {"--workers 4 --slowdown three", "--slowdown: 'three' is not of the form RANK:FACTOR"},
                        {"--workers 4 --slowdown 1:0.5", "--slowdown 1:0.5: the factor must be at least 1"},
-                       {"--jitter-cv -1", "--jitter-cv must be a non-negative number"},
+                       {"--jitter-cv -1", "--jitter-cv must not be negative"},
                    });
   const auto r = run_distsgd("simulate --help");
   for (const char* flag : {"--fidelity", "--iterations", "--warmup", "--seed", "--slowdown", "--compute-multiplier",

@@ -46,8 +46,9 @@ TEST(SimulateCommand, BadFilesAndFlagsAreOneClearError) {
       {"--profile " + (dir / "p.json") + " --cluster c2", "--cluster: 'c2' is neither a preset"},
       {"--profile " + (dir / "p.json") + " --cluster " + (dir / "c.json"),
        "c.json: worker_bytes_per_second: expected a positive number, got -1"},
-      {"--profile " + (dir / "p.json") + " --algo dgc", "--algo: the simulator predicts arsgd, bsp"},
-      {"--profile " + (dir / "p.json") + " --workers 0", "--workers: 0 is not a worker count"},
+      {"--profile " + (dir / "p.json") + " --algo dgc", "--algo must be arsgd, bsp"},
+      {"--profile " + (dir / "p.json") + " --workers 0",
+       "--workers must be one or more worker counts, each at least 1"},
   };
   for (const auto& [flags, message] : cases) {
     auto r = run_distsgd("simulate " + flags);

@@ -1,8 +1,8 @@
 // Every preset parses and expands to the grid its README paragraph ("Studies and reports") promises.
-#include "distsgd/cli/study_presets.hpp"
-#include "distsgd/cli/study_grid.hpp"
+#include "distsgd/experiment/study_presets.hpp"
 #include "distsgd/cluster/link_spec.hpp"
 #include "distsgd/core/error.hpp"
+#include "distsgd/experiment/study_grid.hpp"
 
 #include <gtest/gtest.h>
 
@@ -10,7 +10,7 @@
 #include <set>
 #include <string>
 
-namespace distsgd::cli {
+namespace distsgd::experiment {
 namespace {
 
 struct Grid {
@@ -182,4 +182,4 @@ TEST(StudyPresets, LowBandwidthSetsTheNewMethodsAgainstTheOldOnTwoSlowNetworks) 
 }
 
 }  // namespace
-}  // namespace distsgd::cli
+}  // namespace distsgd::experiment

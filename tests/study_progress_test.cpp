@@ -1,11 +1,11 @@
 // The study's progress line: cells done and failed, the cell running, and the time left from the cells so far.
-#include "distsgd/cli/study_progress.hpp"
+#include "distsgd/experiment/study_progress.hpp"
 
 #include <gtest/gtest.h>
 
 #include <sstream>
 
-namespace distsgd::cli {
+namespace distsgd::experiment {
 namespace {
 
 TEST(StudyProgress, CountsCellsAndEstimatesTheTimeLeftFromTheCellsSoFar) {
@@ -34,4 +34,4 @@ TEST(StudyProgress, WithoutAFinishedCellTheEstimateWaits) {
 }
 
 }  // namespace
-}  // namespace distsgd::cli
+}  // namespace distsgd::experiment

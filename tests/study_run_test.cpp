@@ -1,8 +1,8 @@
 // `distsgd study` end to end on synthetic data: the cells run, results.csv and curves.csv hold what their run
 // directories hold, a resumed study skips the finished cell, a failing cell is recorded and the study goes on, and
 // Ctrl-C stops it cleanly.
-#include "distsgd/cli/self_command.hpp"
-#include "distsgd/cli/study_csv.hpp"
+#include "distsgd/experiment/self_command.hpp"
+#include "distsgd/experiment/study_csv.hpp"
 #include "test_util.hpp"
 
 #include <gtest/gtest.h>
@@ -11,7 +11,7 @@
 #include <filesystem>
 #include <fstream>
 
-namespace distsgd::cli {
+namespace distsgd::experiment {
 namespace {
 
 using testing::read_file;
@@ -162,4 +162,4 @@ TEST(StudyRun, ASpecWithoutAxesIsOneCellOfTheDefaults) {
 }
 
 }  // namespace
-}  // namespace distsgd::cli
+}  // namespace distsgd::experiment

@@ -1,8 +1,8 @@
 // The study specification and its grid: flags checked against distsgd train's, recipes under axes, exclusions,
 // simulated worker counts, and one clear line for each kind of bad input.
-#include "distsgd/cli/study_spec.hpp"
-#include "distsgd/cli/study_grid.hpp"
+#include "distsgd/experiment/study_spec.hpp"
 #include "distsgd/core/error.hpp"
+#include "distsgd/experiment/study_grid.hpp"
 #include "test_util.hpp"
 
 #include <gtest/gtest.h>
@@ -10,7 +10,7 @@
 #include <algorithm>
 #include <string>
 
-namespace distsgd::cli {
+namespace distsgd::experiment {
 namespace {
 
 using Json = nlohmann::ordered_json;
@@ -138,4 +138,4 @@ TEST(StudySpec, BadInputIsOneClearLine) {
 }
 
 }  // namespace
-}  // namespace distsgd::cli
+}  // namespace distsgd::experiment

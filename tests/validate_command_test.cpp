@@ -14,9 +14,9 @@
 #include <map>
 #include <thread>
 
-#include "distsgd/cli/algorithm_recipes.hpp"
-#include "distsgd/cli/run_directory.hpp"
 #include "distsgd/core/error.hpp"
+#include "distsgd/experiment/algorithm_recipes.hpp"
+#include "distsgd/experiment/run_directory.hpp"
 #include "test_util.hpp"
 
 namespace distsgd::testing {
@@ -157,14 +157,14 @@ TEST(ValidateCommand, SteadyThroughputSkipsWarmupAndEpochEnds) {
   // A server's row (rank 2) is not a worker's.
   events.push_back({{"ph", "X"}, {"name", "forward"}, {"pid", 2}, {"tid", 0}, {"ts", 0}, {"dur", 1}});
   std::ofstream(dir / "trace.json") << nlohmann::json{{"traceEvents", events}}.dump();
-  const auto steady = cli::steady_throughput(dir.str(), summary, 1);
+  const auto steady = experiment::steady_throughput(dir.str(), summary, 1);
   // Five timed iterations each: worker 0 at 0.1 s (100 samples/s), worker 1 at 0.2 s (50 samples/s).
   ASSERT_EQ(steady.per_worker.size(), 2u);
   EXPECT_NEAR(steady.per_worker[0], 100, 1e-9);
   EXPECT_NEAR(steady.per_worker[1], 50, 1e-9);
   EXPECT_NEAR(steady.samples_per_second, 150, 1e-9);
   EXPECT_EQ(steady.timed_iterations, 5);
-  EXPECT_THROW(cli::steady_throughput(dir.str(), summary, 7), Error);
+  EXPECT_THROW(experiment::steady_throughput(dir.str(), summary, 7), Error);
 }
 
 TEST(ValidateCommand, BadFlagsAreOneClearError) {
@@ -196,22 +196,22 @@ TEST(ValidateCommand, BadFlagsAreOneClearError) {
 // A variant of an algorithm is a method of its own in --algos: AR-SGD with PowerSGD trains and is simulated with its
 // compression flags, under its own name.
 TEST(ValidateCommand, PowerSgdIsAMethodOfItsOwn) {
-  const auto recipes = cli::recipes_for({"arsgd", "arsgd-powersgd"}, "--algos");
+  const auto recipes = experiment::recipes_for({"arsgd", "arsgd-powersgd"}, "--algos");
   ASSERT_EQ(recipes.size(), 2u);
   EXPECT_EQ(recipes[1].name(), "arsgd-powersgd");
   EXPECT_EQ(recipes[1].algorithm, "arsgd");
-  const auto train = cli::train_flags_of(recipes[1], 1);
+  const auto train = experiment::train_flags_of(recipes[1], 1);
   const std::vector<std::string> expected{"--algo", "arsgd", "--overlap",        "none", "--compress", "powersgd",
                                           "--rank", "2",     "--powersgd-start", "10"};
   EXPECT_EQ(train, expected);
-  EXPECT_EQ(cli::simulate_flags_of(recipes[1], 1), expected) << "every flag reaches the simulator";
-  const auto names = cli::recipe_names();
+  EXPECT_EQ(experiment::simulate_flags_of(recipes[1], 1), expected) << "every flag reaches the simulator";
+  const auto names = experiment::recipe_names();
   EXPECT_NE(std::find(names.begin(), names.end(), "arsgd-powersgd"), names.end());
   // SlowMo over SGP likewise, its --base reaching the simulator.
-  const auto over_sgp = cli::recipes_for({"slowmo-sgp"}, "--algos");
+  const auto over_sgp = experiment::recipes_for({"slowmo-sgp"}, "--algos");
   ASSERT_EQ(over_sgp.size(), 1u);
   EXPECT_EQ(over_sgp[0].algorithm, "slowmo");
-  const auto simulated = cli::simulate_flags_of(over_sgp[0], 1);
+  const auto simulated = experiment::simulate_flags_of(over_sgp[0], 1);
   const std::vector<std::string> base{"--base", "sgp"};
   EXPECT_NE(std::search(simulated.begin(), simulated.end(), base.begin(), base.end()), simulated.end());
 }

@@ -10,22 +10,37 @@
 #include <iostream>
 #include <sstream>
 
-#include "distsgd/cli/algorithm_recipes.hpp"
-#include "distsgd/cli/forwarded_flags.hpp"
-#include "distsgd/cli/resumable_step.hpp"
-#include "distsgd/cli/run_directory.hpp"
-#include "distsgd/cli/self_command.hpp"
-#include "distsgd/cli/simulate_command.hpp"
+#include "distsgd/cli/given_flags.hpp"
 #include "distsgd/cli/train_command.hpp"
 #include "distsgd/core/error.hpp"
 #include "distsgd/core/json_file.hpp"
 #include "distsgd/core/log.hpp"
 #include "distsgd/core/text.hpp"
+#include "distsgd/experiment/algorithm_recipes.hpp"
+#include "distsgd/experiment/forwarded_flags.hpp"
+#include "distsgd/experiment/resumable_step.hpp"
+#include "distsgd/experiment/run_directory.hpp"
+#include "distsgd/experiment/self_command.hpp"
 #include "distsgd/sim/cluster_description.hpp"
 #include "distsgd/sim/model_profile.hpp"
 #include "distsgd/train/options.hpp"
 
 namespace distsgd::cli {
+
+using experiment::AlgorithmRecipe;
+using experiment::command_text;
+using experiment::error_line_of;
+using experiment::evaluation_records;
+using experiment::finished_summary;
+using experiment::Interrupted;
+using experiment::kModelAndDataFlags;
+using experiment::kTrainOnlyDataFlags;
+using experiment::recipe_names;
+using experiment::recipes_for;
+using experiment::ResumableStep;
+using experiment::run_self;
+using experiment::simulate_flags_of;
+using experiment::train_flags_of;
 
 SamplesToTarget samples_to_target(const std::vector<nlohmann::json>& evaluations, double target,
                                   const std::string& measure) {

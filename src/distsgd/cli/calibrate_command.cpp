@@ -9,21 +9,16 @@
 #include <iostream>
 #include <set>
 
-#include "distsgd/cli/simulate_command.hpp"
 #include "distsgd/core/error.hpp"
 #include "distsgd/core/json_file.hpp"
 #include "distsgd/core/text.hpp"
 #include "distsgd/sim/calibration.hpp"
+#include "distsgd/sim/measured_point_model.hpp"
 #include "distsgd/sim/measured_points.hpp"
 #include "distsgd/train/options.hpp"
 
 namespace distsgd::cli {
 namespace {
-
-// Flags of simulate that say where and how it runs, not what the algorithm does: a point never sets them.
-// --algo is the point's algorithm already.
-const std::set<std::string> kNotSettings{"--algo",  "--workers", "--profile",  "--cluster",     "--out",
-                                         "--trace", "--seed",    "--fidelity", "--shared-cores"};
 
 std::vector<std::string> words_of_json(const std::string& flag, const nlohmann::json& value) {
   if (value.is_boolean()) return value.get<bool>() ? std::vector<std::string>{flag} : std::vector<std::string>{};
@@ -58,40 +53,11 @@ sim::MeasuredPoint point_of_run(const std::string& dir, const sim::ModelProfile&
           "--runs " + dir + ": a run of " + model + " at batch " + std::to_string(batch) + ", the profile is of " +
               profile.model + " at batch " + std::to_string(profile.batch_size) + " (one profile per calibration)");
   for (const auto& spec : train::train_options()) {
-    if (kNotSettings.count(spec.flag) || !config.contains(spec.key)) continue;
-    if (!simulate_takes_flag(spec.flag)) continue;
+    if (!sim::is_point_setting(spec.flag) || !config.contains(spec.key)) continue;
     const auto words = words_of_json(spec.flag, config[spec.key]);
     p.flags.insert(p.flags.end(), words.begin(), words.end());
   }
   return p;
-}
-
-// The point's settings as simulate takes them; the flags it does not take are collected in `ignored`.
-SimulateCommand settings_of(const sim::MeasuredPoint& p, const std::string& profile, std::set<std::string>& ignored) {
-  std::vector<std::string> args{"--profile", profile, "--algo", p.algorithm};
-  for (size_t i = 0; i < p.flags.size();) {
-    const std::string& flag = p.flags[i];
-    size_t end = i + 1;
-    while (end < p.flags.size() && p.flags[end].rfind("--", 0) != 0) ++end;
-    require(flag.rfind("--", 0) == 0, p.origin + ": flags: '" + flag + "' is not a flag");
-    if (flag == "--slowdown") {
-      throw Error(p.origin +
-                  ": --slowdown: calibrate fits homogeneous runs (the analytical models have no "
-                  "stragglers); leave the slowed runs out and compare them with distsgd simulate --fidelity des");
-    }
-    if (simulate_takes_flag(flag) && !kNotSettings.count(flag)) {
-      args.insert(args.end(), p.flags.begin() + static_cast<std::ptrdiff_t>(i),
-                  p.flags.begin() + static_cast<std::ptrdiff_t>(end));
-    } else {
-      ignored.insert(flag);
-    }
-    i = end;
-  }
-  try {
-    return simulate_command_from(args);
-  } catch (const Error& e) {
-    throw Error(p.origin + ": " + e.what());
-  }
 }
 
 std::string figure(double value) {
@@ -101,18 +67,6 @@ std::string figure(double value) {
 }
 
 }  // namespace
-
-sim::ThroughputModel analytical_model_of(const std::vector<sim::MeasuredPoint>& points,
-                                         const std::vector<sim::ModelProfile>& profiles,
-                                         std::set<std::string>& ignored) {
-  require(points.size() == profiles.size(), "analytical_model_of: a profile per point");
-  std::vector<SimulateCommand> settings;
-  for (const auto& p : points) settings.push_back(settings_of(p, "unused-profile.json", ignored));
-  return [&points, settings, profiles](const sim::MeasuredPoint& p, const sim::ClusterDescription& cluster) {
-    const auto i = static_cast<size_t>(&p - points.data());
-    return predict_analytical(settings.at(i), profiles.at(i), cluster, p.workers).samples_per_second;
-  };
-}
 
 CLI::App* add_calibrate_command(CLI::App& app, CalibrateCommand& c) {
   auto* cmd = app.add_subcommand(
@@ -149,7 +103,7 @@ int run_calibrate(const CalibrateCommand& c) {
 
   std::set<std::string> ignored;
   const auto model =
-      analytical_model_of(request.points, std::vector<sim::ModelProfile>(request.points.size(), profile), ignored);
+      sim::analytical_model_of(request.points, std::vector<sim::ModelProfile>(request.points.size(), profile), ignored);
   const auto result = sim::calibrate(request, model);
 
   std::cout << "calibration of " << request.base.name << " for " << profile.model << " (batch " << profile.batch_size

@@ -2,7 +2,6 @@
 // distsgd, or a CSV typed from another system's logs or a paper), so that simulate, study, advise and the virtual
 // cluster predict with them (sim/calibration.hpp says how; README "Calibrating for your cluster").
 #pragma once
-#include <set>
 #include <string>
 #include <vector>
 
@@ -23,13 +22,6 @@ struct CalibrateCommand {
   std::vector<std::string> fit;   // the unknowns to fit; empty: those the points determine
   std::string out;                // the calibrated cluster description (JSON)
 };
-
-// The analytical model of `points` (each with its profile): their settings parsed once, as distsgd simulate takes
-// them; flags the simulator does not take are added to `ignored`. The model must be called with elements of
-// `points` itself (it finds their settings by position).
-sim::ThroughputModel analytical_model_of(const std::vector<sim::MeasuredPoint>& points,
-                                         const std::vector<sim::ModelProfile>& profiles,
-                                         std::set<std::string>& ignored);
 
 CLI::App* add_calibrate_command(CLI::App& app, CalibrateCommand& command);
 int run_calibrate(const CalibrateCommand& command);

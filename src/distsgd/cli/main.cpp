@@ -78,7 +78,7 @@ int main(int argc, char** argv) {
 
     distsgd::cli::ProfileCommand profile_command;
     auto* profile = distsgd::cli::add_profile_command(app, profile_command);
-    distsgd::cli::SimulateCommand simulate_command;
+    distsgd::sim::SimulatorSettings simulate_command;
     auto* simulate = distsgd::cli::add_simulate_command(app, simulate_command);
     distsgd::cli::CalibrateCommand calibrate_command;
     auto* calibrate = distsgd::cli::add_calibrate_command(app, calibrate_command);

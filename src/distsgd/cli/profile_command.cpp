@@ -7,11 +7,11 @@
 #include <iostream>
 #include <sstream>
 
-#include "distsgd/cli/forwarded_flags.hpp"
 #include "distsgd/cli/train_command.hpp"
 #include "distsgd/core/error.hpp"
 #include "distsgd/core/json_file.hpp"
 #include "distsgd/core/text.hpp"
+#include "distsgd/experiment/forwarded_flags.hpp"
 #include "distsgd/models/model.hpp"
 #include "distsgd/models/operation_costs.hpp"
 #include "distsgd/sim/analytical_profile.hpp"
@@ -23,6 +23,8 @@
 #include "distsgd/train/process.hpp"
 
 namespace distsgd::cli {
+
+using experiment::kModelAndDataFlags;
 namespace {
 
 nlohmann::json spread_json(const train::Spread& s) { return {{"median", s.median}, {"iqr", s.iqr}, {"min", s.min}}; }

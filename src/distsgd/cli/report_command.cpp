@@ -1,12 +1,12 @@
 #include "distsgd/cli/report_command.hpp"
 
-#include "distsgd/cli/report_assets.hpp"
-#include "distsgd/cli/report_charts.hpp"
-#include "distsgd/cli/report_data.hpp"
-#include "distsgd/cli/report_html.hpp"
-#include "distsgd/cli/report_svg.hpp"
-#include "distsgd/cli/report_tables.hpp"
 #include "distsgd/core/error.hpp"
+#include "distsgd/report/report_assets.hpp"
+#include "distsgd/report/report_charts.hpp"
+#include "distsgd/report/report_data.hpp"
+#include "distsgd/report/report_html.hpp"
+#include "distsgd/report/report_svg.hpp"
+#include "distsgd/report/report_tables.hpp"
 
 #include <CLI/CLI.hpp>
 
@@ -15,6 +15,18 @@
 #include <iostream>
 
 namespace distsgd::cli {
+
+using report::build_report_charts;
+using report::export_charts;
+using report::load_report_assets;
+using report::load_study_data;
+using report::report_html;
+using report::ReportAssets;
+using report::ReportCharts;
+using report::ReportTable;
+using report::runs_table;
+using report::StudyData;
+using report::table_text;
 
 CLI::App* add_report_command(CLI::App& app, ReportCommand& c) {
   auto* cmd = app.add_subcommand("report",

@@ -1,12 +1,12 @@
 #include "distsgd/cli/study_command.hpp"
 
-#include "distsgd/cli/self_command.hpp"
-#include "distsgd/cli/study_grid.hpp"
-#include "distsgd/cli/study_presets.hpp"
-#include "distsgd/cli/study_runner.hpp"
 #include "distsgd/core/error.hpp"
 #include "distsgd/core/json_file.hpp"
 #include "distsgd/core/text.hpp"
+#include "distsgd/experiment/self_command.hpp"
+#include "distsgd/experiment/study_grid.hpp"
+#include "distsgd/experiment/study_presets.hpp"
+#include "distsgd/experiment/study_runner.hpp"
 
 #include <CLI/CLI.hpp>
 
@@ -14,6 +14,17 @@
 #include <iostream>
 
 namespace distsgd::cli {
+
+using experiment::arguments_text;
+using experiment::expand_study;
+using experiment::load_study_spec;
+using experiment::path_safe;
+using experiment::preset_study_spec;
+using experiment::run_study_cells;
+using experiment::study_preset_names;
+using experiment::study_presets;
+using experiment::StudyCell;
+using experiment::StudySpec;
 namespace {
 
 // DIR/study.json: the specification as given and the cells it expanded to (the report reads the names from it).

@@ -1,6 +1,7 @@
 #include "distsgd/cli/train_command.hpp"
 
 #include "distsgd/algo/algorithm.hpp"
+#include "distsgd/cli/declared_options.hpp"
 #include "distsgd/cli/emulated_launch.hpp"
 #include "distsgd/comm/process_env.hpp"
 #include "distsgd/comm/self_launch.hpp"
@@ -24,29 +25,6 @@
 
 namespace distsgd::cli {
 namespace {
-
-// One CLI11 option per declaration: CLI11 collects the text, the declaration parses it (errors name the flag).
-void add_option(CLI::App& cmd, const OptionSpec& spec, TrainConfig& config) {
-  const std::string help = spec.hidden ? "" : spec.help;
-  CLI::Option* option = nullptr;
-  switch (spec.arity) {
-    case OptionSpec::Arity::kSwitch:
-      option = cmd.add_flag_callback(
-          spec.flag, [&config, &spec] { spec.parse(config, {}); }, help);
-      break;
-    case OptionSpec::Arity::kOne:
-      option = cmd.add_option_function<std::string>(
-          spec.flag, [&config, &spec](const std::string& text) { spec.parse(config, {text}); }, help);
-      option->type_name(spec.value_name)->default_str(spec.default_text());
-      break;
-    case OptionSpec::Arity::kMany:
-      option = cmd.add_option_function<std::vector<std::string>>(
-          spec.flag, [&config, &spec](const std::vector<std::string>& texts) { spec.parse(config, texts); }, help);
-      option->type_name(spec.value_name);
-      break;
-  }
-  option->group(spec.hidden ? "" : spec.group);
-}
 
 std::string results_line(const nlohmann::json& s) {
   std::ostringstream line;
@@ -139,13 +117,13 @@ int launch_processes(TrainConfig& config, const cluster::NetworkRequest& network
 
 CLI::App* add_train_command(CLI::App& app, TrainConfig& config) {
   auto* cmd = app.add_subcommand("train", "train a model; writes config.json, metrics.jsonl, summary.json");
-  for (const auto& spec : train::train_options()) add_option(*cmd, spec, config);
+  for (const auto& spec : train::train_options()) add_declared_option(*cmd, spec, config);
   return cmd;
 }
 
 void add_train_options(CLI::App& cmd, TrainConfig& config, const std::vector<std::string>& flags) {
   for (const auto& spec : train::train_options()) {
-    if (std::find(flags.begin(), flags.end(), spec.flag) != flags.end()) add_option(cmd, spec, config);
+    if (std::find(flags.begin(), flags.end(), spec.flag) != flags.end()) add_declared_option(cmd, spec, config);
   }
 }
 

@@ -1,6 +1,6 @@
 #include "distsgd/cli/validate_command.hpp"
-#include "distsgd/cli/simulate_command.hpp"
-#include "distsgd/cli/validate_holdout.hpp"
+#include "distsgd/experiment/validate_holdout.hpp"
+#include "distsgd/sim/simulator_settings.hpp"
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
@@ -17,11 +17,7 @@
 #include <sstream>
 #include <thread>
 
-#include "distsgd/cli/algorithm_recipes.hpp"
-#include "distsgd/cli/forwarded_flags.hpp"
-#include "distsgd/cli/resumable_step.hpp"
-#include "distsgd/cli/run_directory.hpp"
-#include "distsgd/cli/self_command.hpp"
+#include "distsgd/cli/given_flags.hpp"
 #include "distsgd/cli/train_command.hpp"
 #include "distsgd/cluster/link_spec.hpp"
 #include "distsgd/cluster/network_namespace.hpp"
@@ -30,11 +26,33 @@
 #include "distsgd/core/log.hpp"
 #include "distsgd/core/text.hpp"
 #include "distsgd/core/timer.hpp"
+#include "distsgd/experiment/algorithm_recipes.hpp"
+#include "distsgd/experiment/forwarded_flags.hpp"
+#include "distsgd/experiment/resumable_step.hpp"
+#include "distsgd/experiment/run_directory.hpp"
+#include "distsgd/experiment/self_command.hpp"
 #include "distsgd/sim/cluster_description.hpp"
 #include "distsgd/sim/model_profile.hpp"
 #include "distsgd/train/options.hpp"
 
 namespace distsgd::cli {
+
+using experiment::AlgorithmRecipe;
+using experiment::command_text;
+using experiment::error_line_of;
+using experiment::finished_summary;
+using experiment::holdout_report;
+using experiment::Interrupted;
+using experiment::kModelAndDataFlags;
+using experiment::kTrainOnlyDataFlags;
+using experiment::mape_target;
+using experiment::recipe_names;
+using experiment::recipes_for;
+using experiment::ResumableStep;
+using experiment::run_self;
+using experiment::simulate_flags_of;
+using experiment::steady_throughput;
+using experiment::train_flags_of;
 namespace {
 
 namespace fs = std::filesystem;
@@ -100,8 +118,9 @@ struct SimulatorFeatures {
 };
 
 SimulatorFeatures simulator_features() {
-  return {simulate_takes_flag("--fidelity"), simulate_takes_flag("--slowdown"), simulate_takes_flag("--iterations"),
-          simulate_takes_flag("--warmup"),   simulate_takes_flag("--seed"),     simulate_takes_flag("--shared-cores")};
+  return {sim::simulator_takes_flag("--fidelity"),   sim::simulator_takes_flag("--slowdown"),
+          sim::simulator_takes_flag("--iterations"), sim::simulator_takes_flag("--warmup"),
+          sim::simulator_takes_flag("--seed"),       sim::simulator_takes_flag("--shared-cores")};
 }
 
 // The cluster of this host's loopback for `workers` processes, fitted by `distsgd commbench --cluster-out` (send/recv

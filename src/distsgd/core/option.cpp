@@ -11,14 +11,6 @@ std::string key_of_flag(const std::string& flag) {
   return key;
 }
 
-std::string OptionSpec::default_text() const {
-  if (!shown_default.empty()) return shown_default;
-  const auto j = value(TrainConfig{});
-  return j.is_string() ? j.get<std::string>() : j.dump();
-}
-
-bool OptionSpec::is_default(const TrainConfig& c) const { return value(c) == value(TrainConfig{}); }
-
 namespace {
 template <class T, class Convert>
 T parse_number(const std::string& flag, const std::string& text, const char* what, Convert convert) {
@@ -49,18 +41,6 @@ double parse_double(const std::string& flag, const std::string& text) {
   // std::stod reads "inf" and "nan"; no flag means either (an infinite --lr trained NaNs, a NaN passes no rule).
   require(std::isfinite(value), flag + ": '" + text + "' is not a finite number");
   return value;
-}
-
-OptionSpec switch_option(std::string flag, bool TrainConfig::*field, bool when_given, std::string key,
-                         std::string help) {
-  OptionSpec spec;
-  spec.flag = std::move(flag);
-  spec.key = std::move(key);
-  spec.help = std::move(help);
-  spec.arity = OptionSpec::Arity::kSwitch;
-  spec.parse = [field, when_given](TrainConfig& c, const std::vector<std::string>&) { c.*field = when_given; };
-  spec.value = [field](const TrainConfig& c) { return nlohmann::json(c.*field); };
-  return spec;
 }
 
 }  // namespace distsgd

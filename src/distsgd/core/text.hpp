@@ -18,4 +18,16 @@ inline std::string join_or(const std::vector<std::string>& items) {
   return join(std::vector<std::string>(items.begin(), items.end() - 1)) + " or " + items.back();
 }
 
+// "1,2,,4" split at ',' -> {"1", "2", "", "4"}.
+inline std::vector<std::string> split(const std::string& text, char separator) {
+  std::vector<std::string> parts{""};
+  for (const char c : text) {
+    if (c == separator)
+      parts.emplace_back();
+    else
+      parts.back() += c;
+  }
+  return parts;
+}
+
 }  // namespace distsgd

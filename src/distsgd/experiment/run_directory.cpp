@@ -1,0 +1,76 @@
+#include "distsgd/experiment/run_directory.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <limits>
+
+#include "distsgd/core/error.hpp"
+#include "distsgd/core/json_file.hpp"
+
+namespace distsgd::experiment {
+
+std::optional<nlohmann::json> finished_summary(const std::string& run_dir) {
+  auto summary = read_json_file_if_valid(run_dir + "/summary.json");
+  if (!summary || !summary->is_object()) return std::nullopt;
+  for (const char* key : {"samples_per_second", "steps", "epochs", "workers", "batch_size"}) {
+    if (!summary->contains(key) || !(*summary)[key].is_number()) return std::nullopt;
+  }
+  return summary;
+}
+
+std::vector<nlohmann::json> evaluation_records(const std::string& run_dir) {
+  std::vector<nlohmann::json> records;
+  std::ifstream in(run_dir + "/metrics.jsonl");
+  std::string line;
+  while (std::getline(in, line)) {
+    auto record = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (!record.is_discarded() && record.is_object()) records.push_back(std::move(record));
+  }
+  return records;
+}
+
+SteadyThroughput steady_throughput(const std::string& run_dir, const nlohmann::json& summary, int64_t warmup) {
+  const std::string path = run_dir + "/trace.json";
+  const auto trace = read_json_file_if_valid(path);
+  require(trace && trace->contains("traceEvents"), path + ": missing or not a trace (the run needs --trace)");
+  const auto workers = summary.at("workers").get<int64_t>();
+  const auto batch = summary.at("batch_size").get<double>();
+  // summary.json's epochs is steps / steps_per_epoch.
+  const double epochs = summary.at("epochs").get<double>();
+  const int64_t steps_per_epoch =
+      epochs > 0 ? std::llround(summary.at("steps").get<double>() / epochs) : std::numeric_limits<int64_t>::max();
+
+  // Start of every forward pass of each worker (ranks 0..W-1 are the workers; their compute row is tid 0).
+  std::vector<std::vector<double>> starts(static_cast<size_t>(workers));
+  for (const auto& event : (*trace)["traceEvents"]) {
+    if (event.value("ph", "") != "X" || event.value("name", "") != "forward" || event.value("tid", -1) != 0) continue;
+    const int64_t rank = event.value("pid", -1);
+    if (rank >= 0 && rank < workers) starts[static_cast<size_t>(rank)].push_back(event.at("ts").get<double>() * 1e-6);
+  }
+  SteadyThroughput result;
+  result.warmup_iterations = warmup;
+  result.timed_iterations = std::numeric_limits<int64_t>::max();
+  for (int64_t w = 0; w < workers; ++w) {
+    auto& s = starts[static_cast<size_t>(w)];
+    std::sort(s.begin(), s.end());
+    double seconds = 0;
+    int64_t timed = 0;
+    // Iteration k runs from the start of its forward pass to the start of the next one.
+    for (int64_t k = warmup; k + 1 < static_cast<int64_t>(s.size()); ++k) {
+      if ((k + 1) % steps_per_epoch == 0) continue;  // the epoch ends after iteration k: an evaluation follows
+      seconds += s[static_cast<size_t>(k + 1)] - s[static_cast<size_t>(k)];
+      ++timed;
+    }
+    require(timed >= 1 && seconds > 0, path + ": worker " + std::to_string(w) + " has " + std::to_string(s.size()) +
+                                           " forward passes, too few to time any after a warm-up of " +
+                                           std::to_string(warmup));
+    const double rate = batch * static_cast<double>(timed) / seconds;
+    result.per_worker.push_back(rate);
+    result.samples_per_second += rate;
+    result.timed_iterations = std::min(result.timed_iterations, timed);
+  }
+  return result;
+}
+
+}  // namespace distsgd::experiment

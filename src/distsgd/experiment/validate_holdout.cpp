@@ -1,0 +1,173 @@
+#include "distsgd/experiment/validate_holdout.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "distsgd/core/error.hpp"
+#include "distsgd/core/json_file.hpp"
+#include "distsgd/sim/calibration.hpp"
+#include "distsgd/sim/holdout.hpp"
+#include "distsgd/sim/measured_point_model.hpp"
+
+namespace distsgd::experiment {
+namespace {
+
+// A row's point for the simulator: the algorithm its flags train (a recipe such as arsgd-powersgd is arsgd with
+// compression flags), the rest of its flags as settings. The row's own name (the method) stays in the reports.
+sim::MeasuredPoint point_of_row(const nlohmann::json& row) {
+  sim::MeasuredPoint p;
+  p.algorithm = row["algorithm"].get<std::string>();
+  p.workers = row["workers"].get<int64_t>();
+  p.samples_per_second = row["measured_samples_per_second"].get<double>();
+  const auto flags = row["algorithm_flags"].get<std::vector<std::string>>();
+  for (size_t i = 0; i < flags.size(); ++i) {
+    if (flags[i] == "--algo" && i + 1 < flags.size()) {
+      p.algorithm = flags[++i];
+    } else {
+      p.flags.push_back(flags[i]);
+    }
+  }
+  p.origin = row["configuration"].get<std::string>();
+  return p;
+}
+
+std::string method_of(const nlohmann::json& row) { return row["algorithm"].get<std::string>(); }
+
+std::string signed_percent(double fraction) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%+.1f%%", 100 * fraction);
+  return text;
+}
+
+}  // namespace
+
+nlohmann::json holdout_report(const nlohmann::json& rows, const std::string& dir, std::string& text,
+                              int64_t shared_cores) {
+  // Rows measured without a straggler, by network.
+  std::map<std::string, std::vector<const nlohmann::json*>> by_network;
+  for (const auto& row : rows) {
+    if (!row.contains("measured_samples_per_second") || row.value("straggler", "none") != "none") continue;
+    by_network[row["network"].get<std::string>()].push_back(&row);
+  }
+  std::map<std::string, sim::ModelProfile> profiles;  // by path
+  auto profile_of = [&](const nlohmann::json& row) {
+    const auto path = row["profile"].get<std::string>();
+    if (!profiles.count(path)) profiles.emplace(path, sim::load_model_profile(path));
+    return profiles.at(path);
+  };
+  nlohmann::json report = {{"networks", nlohmann::json::object()}, {"rows", nlohmann::json::array()}};
+  std::ostringstream out;
+  out << "held out: calibrated on each network's smallest worker count, scored on the others\n";
+  std::map<std::string, std::vector<double>> errors;  // algorithm -> |error| of its held-out rows
+  for (const auto& [network, network_rows] : by_network) {
+    std::vector<int64_t> workers;
+    for (const auto* row : network_rows) workers.push_back((*row)["workers"].get<int64_t>());
+    const auto split = sim::split_at_smallest_workers(workers);
+    if (split.held_out.empty()) {
+      out << "  " << network << ": one worker count only, nothing to hold out\n";
+      continue;
+    }
+    sim::CalibrationRequest request;
+    std::vector<sim::ModelProfile> calibration_profiles;
+    for (const size_t i : split.calibration) {
+      request.points.push_back(point_of_row(*network_rows[i]));
+      calibration_profiles.push_back(profile_of(*network_rows[i]));
+    }
+    request.base = sim::load_cluster((*network_rows[split.calibration.front()])["cluster"].get<std::string>());
+    // As validate's own predictions: the emulated networks' presets know nothing of this host's cores.
+    if (shared_cores > 0) request.base.shared_cores = shared_cores;
+    std::set<std::string> ignored;
+    const auto calibration =
+        sim::calibrate(request, sim::analytical_model_of(request.points, calibration_profiles, ignored));
+    const std::string cluster_path = dir + "/holdout-" + network + ".json";
+    auto cluster_json = sim::to_json(calibration.cluster);
+    cluster_json["name"] = request.base.name + "-calibrated";
+    write_json_atomically(cluster_path, cluster_json);
+    nlohmann::json unknowns = nlohmann::json::object();
+    out << "  " << network << ": calibrated on " << request.points.size() << " rows at "
+        << workers[split.calibration.front()] << " workers (fit "
+        << signed_percent(calibration.rms_relative_error).substr(1) << " rms):";
+    for (const auto& u : calibration.unknowns) {
+      unknowns[sim::name_of(u.unknown)] = {{"value", u.value}, {"fitted", u.fitted}, {"note", u.note}};
+      char figure[64];
+      std::snprintf(figure, sizeof figure, " %s=%.3g%s", sim::name_of(u.unknown).c_str(), u.value,
+                    u.fitted ? "" : "(not fitted)");
+      out << figure;
+    }
+    out << "\n";
+
+    std::vector<sim::MeasuredPoint> held;
+    std::vector<std::string> method;  // of each held-out row
+    std::vector<sim::ModelProfile> held_profiles;
+    for (const size_t i : split.held_out) {
+      held.push_back(point_of_row(*network_rows[i]));
+      method.push_back(method_of(*network_rows[i]));
+      held_profiles.push_back(profile_of(*network_rows[i]));
+    }
+    const auto model = sim::analytical_model_of(held, held_profiles, ignored);
+    std::map<int64_t, std::vector<size_t>> groups;  // worker count -> indices into `held`
+    std::vector<double> predicted;
+    for (size_t i = 0; i < held.size(); ++i) {
+      predicted.push_back(model(held[i], calibration.cluster));
+      const double error = predicted[i] / held[i].samples_per_second - 1;
+      errors[method[i]].push_back(std::fabs(error));
+      groups[held[i].workers].push_back(i);
+      report["rows"].push_back({{"configuration", held[i].origin},
+                                {"network", network},
+                                {"algorithm", method[i]},
+                                {"workers", held[i].workers},
+                                {"measured_samples_per_second", held[i].samples_per_second},
+                                {"predicted_samples_per_second", predicted[i]},
+                                {"error", error}});
+    }
+    nlohmann::json group_json = nlohmann::json::array();
+    for (const auto& [w, members] : groups) {
+      std::vector<double> measured_rates, predicted_rates;
+      for (const size_t i : members) {
+        measured_rates.push_back(held[i].samples_per_second);
+        predicted_rates.push_back(predicted[i]);
+      }
+      const double tau = sim::kendall_tau(predicted_rates, measured_rates);
+      const auto& top_measured = method[members[sim::index_of_largest(measured_rates)]];
+      const auto& top_predicted = method[members[sim::index_of_largest(predicted_rates)]];
+      group_json.push_back({{"workers", w},
+                            {"algorithms", members.size()},
+                            {"kendall_tau", tau},
+                            {"top_measured", top_measured},
+                            {"top_predicted", top_predicted},
+                            {"top_right", top_measured == top_predicted}});
+      char line[200];
+      std::snprintf(line, sizeof line,
+                    "    %lld workers: %zu algorithms, Kendall's tau %.2f, fastest %s, predicted %s%s\n",
+                    static_cast<long long>(w), members.size(), tau, top_measured.c_str(), top_predicted.c_str(),
+                    top_measured == top_predicted ? "" : " (wrong)");
+      out << line;
+    }
+    report["networks"][network] = {{"calibration_rows", split.calibration.size()},
+                                   {"calibration_workers", workers[split.calibration.front()]},
+                                   {"cluster", cluster_path},
+                                   {"rms_relative_error", calibration.rms_relative_error},
+                                   {"unknowns", unknowns},
+                                   {"groups", group_json}};
+  }
+  nlohmann::json mape = nlohmann::json::object();
+  out << "  held-out MAPE:";
+  for (const auto& [algorithm, e] : errors) {
+    double sum = 0;
+    for (const double x : e) sum += x;
+    mape[algorithm] = {{"mape", sum / static_cast<double>(e.size())}, {"rows", e.size()}};
+    char figure[64];
+    std::snprintf(figure, sizeof figure, " %s %.1f%% (%zu)", algorithm.c_str(),
+                  100 * sum / static_cast<double>(e.size()), e.size());
+    out << figure;
+  }
+  out << "\n";
+  report["mape"] = mape;
+  text = out.str();
+  return report;
+}
+
+}  // namespace distsgd::experiment

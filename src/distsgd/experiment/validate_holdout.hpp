@@ -1,0 +1,19 @@
+// `distsgd validate --holdout`: per network, the simulator calibrated (distsgd calibrate) on the grid's smallest
+// worker count and scored only on the other rows: MAPE per algorithm, and per group of rows of one worker count and
+// network, Kendall's tau between predicted and measured samples/s and whether the fastest algorithm was picked.
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace distsgd::experiment {
+
+// From validate's measured rows (each with algorithm, algorithm_flags, workers, network, straggler, cluster,
+// profile, measured_samples_per_second): the held-out report as JSON, and as text in `text`. Each network's
+// calibrated cluster is written to DIR/holdout-NETWORK.json. `shared_cores`: the cores every measured run shared
+// (validate's runs all share this host's, as its predictions say with --shared-cores); 0 leaves the cluster files'.
+nlohmann::json holdout_report(const nlohmann::json& rows, const std::string& dir, std::string& text,
+                              int64_t shared_cores = 0);
+
+}  // namespace distsgd::experiment

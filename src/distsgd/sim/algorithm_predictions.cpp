@@ -1,0 +1,165 @@
+#include "distsgd/sim/algorithm_predictions.hpp"
+
+#include <algorithm>
+#include <functional>
+#include <utility>
+
+#include "distsgd/core/error.hpp"
+#include "distsgd/core/text.hpp"
+#include "distsgd/sim/asynchronous_model.hpp"
+#include "distsgd/sim/decentralized_model.hpp"
+#include "distsgd/sim/heterogeneity.hpp"
+#include "distsgd/sim/outer_model.hpp"
+#include "distsgd/sim/powersgd_model.hpp"
+#include "distsgd/sim/synchronous_model.hpp"
+
+namespace distsgd::sim {
+namespace {
+
+constexpr double kMB = 1024.0 * 1024.0;  // as --bucket-mb of distsgd train (AllreduceWorker::buckets_from_flags)
+
+using Predictor = std::function<Prediction(const SimulatorSettings&, const ModelProfile&, const ClusterDescription&,
+                                           int64_t workers)>;
+
+PsLayout ps_layout(const SimulatorSettings& c) { return {c.sharding, c.local_aggregation == "host"}; }
+
+// Every algorithm the simulator predicts, by its name in `distsgd train --algo`.
+const std::vector<std::pair<std::string, Predictor>>& predictors() {
+  using C = const SimulatorSettings&;
+  using P = const ModelProfile&;
+  using L = const ClusterDescription&;
+  static const std::vector<std::pair<std::string, Predictor>> all = {
+      {"arsgd",
+       [](C c, P p, L l, int64_t w) {
+         if (c.compress == "powersgd") return predict_powersgd(p, w, c.rank, l);
+         return predict_allreduce_sgd(p, w, l,
+                                      allreduce_settings(c.overlap, c.bucket_mb * kMB, c.first_bucket_mb * kMB));
+       }},
+      {"bsp", [](C c, P p, L l, int64_t w) { return predict_bsp(p, w, c.servers, l, ps_layout(c)); }},
+      {"asp", [](C c, P p, L l, int64_t w) { return predict_asp(p, w, c.servers, l, ps_layout(c)); }},
+      {"ssp", [](C c, P p, L l, int64_t w) { return predict_ssp(p, w, c.servers, c.staleness, l, ps_layout(c)); }},
+      {"easgd", [](C c, P p, L l, int64_t w) { return predict_easgd(p, w, c.servers, c.tau, l, ps_layout(c)); }},
+      {"aladdin", [](C c, P p, L l, int64_t w) { return predict_aladdin(p, w, c.servers, c.pi, l, ps_layout(c)); }},
+      {"gosgd", [](C c, P p, L l, int64_t w) { return predict_gosgd(p, w, c.gossip_probability, l); }},
+      {"gossip", [](C, P p, L l, int64_t w) { return predict_gossip(p, w, l); }},
+      {"sgp", [](C c, P p, L l, int64_t w) { return predict_sgp(p, w, c.sgp_overlap > 0, l); }},
+      {"adpsgd", [](C, P p, L l, int64_t w) { return predict_adpsgd(p, w, l); }},
+      // Slow momentum and the outer optimizer cost an update over the fragment, as the plain average does.
+      {"localsgd", [](C c, P p, L l, int64_t w) { return predict_outer_loop(p, w, l, {c.sync_every}); }},
+      {"slowmo",
+       [](C c, P p, L l, int64_t w) {
+         return predict_outer_loop(p, w, l, {c.sync_every, 1, 0, 32, 0, c.slowmo_base == "sgp"});
+       }},
+      {"diloco",
+       [](C c, P p, L l, int64_t w) {
+         const int64_t rank = c.compress == "powersgd" ? c.rank : 0;
+         return predict_outer_loop(p, w, l, {c.sync_every, c.fragments, c.fragment_delay, c.outer_bits, rank});
+       }},
+  };
+  return all;
+}
+
+// RANK:FACTOR values; over several worker counts, each applies where its worker exists (and must exist in the
+// largest).
+std::vector<std::pair<int64_t, double>> rank_factors(const std::string& flag, const std::vector<std::string>& texts,
+                                                     int64_t workers, int64_t most_workers) {
+  std::vector<std::pair<int64_t, double>> factors;
+  for (const auto& text : texts) {
+    const auto factor = parse_rank_factor(flag, text);
+    if (factor.first < workers || factor.first >= most_workers) factors.push_back(factor);  // checked later
+  }
+  return factors;
+}
+
+// The analytical models have no processor contention: with `cores` shared by every rank, the workers' compute is
+// stretched as if all of them computed at once (an upper bound: waits for the network leave cores free).
+ModelProfile on_shared_cores(ModelProfile profile, int64_t cores, int64_t workers) {
+  if (cores <= 0 || workers <= cores) return profile;
+  const double stretch = static_cast<double>(workers) / static_cast<double>(cores);
+  for (auto& t : profile.tensors) {
+    t.forward_seconds *= stretch;
+    t.backward_seconds *= stretch;
+  }
+  profile.update_seconds_per_byte *= stretch;
+  return profile;
+}
+
+}  // namespace
+
+std::vector<std::string> predicted_algorithms() {
+  std::vector<std::string> names;
+  for (const auto& entry : predictors()) names.push_back(entry.first);
+  return names;
+}
+
+Prediction predict_analytical(const SimulatorSettings& c, const ModelProfile& profile,
+                              const ClusterDescription& cluster, int64_t workers) {
+  const auto predictor = std::find_if(predictors().begin(), predictors().end(),
+                                      [&](const auto& entry) { return entry.first == c.algorithm; });
+  require(predictor != predictors().end(),
+          "--algo must be " + join_or(predicted_algorithms()) + " (got '" + c.algorithm + "')");
+  const int64_t ranks = workers + (uses_servers(c.algorithm) ? c.servers : 0);
+  return predictor->second(c, on_shared_cores(as_run_on(profile, cluster), cluster.shared_cores, workers),
+                           with_busy_delivery_in_alpha(cluster, ranks), workers);
+}
+
+DesSettings des_settings(const SimulatorSettings& c, int64_t workers) {
+  DesSettings s;
+  s.algorithm = c.algorithm;
+  s.workers = workers;
+  s.overlap = c.overlap;
+  s.bucket_bytes = c.bucket_mb * kMB;
+  s.first_bucket_bytes = c.first_bucket_mb * kMB;
+  s.density = c.compress == "dgc" ? c.density : 0;
+  s.powersgd_rank = c.compress == "powersgd" ? c.rank : 0;
+  s.powersgd_start = c.powersgd_start;
+  s.servers = c.servers;
+  s.sharding = c.sharding;
+  s.local_aggregation = c.local_aggregation;
+  s.staleness = c.staleness;
+  s.tau = c.tau;
+  s.pi = c.pi;
+  s.aladdin_variant = c.aladdin_variant;
+  s.gossip_probability = c.gossip_probability;
+  s.gossip_mode = c.gossip_mode;
+  s.sgp_overlap = c.sgp_overlap;
+  s.sync_every = c.sync_every;
+  s.slowmo_base = c.slowmo_base;
+  // Only diloco takes fragments, a delay and quantised payloads (as distsgd train).
+  const bool diloco = c.algorithm == "diloco";
+  s.fragments = diloco ? c.fragments : 1;
+  s.fragment_delay = diloco ? c.fragment_delay : 0;
+  s.outer_bits = diloco ? c.outer_bits : 32;
+  s.iterations = c.iterations;
+  s.warmup = c.warmup;
+  s.seed = static_cast<uint64_t>(c.seed);
+  s.prefetch = c.prefetch;
+  s.collectives = c.collectives;
+  auto& h = s.heterogeneity;
+  const int64_t most = *std::max_element(c.workers.begin(), c.workers.end());
+  h.slowdowns = rank_factors("--slowdown", c.slowdowns, workers, most);
+  h.compute_factors = rank_factors("--compute-multiplier", c.compute_multipliers, workers, most);
+  h.link_factors = rank_factors("--link-multiplier", c.link_multipliers, workers, most);
+  h.jitter_cv = c.jitter_cv;
+  h.jitter_kind = c.jitter == "normal" ? JitterKind::kNormal : JitterKind::kLognormal;
+  h.straggler_probability = c.straggler_probability;
+  h.straggler_factor = c.straggler_factor;
+  h.straggler_iterations = c.straggler_iterations;
+  s.trace_path = c.trace;
+  check(s);
+  return s;
+}
+
+std::string variant_text(const SimulatorSettings& c) {
+  if (c.compress == "powersgd") return " (compress powersgd, rank " + std::to_string(c.rank) + ")";
+  if (c.slowmo_base == "sgp") return " (base sgp)";
+  if (c.algorithm != "arsgd") return "";
+  return " (overlap " + c.overlap + (c.compress == "dgc" ? ", compress dgc" : "") + ")";
+}
+
+bool is_peer_to_peer(const SimulatorSettings& c) {
+  return c.algorithm == "gosgd" || c.algorithm == "gossip" || c.algorithm == "sgp" || c.algorithm == "adpsgd" ||
+         c.slowmo_base == "sgp";
+}
+
+}  // namespace distsgd::sim

@@ -1,0 +1,61 @@
+// The simulator's settings are declared once (sim/simulator_settings.cpp): the harness's in-process parse of
+// simulate's words and the command line read the same table, with the same rules.
+#include <gtest/gtest.h>
+
+#include "distsgd/core/error.hpp"
+#include "distsgd/sim/simulator_settings.hpp"
+#include "test_util.hpp"
+
+namespace distsgd::testing {
+namespace {
+
+std::string error_of(const std::vector<std::string>& words) {
+  try {
+    sim::simulator_settings_from(words);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(SimulatorSettings, WordsParseAsTheCommandLineDoes) {
+  const auto s =
+      sim::simulator_settings_from({"--algo", "ssp", "--staleness", "3", "--workers", "2,4", "8", "--fidelity", "des",
+                                    "--slowdown", "1:2", "--slowdown", "0:3", "--servers", "2", "--sharding", "layer"});
+  EXPECT_EQ(s.algorithm, "ssp");
+  EXPECT_EQ(s.staleness, 3);
+  EXPECT_EQ(s.workers, (std::vector<int64_t>{2, 4, 8}));
+  EXPECT_EQ(s.fidelity, "des");
+  EXPECT_EQ(s.slowdowns, (std::vector<std::string>{"1:2", "0:3"}));  // a repeated list flag gathers its values
+  EXPECT_EQ(s.servers, 2);
+  EXPECT_EQ(s.sharding, "layer");
+  EXPECT_EQ(s.tau, sim::SimulatorSettings{}.tau);  // untouched settings keep their defaults
+}
+
+TEST(SimulatorSettings, BadWordsAreOneLineNamingTheFlag) {
+  EXPECT_NE(error_of({"--bogus", "1"}).find("unknown option '--bogus'"), std::string::npos);
+  EXPECT_NE(error_of({"--staleness"}).find("--staleness needs a value"), std::string::npos);
+  EXPECT_NE(error_of({"--tau", "0"}).find("--tau must be at least 1 (got 0)"), std::string::npos);
+  EXPECT_NE(error_of({"--gossip-prob", "1.5"}).find("--gossip-prob must be in [0.0, 1.0] (got 1.5)"),
+            std::string::npos);
+  EXPECT_NE(error_of({"--algo", "dgc"}).find("--algo must be arsgd, bsp,"), std::string::npos);
+  EXPECT_NE(error_of({"--sharding", "rows"}).find("--sharding must be memory or layer (got 'rows')"),
+            std::string::npos);
+  // Rules across settings, as simulate says them.
+  EXPECT_NE(error_of({"--algo", "asp", "--local-aggregation", "host"}).find("applies to bsp only"), std::string::npos);
+  EXPECT_NE(error_of({"--slowdown", "1:2"}).find("need --fidelity des"), std::string::npos);
+  // Every message names the words it came from.
+  EXPECT_EQ(error_of({"--tau", "0"}).rfind("simulator settings '--tau 0': ", 0), 0u);
+}
+
+TEST(SimulatorSettings, TheCommandLineListsEveryDeclaredOption) {
+  const auto help = run_distsgd("simulate --help").output;
+  for (const auto& spec : sim::simulator_options()) {
+    EXPECT_TRUE(sim::simulator_takes_flag(spec.flag)) << spec.flag;
+    EXPECT_NE(help.find(spec.flag + " "), std::string::npos) << spec.flag;
+  }
+  EXPECT_FALSE(sim::simulator_takes_flag("--lr"));
+}
+
+}  // namespace
+}  // namespace distsgd::testing
