@@ -9,6 +9,7 @@
 #include <set>
 
 #include "distsgd/core/error.hpp"
+#include "distsgd/core/rank_factor.hpp"
 #include "distsgd/sim/cluster_description.hpp"
 #include "distsgd/sim/discrete_event_simulator.hpp"
 #include "distsgd/sim/model_profile.hpp"
@@ -108,8 +109,8 @@ TEST(SimulateDesCommand, SettingsOutOfRangeNameTheirFlag) {
             "--link-multiplier 1:0: the factor must be at least 0.001");
   EXPECT_EQ(error_of([](auto& s) { s.heterogeneity.straggler_probability = 2; }), "--straggler-prob must be in [0, 1]");
   EXPECT_EQ(error_of([](auto& s) { s.algorithm = "dgc"; }).substr(0, 28), "--algo: the simulator runs a");
-  EXPECT_THROW(sim::parse_rank_factor("--link-multiplier", "1:x"), Error);
-  EXPECT_EQ(sim::parse_rank_factor("--slowdown", "3:2.5"), std::make_pair(int64_t{3}, 2.5));
+  EXPECT_THROW(parse_rank_factor("--link-multiplier", "1:x"), Error);
+  EXPECT_EQ(parse_rank_factor("--slowdown", "3:2.5"), std::make_pair(int64_t{3}, 2.5));
 }
 
 void expect_errors(const Profile& p, const std::vector<std::pair<std::string, std::string>>& cases) {

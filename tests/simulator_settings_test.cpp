@@ -2,6 +2,9 @@
 // simulate's words and the command line read the same table, with the same rules.
 #include <gtest/gtest.h>
 
+#include <map>
+
+#include "distsgd/algo/algorithm.hpp"
 #include "distsgd/core/error.hpp"
 #include "distsgd/sim/simulator_settings.hpp"
 #include "test_util.hpp"
@@ -55,6 +58,22 @@ TEST(SimulatorSettings, TheCommandLineListsEveryDeclaredOption) {
     EXPECT_NE(help.find(spec.flag + " "), std::string::npos) << spec.flag;
   }
   EXPECT_FALSE(sim::simulator_takes_flag("--lr"));
+}
+
+// A flag that both train and simulate take means one thing: the same default, so that a prediction of a run made
+// with train's defaults simulates that run. (The simulator cannot see algo/'s declarations, which need torch; this
+// guards the copies until the catalogue holds one.)
+TEST(SimulatorSettings, FlagsSharedWithTrainHaveTrainsDefaults) {
+  std::map<std::string, std::string> train_defaults;
+  for (const auto& spec : algo::algorithm_options()) train_defaults[spec.flag] = spec.default_text();
+  int shared = 0;
+  for (const auto& spec : sim::simulator_options()) {
+    const auto train = train_defaults.find(spec.flag);
+    if (train == train_defaults.end()) continue;
+    ++shared;
+    EXPECT_EQ(spec.default_text(), train->second) << spec.flag;
+  }
+  EXPECT_GE(shared, 15);  // the algorithms' settings: --staleness, --tau, --pi, --gossip-prob, --sync-every, ...
 }
 
 }  // namespace

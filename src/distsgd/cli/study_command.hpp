@@ -1,5 +1,5 @@
 // `distsgd study SPEC.json --out DIR` (or `--preset NAME`): runs a grid of training runs and writes DIR/results.csv
-// and DIR/curves.csv (cli/study_results.hpp); `distsgd report DIR` shows them.
+// and DIR/curves.csv (experiment/study_results.hpp); `distsgd report DIR` shows them.
 #pragma once
 #include <string>
 

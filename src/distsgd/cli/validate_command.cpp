@@ -16,6 +16,7 @@
 #include <set>
 #include <sstream>
 #include <thread>
+#include <tuple>
 
 #include "distsgd/cli/given_flags.hpp"
 #include "distsgd/cli/train_command.hpp"
@@ -24,6 +25,7 @@
 #include "distsgd/core/error.hpp"
 #include "distsgd/core/json_file.hpp"
 #include "distsgd/core/log.hpp"
+#include "distsgd/core/rank_factor.hpp"
 #include "distsgd/core/text.hpp"
 #include "distsgd/core/timer.hpp"
 #include "distsgd/experiment/algorithm_recipes.hpp"
@@ -73,18 +75,10 @@ struct Straggler {
 Straggler parse_straggler(const std::string& text) {
   Straggler s;
   if (text == "none") return s;
-  const auto colon = text.find(':');
-  const std::string what = "--straggler: expected none or RANK:FACTOR (e.g. 1:4), got '" + text + "'";
-  require(colon != std::string::npos, what);
   try {
-    std::size_t used = 0;
-    s.rank = std::stoll(text.substr(0, colon), &used);
-    require(used == colon, what);
-    const std::string factor = text.substr(colon + 1);
-    s.factor = std::stod(factor, &used);
-    require(used == factor.size(), what);
-  } catch (const std::logic_error&) {
-    throw Error(what);
+    std::tie(s.rank, s.factor) = parse_rank_factor("--straggler", text);
+  } catch (const Error&) {
+    throw Error("--straggler: expected none or RANK:FACTOR (e.g. 1:4), got '" + text + "'");
   }
   require(s.rank >= 0 && s.factor >= 1, "--straggler " + text + ": the rank must be >= 0 and the factor >= 1");
   s.text = text;

@@ -63,7 +63,7 @@ struct GridSpec {
   std::vector<int64_t> simulated_workers;  // predicted only, never run
 };
 
-// How the simulator's prediction is taken for each cell (cli/study_prediction.hpp).
+// How the simulator's prediction is taken for each cell (experiment/study_prediction.hpp).
 struct SimulationSpec {
   bool enabled = true;
   std::string profile = "auto";                 // "auto": `distsgd profile` per model and batch size; or a file

@@ -1,4 +1,4 @@
-// What `distsgd report` reads from a study directory: results.csv and curves.csv (cli/study_results.hpp) and the
+// What `distsgd report` reads from a study directory: results.csv and curves.csv (experiment/study_results.hpp) and the
 // name and description in study.json, with the groupings the plots need (a run's series, its network panel).
 #pragma once
 #include "distsgd/experiment/study_csv.hpp"

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "distsgd/core/error.hpp"
+#include "distsgd/core/rank_factor.hpp"
 #include "distsgd/core/text.hpp"
 #include "distsgd/sim/asynchronous_model.hpp"
 #include "distsgd/sim/decentralized_model.hpp"

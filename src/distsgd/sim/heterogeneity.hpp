@@ -32,9 +32,6 @@ struct Heterogeneity {
 // Throws Error (naming the flag) for ranks outside [0, workers) or factors below their minimum.
 void check(const Heterogeneity& h, int64_t workers);
 
-// "RANK:FACTOR" -> (rank, factor); throws Error naming `flag` and showing the expected form.
-std::pair<int64_t, double> parse_rank_factor(const std::string& flag, const std::string& text);
-
 // One worker's draws: deterministic for (seed, rank), whatever order the simulation asks in.
 class WorkerVariability {
  public:

@@ -1,6 +1,7 @@
 #include "distsgd/train/options.hpp"
 
 #include "distsgd/algo/algorithm.hpp"
+#include "distsgd/core/rank_factor.hpp"
 #include "distsgd/data/dataset.hpp"
 #include "distsgd/models/model.hpp"
 
@@ -52,16 +53,7 @@ OptionSpec slowdown_option() {
   spec.arity = OptionSpec::Arity::kMany;
   spec.parse = [](C& c, const std::vector<std::string>& values) {
     c.slowdowns.clear();
-    for (const auto& text : values) {
-      const auto colon = text.find(':');
-      require(colon != std::string::npos, "--slowdown: '" + text + "' is not of the form RANK:FACTOR (e.g. 3:10)");
-      try {
-        c.slowdowns.emplace_back(parse_int("--slowdown", text.substr(0, colon)),
-                                 parse_double("--slowdown", text.substr(colon + 1)));
-      } catch (const Error&) {
-        throw Error("--slowdown: '" + text + "' is not of the form RANK:FACTOR (e.g. 3:10)");
-      }
-    }
+    for (const auto& text : values) c.slowdowns.push_back(parse_rank_factor("--slowdown", text));
   };
   spec.value = [](const C& c) { return nlohmann::json(c.slowdowns); };
   spec.check = [](const C& c) {
