@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <sstream>
 
@@ -23,6 +24,8 @@
 #include "distsgd/experiment/self_command.hpp"
 #include "distsgd/sim/cluster_description.hpp"
 #include "distsgd/sim/model_profile.hpp"
+#include "distsgd/sim/simulation.hpp"
+#include "distsgd/sim/simulator_settings.hpp"
 #include "distsgd/train/options.hpp"
 
 namespace distsgd::cli {
@@ -143,7 +146,15 @@ double predicted_throughput(const AdviseCommand& c, const AlgorithmRecipe& recip
   const std::string log = c.dir + "/predictions/" + recipe.name() + ".log";
   std::error_code ignored;
   fs::remove(log, ignored);
-  require(run_self(args, log) == 0, "simulating " + recipe.name() + " failed: " + error_line_of(log));
+  try {
+    // In-process, from the words `distsgd simulate` takes (the log keeps them and simulate's table).
+    std::ofstream table(log);
+    table << command_text(args) << "\n";
+    const std::vector<std::string> words(args.begin() + 1, args.end());  // after "simulate"
+    write_json_atomically(file, sim::run_simulation(sim::simulator_settings_from(words), table));
+  } catch (const Error& e) {
+    throw Error("simulating " + recipe.name() + " failed: " + e.what());
+  }
   const auto json = read_json_file_if_valid(file);
   require(json && json->contains("predictions") && !(*json)["predictions"].empty(),
           file + ": predictions[0].samples_per_second: missing");
