@@ -107,17 +107,6 @@ struct Configuration {
   }
 };
 
-// What `distsgd simulate` offers in this build, asked of its option table.
-struct SimulatorFeatures {
-  bool fidelity = false, slowdown = false, iterations = false, warmup = false, seed = false, shared_cores = false;
-};
-
-SimulatorFeatures simulator_features() {
-  return {sim::simulator_takes_flag("--fidelity"),   sim::simulator_takes_flag("--slowdown"),
-          sim::simulator_takes_flag("--iterations"), sim::simulator_takes_flag("--warmup"),
-          sim::simulator_takes_flag("--seed"),       sim::simulator_takes_flag("--shared-cores")};
-}
-
 // The cluster of this host's loopback for `workers` processes, fitted by `distsgd commbench --cluster-out` (send/recv
 // for alpha and the links, the allreduce fit for AR-SGD's ring, --incast for the servers' links, --busy-delivery for
 // the messages that wait for a busy receiver when the run's ranks fill the cores).
@@ -277,9 +266,8 @@ void write_profile_with_run_compute(const std::string& profile, const nlohmann::
 
 // One prediction of a configuration by `distsgd simulate` (`kind`: a fidelity or its run-compute diagnostic), or why
 // there is none.
-nlohmann::json predict(const ValidateCommand& c, const Configuration& k, const std::string& kind,
-                       const SimulatorFeatures& features, std::string profile, const std::string& cluster,
-                       const std::string& run_dir, const nlohmann::json& row) {
+nlohmann::json predict(const ValidateCommand& c, const Configuration& k, const std::string& kind, std::string profile,
+                       const std::string& cluster, const std::string& run_dir, const nlohmann::json& row) {
   const std::string fidelity = fidelity_of(kind);
   nlohmann::json scale;
   if (is_run_compute(kind)) {
@@ -288,30 +276,22 @@ nlohmann::json predict(const ValidateCommand& c, const Configuration& k, const s
     write_profile_with_run_compute(profile, row["seconds_per_iteration"], scaled, scale);
     profile = scaled;
   }
-  if (fidelity == "des" && !features.fidelity) {
-    return {{"not_predicted", "this distsgd simulate has no --fidelity des"}};
-  }
-  if (!k.straggler.none() && !features.slowdown) {
-    return {{"not_predicted", "this distsgd simulate has no --slowdown (stragglers)"}};
-  }
   std::vector<std::string> args = {"simulate", "--profile", profile, "--cluster", cluster};
   const auto algorithm = simulate_flags_of(k.recipe, std::max<int64_t>(1, k.servers));
   args.insert(args.end(), algorithm.begin(), algorithm.end());
   args.insert(args.end(), {"--workers", std::to_string(k.workers)});
-  if (features.fidelity) args.insert(args.end(), {"--fidelity", fidelity});
+  args.insert(args.end(), {"--fidelity", fidelity});
   if (fidelity == "des") {
     // The simulated run as long as the measured one, warmed up as it is measured (des: --iterations after --warmup).
-    if (features.iterations) args.insert(args.end(), {"--iterations", std::to_string(c.iterations - c.warmup)});
-    if (features.warmup) args.insert(args.end(), {"--warmup", std::to_string(c.warmup)});
-    if (features.seed) args.insert(args.end(), {"--seed", std::to_string(c.config.seed)});
+    args.insert(args.end(), {"--iterations", std::to_string(c.iterations - c.warmup)});
+    args.insert(args.end(), {"--warmup", std::to_string(c.warmup)});
+    args.insert(args.end(), {"--seed", std::to_string(c.config.seed)});
   }
   if (!k.straggler.none()) args.insert(args.end(), {"--slowdown", k.straggler.text});
   // Every measured run here, loopback or emulated, shares this host's cores: so does the simulated one. Not the
   // diagnostics: the run's own forward and backward times already hold the sharing (0 overrides the cluster file's).
-  if (features.shared_cores) {
-    const auto cores = is_run_compute(kind) ? 0u : std::max(1u, std::thread::hardware_concurrency());
-    args.insert(args.end(), {"--shared-cores", std::to_string(cores)});
-  }
+  const auto cores = is_run_compute(kind) ? 0u : std::max(1u, std::thread::hardware_concurrency());
+  args.insert(args.end(), {"--shared-cores", std::to_string(cores)});
   const std::string out = run_dir + "/prediction-" + kind + ".json";
   args.insert(args.end(), {"--out", out});
   const std::string log = run_dir + "/simulate-" + kind + ".log";
@@ -665,10 +645,6 @@ int run_validate(ValidateCommand& c) {
   const Plan plan = check_flags(c);
   fs::create_directories(c.out);
   const auto configurations = grid(c, plan);
-  const auto features = simulator_features();
-  if (std::find(c.fidelities.begin(), c.fidelities.end(), "des") != c.fidelities.end() && !features.fidelity) {
-    log::info("validate: this distsgd simulate has no --fidelity des yet: analytical predictions only");
-  }
 
   nlohmann::json skipped = nlohmann::json::array();
   const auto unavailable = unavailable_networks(c, skipped);
@@ -716,7 +692,7 @@ int run_validate(ValidateCommand& c) {
                          std::to_string(std::lround(measured)) + " samples/s";
     for (const auto& kind : prediction_kinds(c)) {
       auto p = cluster.empty() ? nlohmann::json{{"not_predicted", "no cluster: " + cluster_problem}}
-                               : predict(c, k, kind, features, profiles.at(k.threads), cluster, run_dir, row);
+                               : predict(c, k, kind, profiles.at(k.threads), cluster, run_dir, row);
       if (p.contains("samples_per_second")) {
         p["error"] = (p["samples_per_second"].get<double>() - measured) / measured;
         report += ", " + kind + " " + std::to_string(std::lround(p["samples_per_second"].get<double>())) + " (" +
@@ -754,8 +730,6 @@ int run_validate(ValidateCommand& c) {
         "trace.json, summed over workers (summary.json's samples_per_second, over the whole run, is beside it as "
         "summary_samples_per_second)"},
        {"error", "(predicted - measured) / measured; MAPE: the mean of |error| over an algorithm's predicted rows"},
-       {"simulator",
-        {{"fidelity", features.fidelity}, {"slowdown", features.slowdown}, {"iterations", features.iterations}}},
        {"profiles", profiles_json},
        {"skipped_networks", skipped},
        {"rows", rows},
