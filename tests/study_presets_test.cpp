@@ -158,6 +158,19 @@ TEST(StudyPresets, ScalingAccuracyRunsEveryAlgorithmVirtuallyFromFourToSixtyFour
   EXPECT_EQ(clusters, (std::set<std::string>{"ipdps2021-10gbe", "ipdps2021-56gb-ib"}));
 }
 
+TEST(StudyPresets, ScalingAccuracyDeepAsksTheSameOfResnet20) {
+  const auto g = expand_preset("scaling-accuracy-deep");
+  EXPECT_EQ(g.algorithms.size(), 10u);
+  EXPECT_EQ(g.measured_workers, (std::set<int64_t>{4, 16, 64}));
+  EXPECT_EQ(g.measured.size(), 10u * 3);
+  for (const auto& cell : g.measured) {
+    EXPECT_TRUE(cell.config.virtual_cluster);
+    EXPECT_EQ(cell.config.model, "resnet20");
+    EXPECT_EQ(cell.config.dataset, "fashion-mnist");
+    EXPECT_EQ(cell.config.cluster, "ipdps2021-10gbe");
+  }
+}
+
 TEST(StudyPresets, LowBandwidthSetsTheNewMethodsAgainstTheOldOnTwoSlowNetworks) {
   const auto g = expand_preset("low-bandwidth");
   EXPECT_EQ(g.algorithms, (std::set<std::string>{"arsgd", "asp", "aladdin", "localsgd", "slowmo", "diloco"}));

@@ -259,6 +259,22 @@ TEST_F(VirtualTraining, AspStalenessIsAboutTheWorkerCountAndSspKeepsItsBoundAt64
   EXPECT_GT(summary["staleness_mean"].get<double>(), 0);
 }
 
+// Found by the scaling-accuracy study: SSP (s=3) at 64 workers diverges early; its workers learn of it at different
+// steps, one right after the mid-epoch evaluation, and every one must still meet the others in the last evaluation
+// (that one skipped it, and its next collective met theirs: "launched collective 4 unlike the other workers").
+TEST_F(VirtualTraining, IndependentWorkersStoppingOnADivergenceMeetInTheLastEvaluation) {
+  TempDir dir;
+  auto r = run_distsgd(
+      "train --algo ssp --staleness 3 --workers 64 --servers 1 --momentum 0 --model lenet5 --dataset fashion-mnist "
+      "--batch-size 16 --lr 0.05 --epochs 1 --seed 1 --no-checkpoint --progress-seconds 1000 --evals-per-epoch 4 "
+      "--virtual --profile titan-v --cluster ipdps2021-56gb-ib --out " +
+      (dir / "ssp"));
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("training diverged: ssp"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("unlike the other workers"), std::string::npos) << r.output;
+  EXPECT_EQ(summary_of(dir / "ssp")["stop_reason"], "diverged");
+}
+
 TEST_F(VirtualTraining, TheSameSeedGivesTheSameRunBitForBit) {
   TempDir dir;
   const std::string flags = "train --algo asp --workers 4 --servers 1 --virtual --profile " + profile() + kSmallRun;

@@ -190,6 +190,34 @@ const char* const kScalingAccuracy = R"json({
     "--cluster": ["ipdps2021-10gbe", "ipdps2021-56gb-ib"]}
 })json";
 
+// The same question on a deeper model (issue 23: "a second, deeper model on real data"): resnet20 (BatchNorm, 0.27 M
+// parameters) on Fashion-MNIST as it is (28x28: the global pooling takes any size), one epoch, at 4, 16 and 64
+// virtual workers on the IPDPS 10 GbE cluster. About 5 minutes of this host per cell (the real arithmetic of an
+// epoch), 30 cells.
+const char* const kScalingAccuracyDeep = R"json({
+  "name": "scaling-accuracy-deep",
+  "description": "accuracy against workers on a virtual cluster, a deeper model: every algorithm at 4, 16 and 64 virtual workers, resnet20 on Fashion-MNIST for 1 epoch, compute timed as a TITAN V, on the IPDPS 2021 10 GbE cluster",
+  "base": {"--model": "resnet20", "--dataset": "fashion-mnist", "--batch-size": 32, "--lr": 0.05, "--epochs": 1,
+           "--seed": 1, "--no-checkpoint": true, "--progress-seconds": 1000, "--virtual": true,
+           "--profile": "titan-v", "--evals-per-epoch": 4, "--cluster": "ipdps2021-10gbe"},
+  "recipes": {"bsp": {"--servers": 1}, "asp": {"--servers": 1, "--momentum": 0, "--batch-size": 16},
+              "ssp": {"--servers": 1, "--momentum": 0, "--batch-size": 16}, "easgd": {"--servers": 1},
+              "aladdin": {"--servers": 1, "--pi": 1, "--momentum": 0.5, "--batch-size": 16}},
+  "axes": {
+    "algorithm": [
+      {"label": "arsgd", "--algo": "arsgd"},
+      {"label": "bsp", "--algo": "bsp"},
+      {"label": "asp b16", "--algo": "asp"},
+      {"label": "ssp s=3 b16", "--algo": "ssp", "--staleness": 3},
+      {"label": "easgd tau=2", "--algo": "easgd", "--tau": 2},
+      {"label": "aladdin pi=1 b16", "--algo": "aladdin"},
+      {"label": "gosgd p=0.1", "--algo": "gosgd", "--gossip-prob": 0.1},
+      {"label": "gossip pull", "--algo": "gossip"},
+      {"label": "adpsgd", "--algo": "adpsgd"},
+      {"label": "sgp", "--algo": "sgp"}],
+    "--workers": [4, 16, 64]}
+})json";
+
 // The low-communication family under little bandwidth (README, "The low-communication family"): every new method
 // against AR-SGD, ASP, ALADDIN and DGC at 4 workers on an emulated 100 Mbit/s network and a 10 Mbit/s one with 50 ms
 // of delay each way, for 3 minutes or until 80% test accuracy. The synchronous methods evaluate 4 times an epoch
@@ -235,6 +263,8 @@ const std::vector<StudyPreset>& study_presets() {
        kJinScaling},
       {"scaling-accuracy", "virtual cluster: every algorithm's accuracy at 4 to 64 workers on two networks",
        kScalingAccuracy},
+      {"scaling-accuracy-deep", "virtual cluster: the same on resnet20, at 4, 16 and 64 workers (about 2.5 hours)",
+       kScalingAccuracyDeep},
       {"low-bandwidth", "localsgd, slowmo, diloco, PowerSGD against AR-SGD, ASP, ALADDIN, DGC at 100 and 10 Mbit/s",
        kLowBandwidth},
   };

@@ -55,6 +55,10 @@ class WorkerLoop {
     return c().max_steps > 0 && s_.position.global_step >= c().max_steps ? "max_steps" : "epochs";
   }
   const TrainConfig& c() const { return s_.c; }
+  // Independent workers of a multi-worker run that evaluate mid-epoch: they meet in those evaluations only.
+  bool meets_mid_epoch() const {
+    return s_.p.comm && s_.info.independent_workers && c().evals_per_epoch > 1 && !s_.evaluate_only_at_end;
+  }
   // --evals-per-epoch K: after every ceil(steps_per_epoch / K) steps of an epoch, but its last (the epoch's own
   // evaluation follows it). Every worker counts the same steps, so they all evaluate together.
   bool evaluation_due(int64_t steps_into_epoch) const {
@@ -118,7 +122,10 @@ void WorkerLoop::prepare() {
 const char* WorkerLoop::stop_requested() {
   const bool out_of_time = c().time_budget > 0 && s_.wall_now() >= c().time_budget;
   if (!s_.p.comm || s_.info.independent_workers) {
-    if (s_.divergence.here_or_polled()) return "diverged";
+    // With mid-epoch evaluations (collectives), independent workers stop on a divergence only where they all meet:
+    // at the next evaluation (train_one_epoch) or the epoch's end. One that has not polled the store yet would
+    // otherwise enter an evaluation the others, stopped, never join.
+    if (!meets_mid_epoch() && s_.divergence.here_or_polled()) return "diverged";
     // Independent workers without a time budget have no other reason to stop here.
     return out_of_time && (!s_.p.comm || s_.evaluate_only_at_end) ? "time_budget" : nullptr;
   }
@@ -227,6 +234,10 @@ bool WorkerLoop::train_one_epoch(data::ShardedLoader& loader, int64_t epoch) {
     if (s_.leader()) poll_checkpoint(s_);
     progress_.maybe_print(s_, epoch, batch->step + 1, loss_value, lr);
     if (evaluation_due(position.step_in_epoch)) {
+      // Independent workers agree here whether any diverged (see stop_requested): all stop, or all evaluate.
+      if (meets_mid_epoch() && sum_over_workers(p, {s_.divergence.here_or_polled() ? 1.0 : 0.0})[0] > 0) {
+        return stop_because("diverged");
+      }
       evaluate_and_record(s_);
       if (const char* reason = target_reached(c(), s_.last_eval)) return stop_because(reason);
     }
@@ -267,8 +278,14 @@ nlohmann::json WorkerLoop::run() {
   // After end_training(), which lets the others go on without this worker (an SSP worker retires its clock, so no
   // pull waits for it) until they reach the agreement too.
   if (agreement_owed && agreed_divergence_at_epoch_end()) stop_because("diverged");
-  // Every worker evaluates here or none does (a collective): independent workers stop at different steps.
-  if (s_.evaluate_only_at_end || s_.last_eval_step != s_.position.global_step) {
+  // Every worker evaluates here or none does (a collective). Independent workers that learned of a divergence stop
+  // at different steps, so whether the last evaluation is stale is agreed: a worker that had just evaluated when it
+  // stopped must not skip the evaluation the others run (its next collective would meet theirs).
+  bool evaluate_now = s_.evaluate_only_at_end || s_.last_eval_step != s_.position.global_step;
+  if (s_.p.comm && s_.info.independent_workers && !s_.evaluate_only_at_end) {
+    evaluate_now = sum_over_workers(s_.p, {evaluate_now ? 1.0 : 0.0})[0] > 0;
+  }
+  if (evaluate_now) {
     evaluate_and_record(s_);
     checkpoint_after_evaluation();
   }
