@@ -51,10 +51,13 @@ expect ok   report experiment/study_csv.hpp
 expect fail report cli/report_command.hpp
 expect fail sim experiment/study_spec.hpp
 expect ok   cli report/report_html.hpp
+expect ok   sim catalog/algorithm_catalog.hpp
+expect fail catalog sim/simulator_settings.hpp
+expect fail catalog algo/algorithm.hpp
 # The harness and the report take no command-line library (CLI11 is a system header, so the include root cannot
 # hide it): cli/ parses the flags and calls them.
 src=$(cd "$layers/.." && grep -o 'CMAKE_HOME_DIRECTORY:INTERNAL=.*' CMakeCache.txt | cut -d= -f2)/src/distsgd
-for layer in experiment report sim core; do
+for layer in experiment report sim catalog core; do
   if grep -l '#include <CLI/' "$src/$layer"/*.[ch]pp 2>/dev/null; then
     echo "FAIL: $layer includes CLI11 (above)"
     failures=$((failures + 1))

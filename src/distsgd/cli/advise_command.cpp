@@ -131,7 +131,7 @@ struct Candidate {
 
 std::string convergence_dir(const AdviseCommand& c, const AlgorithmRecipe& recipe) {
   return c.dir + (c.virtual_cluster ? "/virtual/" : "/convergence/") + recipe.name() +
-         (recipe.uses_servers ? "-s" + std::to_string(c.servers) : "") + "-w" +
+         (recipe.uses_servers() ? "-s" + std::to_string(c.servers) : "") + "-w" +
          std::to_string(c.virtual_cluster ? c.workers : c.convergence_workers);
 }
 
@@ -357,7 +357,7 @@ int run_advise(AdviseCommand& c) {
     ++rank;
     nlohmann::json row = {{"rank", rank},
                           {"algorithm", k.recipe.name()},
-                          {"family", k.recipe.family},
+                          {"family", k.recipe.family()},
                           {"predicted_samples_per_second", k.samples_per_second},
                           {"prediction_file", k.prediction_file},
                           {"samples_to_target", nullptr},

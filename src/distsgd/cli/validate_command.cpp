@@ -202,7 +202,7 @@ std::vector<Configuration> grid(const ValidateCommand& c, const Plan& plan) {
     for (const int64_t workers : c.workers) {
       for (const auto& straggler : plan.stragglers) {
         for (const auto& recipe : plan.recipes) {
-          Configuration k{recipe, workers, recipe.uses_servers ? c.servers : 0, network, straggler, 1};
+          Configuration k{recipe, workers, recipe.uses_servers() ? c.servers : 0, network, straggler, 1};
           // As train chooses it (optim/threads.cpp): cores / processes on this host, at least 1.
           k.threads = c.config.threads > 0 ? c.config.threads : std::max<int64_t>(1, cores / (workers + k.servers));
           all.push_back(k);
@@ -392,7 +392,7 @@ nlohmann::json mape_by_algorithm(const ValidateCommand& c, const Plan& plan, con
         errors[row["network"].get<std::string>()][fidelity].push_back(e);
       }
     }
-    nlohmann::json entry = {{"family", recipe.family}, {"target", mape_target(recipe)}};
+    nlohmann::json entry = {{"family", recipe.family()}, {"target", mape_target(recipe)}};
     for (const auto& f : prediction_kinds(c)) entry[f] = mape_json(errors[""][f]);
     for (const auto& n : c.networks) {
       for (const auto& f : prediction_kinds(c)) entry["by_network"][n][f] = mape_json(errors[n][f]);
@@ -662,7 +662,7 @@ int run_validate(ValidateCommand& c) {
     const std::string run_dir = c.out + "/runs/" + k.name();
     nlohmann::json row = {{"configuration", k.name()},
                           {"algorithm", k.recipe.name()},
-                          {"family", k.recipe.family},
+                          {"family", k.recipe.family()},
                           {"workers", k.workers},
                           {"servers", k.servers},
                           {"network", k.network},

@@ -14,37 +14,31 @@ namespace distsgd::experiment {
 // given explicitly, as the simulator's defaults differ from train's in places (--tau 1, --sgp-overlap 1).
 const std::vector<AlgorithmRecipe>& algorithm_recipes() {
   static const std::vector<AlgorithmRecipe> all = {
-      {"arsgd", {"--overlap", "wfbp", "--bucket-mb", "25", "--first-bucket-mb", "1"}, false, "synchronous"},
+      {"arsgd", {"--overlap", "wfbp", "--bucket-mb", "25", "--first-bucket-mb", "1"}},
       // PowerSGD at rank 2 after 10 plain steps, as powerSGD_hook's defaults (bench/README.md: PowerSGD vs DDP).
       {"arsgd",
        {"--overlap", "none", "--compress", "powersgd", "--rank", "2", "--powersgd-start", "10"},
-       false,
-       "synchronous",
        "arsgd-powersgd"},
-      {"bsp", {}, true, "synchronous"},
-      {"asp", {"--momentum", "0"}, true, "asynchronous"},
-      {"ssp", {"--staleness", "3", "--momentum", "0"}, true, "asynchronous"},
-      {"easgd", {"--tau", "2"}, true, "asynchronous"},
-      {"aladdin", {"--pi", "4"}, true, "asynchronous"},
-      {"gosgd", {"--gossip-prob", "0.1"}, false, "decentralized"},
-      {"gossip", {"--gossip-mode", "pull"}, false, "decentralized"},
-      {"sgp", {"--sgp-overlap", "1"}, false, "decentralized"},
-      {"adpsgd", {}, false, "decentralized"},
+      {"bsp", {}},
+      {"asp", {"--momentum", "0"}},
+      {"ssp", {"--staleness", "3", "--momentum", "0"}},
+      {"easgd", {"--tau", "2"}},
+      {"aladdin", {"--pi", "4"}},
+      {"gosgd", {"--gossip-prob", "0.1"}},
+      {"gossip", {"--gossip-mode", "pull"}},
+      {"sgp", {"--sgp-overlap", "1"}},
+      {"adpsgd", {}},
       // The low-communication family at H = 8 (bench/low_communication.sh): synchronous, every 8th step.
-      {"localsgd", {"--sync-every", "8"}, false, "synchronous"},
-      {"slowmo", {"--sync-every", "8", "--slow-lr", "0.5", "--slow-momentum", "0.5"}, false, "synchronous"},
+      {"localsgd", {"--sync-every", "8"}},
+      {"slowmo", {"--sync-every", "8", "--slow-lr", "0.5", "--slow-momentum", "0.5"}},
       // SlowMo over SGP (fairscale's other base): an SGP push every step, the exact average every 8th.
-      {"slowmo",
-       {"--base", "sgp", "--sync-every", "8", "--slow-lr", "0.5", "--slow-momentum", "0.5"},
-       false,
-       "synchronous",
-       "slowmo-sgp"},
-      {"diloco", {"--sync-every", "8", "--outer-lr", "0.5", "--outer-momentum", "0.7"}, false, "synchronous"},
+      {"slowmo", {"--base", "sgp", "--sync-every", "8", "--slow-lr", "0.5", "--slow-momentum", "0.5"}, "slowmo-sgp"},
+      {"diloco", {"--sync-every", "8", "--outer-lr", "0.5", "--outer-momentum", "0.7"}},
   };
   return all;
 }
 
-double mape_target(const AlgorithmRecipe& recipe) { return recipe.family == "synchronous" ? 0.10 : 0.15; }
+double mape_target(const AlgorithmRecipe& recipe) { return recipe.family() == "synchronous" ? 0.10 : 0.15; }
 
 std::vector<std::string> recipe_names() {
   std::vector<std::string> names;
@@ -68,7 +62,7 @@ std::vector<AlgorithmRecipe> recipes_for(const std::vector<std::string>& names, 
 std::vector<std::string> train_flags_of(const AlgorithmRecipe& recipe, int64_t servers) {
   std::vector<std::string> flags = {"--algo", recipe.algorithm};
   flags.insert(flags.end(), recipe.flags.begin(), recipe.flags.end());
-  if (recipe.uses_servers) flags.insert(flags.end(), {"--servers", std::to_string(servers)});
+  if (recipe.uses_servers()) flags.insert(flags.end(), {"--servers", std::to_string(servers)});
   return flags;
 }
 

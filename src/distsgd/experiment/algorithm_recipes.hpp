@@ -6,19 +6,21 @@
 #include <cstdint>
 #include <string>
 #include <vector>
+#include "distsgd/catalog/algorithm_catalog.hpp"
 
 namespace distsgd::experiment {
 
 struct AlgorithmRecipe {
   std::string algorithm;           // --algo of train and simulate
   std::vector<std::string> flags;  // after --algo: flag, value, flag, value ... (each given, defaults differ)
-  bool uses_servers = false;       // a parameter-server algorithm: also --servers S
-  std::string family;              // synchronous, asynchronous or decentralized
   // A variant of an algorithm (e.g. AR-SGD with PowerSGD) is a method of its own: its name in --algos, tables and
   // run directories. Empty: the algorithm's.
   std::string variant = {};
 
   const std::string& name() const { return variant.empty() ? algorithm : variant; }
+  // From the catalogue: a parameter-server algorithm (also --servers S); synchronous, asynchronous or decentralized.
+  bool uses_servers() const { return catalog::needs_servers(algorithm); }
+  std::string family() const { return catalog::family_name(catalog::find(algorithm)->family); }
 };
 
 // The issue's accuracy targets for the simulator (issue 11): MAPE <= 10% for the synchronous algorithms, <= 15% for

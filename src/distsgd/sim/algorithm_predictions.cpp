@@ -4,6 +4,7 @@
 #include <functional>
 #include <utility>
 
+#include "distsgd/catalog/algorithm_catalog.hpp"
 #include "distsgd/core/error.hpp"
 #include "distsgd/core/rank_factor.hpp"
 #include "distsgd/core/text.hpp"
@@ -158,9 +159,6 @@ std::string variant_text(const SimulatorSettings& c) {
   return " (overlap " + c.overlap + (c.compress == "dgc" ? ", compress dgc" : "") + ")";
 }
 
-bool is_peer_to_peer(const SimulatorSettings& c) {
-  return c.algorithm == "gosgd" || c.algorithm == "gossip" || c.algorithm == "sgp" || c.algorithm == "adpsgd" ||
-         c.slowmo_base == "sgp";
-}
+bool is_peer_to_peer(const SimulatorSettings& c) { return catalog::peers_only(c.algorithm) || c.slowmo_base == "sgp"; }
 
 }  // namespace distsgd::sim

@@ -1,4 +1,5 @@
 #include "distsgd/sim/discrete_event_simulator.hpp"
+#include "distsgd/catalog/algorithm_catalog.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -28,7 +29,7 @@ std::unique_ptr<Workload> make_workload(DesContext& c) {
 
 }  // namespace
 
-bool uses_servers(const std::string& algorithm) { return one_of(algorithm, {"bsp", "asp", "ssp", "easgd", "aladdin"}); }
+bool uses_servers(const std::string& algorithm) { return catalog::needs_servers(algorithm); }
 
 void check(const DesSettings& s) {
   std::vector<std::string> names(std::begin(kDesAlgorithms), std::end(kDesAlgorithms));
@@ -71,7 +72,7 @@ void check(const DesSettings& s) {
   require(s.slowmo_base == "localsgd" || s.algorithm == "slowmo", "--base sgp applies to slowmo only");
   require(s.slowmo_base == "localsgd" || s.workers >= 2, "--base sgp gossips: simulate 2 or more workers");
   check_outer_settings(outer_loop_settings(s));
-  require(s.workers >= 2 || !one_of(s.algorithm, {"gosgd", "gossip", "sgp", "adpsgd"}),
+  require(s.workers >= 2 || !catalog::peers_only(s.algorithm),
           "--algo " + s.algorithm + " is decentralized: simulate 2 or more workers");
   check(s.heterogeneity, s.workers);
 }

@@ -1,0 +1,60 @@
+#include "distsgd/catalog/algorithm_catalog.hpp"
+
+#include <algorithm>
+
+namespace distsgd::catalog {
+
+const std::vector<AlgorithmEntry>& algorithms() {
+  using F = Family;
+  // name, family, needs servers, models differ, independent workers
+  static const std::vector<AlgorithmEntry> all = {
+      {"sgd", F::kSingleProcess, false, false, false},
+      {"arsgd", F::kSynchronous, false, false, false},
+      {"bsp", F::kSynchronous, true, false, false},
+      {"asp", F::kAsynchronous, true, false, true},
+      {"ssp", F::kAsynchronous, true, false, true},
+      {"easgd", F::kAsynchronous, true, false, true},
+      {"aladdin", F::kAsynchronous, true, false, true},
+      {"gosgd", F::kDecentralized, false, true, true},
+      {"gossip", F::kDecentralized, false, true, true},
+      {"adpsgd", F::kDecentralized, false, true, true},
+      {"sgp", F::kDecentralized, false, true, false},  // step t waits for its in-neighbours' messages of t - overlap
+      // The low-communication family: local steps, then an exact average every H steps.
+      {"localsgd", F::kSynchronous, false, true, false},
+      {"slowmo", F::kSynchronous, false, true, false},
+      {"diloco", F::kSynchronous, false, true, false},
+  };
+  return all;
+}
+
+const AlgorithmEntry* find(const std::string& name) {
+  const auto& all = algorithms();
+  const auto it = std::find_if(all.begin(), all.end(), [&](const AlgorithmEntry& e) { return e.name == name; });
+  return it == all.end() ? nullptr : &*it;
+}
+
+std::string family_name(Family family) {
+  switch (family) {
+    case Family::kSingleProcess:
+      return "single-process";
+    case Family::kSynchronous:
+      return "synchronous";
+    case Family::kAsynchronous:
+      return "asynchronous";
+    case Family::kDecentralized:
+      return "decentralized";
+  }
+  return "";
+}
+
+bool needs_servers(const std::string& name) {
+  const auto* entry = find(name);
+  return entry && entry->needs_servers;
+}
+
+bool peers_only(const std::string& name) {
+  const auto* entry = find(name);
+  return entry && entry->family == Family::kDecentralized;
+}
+
+}  // namespace distsgd::catalog
