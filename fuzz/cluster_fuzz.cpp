@@ -3,7 +3,7 @@
 // distsgd::Error; any other exception or a crash is a finding.
 #include "distsgd/core/error.hpp"
 #include "distsgd/core/json_file.hpp"
-#include "distsgd/sim/cluster_description.hpp"
+#include "distsgd/sim/platform/cluster_description.hpp"
 
 #include <nlohmann/json.hpp>
 

@@ -3,7 +3,7 @@
 // other exception (an unexplained nlohmann or standard-library message) or a crash is a finding.
 #include "distsgd/core/error.hpp"
 #include "distsgd/core/json_file.hpp"
-#include "distsgd/sim/model_profile.hpp"
+#include "distsgd/sim/platform/model_profile.hpp"
 
 #include <nlohmann/json.hpp>
 

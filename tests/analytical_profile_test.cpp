@@ -11,8 +11,8 @@
 #include "distsgd/core/error.hpp"
 #include "distsgd/models/model.hpp"
 #include "distsgd/models/operation_costs.hpp"
-#include "distsgd/sim/analytical_profile.hpp"
-#include "distsgd/sim/device_description.hpp"
+#include "distsgd/sim/platform/analytical_profile.hpp"
+#include "distsgd/sim/platform/device_description.hpp"
 #include "distsgd/train/model_cost.hpp"
 #include "test_util.hpp"
 

@@ -16,9 +16,9 @@
 #include "distsgd/core/text.hpp"
 #include "distsgd/experiment/validate_holdout.hpp"
 #include "distsgd/sim/algorithm_predictions.hpp"
-#include "distsgd/sim/calibration.hpp"
-#include "distsgd/sim/holdout.hpp"
-#include "distsgd/sim/measured_points.hpp"
+#include "distsgd/sim/calibration/calibration.hpp"
+#include "distsgd/sim/calibration/holdout.hpp"
+#include "distsgd/sim/calibration/measured_points.hpp"
 #include "test_util.hpp"
 
 namespace distsgd::testing {

@@ -2,7 +2,7 @@
 // an unexplained error are kept in fuzz/regressions/<target>/; each must now end in one distsgd::Error of one line.
 #include "distsgd/core/error.hpp"
 #include "distsgd/core/json_file.hpp"
-#include "distsgd/sim/model_profile.hpp"
+#include "distsgd/sim/platform/model_profile.hpp"
 #include "distsgd/train/checkpoint_archive.hpp"
 #include "distsgd/train/checkpoint_files.hpp"
 #include "test_util.hpp"

@@ -37,10 +37,10 @@ expect fail sim train/options.hpp
 expect fail sim cluster/link_spec.hpp
 expect fail train cli/train_command.hpp
 expect ok   train algo/algorithm.hpp
-expect fail algo sim/actor_scheduler.hpp
+expect fail algo sim/engine/actor_scheduler.hpp
 expect fail algo vcluster/virtual_communicator.hpp
 expect ok   algo core/runtime.hpp
-expect ok   vcluster sim/actor_scheduler.hpp
+expect ok   vcluster sim/engine/actor_scheduler.hpp
 expect fail vcluster algo/algorithm.hpp
 expect ok   train vcluster/virtual_communicator.hpp
 expect ok   experiment sim/simulator_settings.hpp

@@ -4,11 +4,11 @@
 // over SGP with H = 1 is SlowMo over local SGD.
 #include "distsgd/algo/outer/outer_loop.hpp"
 #include "distsgd/algo/outer/quantized_allreduce.hpp"
-#include "distsgd/sim/actor_scheduler.hpp"
-#include "distsgd/sim/collective_costs.hpp"
-#include "distsgd/sim/discrete_event_simulator.hpp"
-#include "distsgd/sim/event_queue.hpp"
-#include "distsgd/sim/outer_model.hpp"
+#include "distsgd/sim/analytical/collective_costs.hpp"
+#include "distsgd/sim/analytical/outer_model.hpp"
+#include "distsgd/sim/des/discrete_event_simulator.hpp"
+#include "distsgd/sim/engine/actor_scheduler.hpp"
+#include "distsgd/sim/engine/event_queue.hpp"
 #include "distsgd/vcluster/virtual_communicator.hpp"
 #include "sim_test_util.hpp"
 #include "test_util.hpp"
@@ -332,7 +332,7 @@ TEST(LowCommunication, BadSettingsAreRefusedWithOneLine) {
   }
 }
 
-// The simulator's models of the family (sim/outer_model.hpp, sim/des_outer_workload.cpp).
+// The simulator's models of the family (sim/analytical/outer_model.hpp, sim/des/outer_workload.cpp).
 namespace {
 
 distsgd::sim::ModelProfile toy_profile() {  // sim_des_agreement_test's: 7 MB of gradients, 18 ms of compute
@@ -398,8 +398,8 @@ TEST(OuterLoopModel, ClosedFormsOfTrafficAndTime) {
 }
 
 // DiLoCo with --compress powersgd: every H steps AR-SGD's PowerSGD step over the pseudo-gradient
-// (sim/powersgd_model.hpp): the error feedback and three products, then allreduces of the uncompressed tensors and of
-// (m + n) r per matrix.
+// (sim/analytical/powersgd_model.hpp): the error feedback and three products, then allreduces of the uncompressed
+// tensors and of (m + n) r per matrix.
 TEST(OuterLoopModel, ClosedFormsWithPowerSgd) {
   using distsgd::sim::OuterLoopSettings;
   const auto p = toy_profile_with_shapes();

@@ -3,7 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "distsgd/sim/model_profile.hpp"
+#include "distsgd/sim/platform/model_profile.hpp"
 #include "test_util.hpp"
 
 namespace distsgd::testing {

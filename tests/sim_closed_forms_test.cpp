@@ -5,9 +5,9 @@
 
 #include <random>
 
-#include "distsgd/sim/collective_costs.hpp"
-#include "distsgd/sim/dag_model.hpp"
-#include "distsgd/sim/merged_gradients.hpp"
+#include "distsgd/sim/analytical/collective_costs.hpp"
+#include "distsgd/sim/analytical/dag_model.hpp"
+#include "distsgd/sim/analytical/merged_gradients.hpp"
 
 namespace distsgd::sim {
 namespace {

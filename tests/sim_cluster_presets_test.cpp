@@ -7,9 +7,9 @@
 
 #include "distsgd/cli/commbench_cluster.hpp"
 #include "distsgd/core/error.hpp"
-#include "distsgd/sim/asynchronous_model.hpp"
-#include "distsgd/sim/cluster_description.hpp"
-#include "distsgd/sim/synchronous_model.hpp"
+#include "distsgd/sim/analytical/asynchronous_model.hpp"
+#include "distsgd/sim/analytical/synchronous_model.hpp"
+#include "distsgd/sim/platform/cluster_description.hpp"
 #include "test_util.hpp"
 
 namespace distsgd::sim {

@@ -5,10 +5,10 @@
 #include <gtest/gtest.h>
 
 #include "distsgd/core/error.hpp"
-#include "distsgd/sim/asynchronous_model.hpp"
-#include "distsgd/sim/decentralized_model.hpp"
-#include "distsgd/sim/discrete_event_simulator.hpp"
-#include "distsgd/sim/synchronous_model.hpp"
+#include "distsgd/sim/analytical/asynchronous_model.hpp"
+#include "distsgd/sim/analytical/decentralized_model.hpp"
+#include "distsgd/sim/analytical/synchronous_model.hpp"
+#include "distsgd/sim/des/discrete_event_simulator.hpp"
 #include "sim_test_util.hpp"
 
 namespace distsgd::sim {

@@ -9,10 +9,10 @@
 #include <fstream>
 #include <sstream>
 
-#include "distsgd/sim/collective_costs.hpp"
-#include "distsgd/sim/dag_model.hpp"
-#include "distsgd/sim/discrete_event_simulator.hpp"
-#include "distsgd/sim/synchronous_model.hpp"
+#include "distsgd/sim/analytical/collective_costs.hpp"
+#include "distsgd/sim/analytical/dag_model.hpp"
+#include "distsgd/sim/analytical/synchronous_model.hpp"
+#include "distsgd/sim/des/discrete_event_simulator.hpp"
 #include "sim_test_util.hpp"
 #include "test_util.hpp"
 

@@ -10,9 +10,9 @@
 
 #include "distsgd/core/error.hpp"
 #include "distsgd/core/rank_factor.hpp"
-#include "distsgd/sim/cluster_description.hpp"
-#include "distsgd/sim/discrete_event_simulator.hpp"
-#include "distsgd/sim/model_profile.hpp"
+#include "distsgd/sim/des/discrete_event_simulator.hpp"
+#include "distsgd/sim/platform/cluster_description.hpp"
+#include "distsgd/sim/platform/model_profile.hpp"
 #include "test_util.hpp"
 
 namespace distsgd::testing {

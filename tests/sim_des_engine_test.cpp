@@ -7,12 +7,12 @@
 #include <vector>
 
 #include "distsgd/core/error.hpp"
-#include "distsgd/sim/cluster_network.hpp"
-#include "distsgd/sim/collective_costs.hpp"
-#include "distsgd/sim/event_queue.hpp"
-#include "distsgd/sim/fifo_resource.hpp"
-#include "distsgd/sim/flow_network.hpp"
-#include "distsgd/sim/ring_collectives.hpp"
+#include "distsgd/sim/analytical/collective_costs.hpp"
+#include "distsgd/sim/engine/event_queue.hpp"
+#include "distsgd/sim/engine/fifo_resource.hpp"
+#include "distsgd/sim/engine/flow_network.hpp"
+#include "distsgd/sim/engine/ring_collectives.hpp"
+#include "distsgd/sim/platform/cluster_network.hpp"
 
 namespace distsgd::sim {
 namespace {

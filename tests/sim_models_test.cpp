@@ -5,10 +5,10 @@
 #include <nlohmann/json.hpp>
 
 #include "distsgd/core/error.hpp"
-#include "distsgd/sim/asynchronous_model.hpp"
-#include "distsgd/sim/decentralized_model.hpp"
-#include "distsgd/sim/model_profile.hpp"
-#include "distsgd/sim/synchronous_model.hpp"
+#include "distsgd/sim/analytical/asynchronous_model.hpp"
+#include "distsgd/sim/analytical/decentralized_model.hpp"
+#include "distsgd/sim/analytical/synchronous_model.hpp"
+#include "distsgd/sim/platform/model_profile.hpp"
 #include "sim_test_util.hpp"
 #include "test_util.hpp"
 

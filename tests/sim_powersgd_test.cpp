@@ -1,10 +1,10 @@
-// PowerSGD in the simulator (sim/powersgd_model.hpp): the analytical form and the discrete-event run against a
-// hand-worked step, the traffic of core/powersgd_plan.hpp, and the plain allreduces before --powersgd-start.
+// PowerSGD in the simulator (sim/analytical/powersgd_model.hpp): the analytical form and the discrete-event run against
+// a hand-worked step, the traffic of core/powersgd_plan.hpp, and the plain allreduces before --powersgd-start.
 #include <gtest/gtest.h>
 
-#include "distsgd/sim/collective_costs.hpp"
-#include "distsgd/sim/discrete_event_simulator.hpp"
-#include "distsgd/sim/powersgd_model.hpp"
+#include "distsgd/sim/analytical/collective_costs.hpp"
+#include "distsgd/sim/analytical/powersgd_model.hpp"
+#include "distsgd/sim/des/discrete_event_simulator.hpp"
 #include "sim_test_util.hpp"
 #include "test_util.hpp"
 

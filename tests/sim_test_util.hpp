@@ -1,6 +1,6 @@
 // Helpers the simulator's tests share.
 #pragma once
-#include "distsgd/sim/cluster_description.hpp"
+#include "distsgd/sim/platform/cluster_description.hpp"
 
 namespace distsgd::testing {
 

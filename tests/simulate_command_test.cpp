@@ -4,9 +4,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "distsgd/sim/cluster_description.hpp"
-#include "distsgd/sim/model_profile.hpp"
-#include "distsgd/sim/synchronous_model.hpp"
+#include "distsgd/sim/analytical/synchronous_model.hpp"
+#include "distsgd/sim/platform/cluster_description.hpp"
+#include "distsgd/sim/platform/model_profile.hpp"
 #include "test_util.hpp"
 
 namespace distsgd::testing {

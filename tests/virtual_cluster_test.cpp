@@ -3,8 +3,8 @@
 // the algorithms' own code, ends where the real multi-process run ends for the synchronous ones, is the same for a
 // seed on every run, and reports the staleness the asynchronous ones have at scale.
 #include "distsgd/core/runtime.hpp"
-#include "distsgd/sim/actor_scheduler.hpp"
-#include "distsgd/sim/event_queue.hpp"
+#include "distsgd/sim/engine/actor_scheduler.hpp"
+#include "distsgd/sim/engine/event_queue.hpp"
 #include "distsgd/vcluster/virtual_communicator.hpp"
 #include "test_util.hpp"
 #include "trained_parameters.hpp"

@@ -12,9 +12,9 @@
 #include "distsgd/core/error.hpp"
 #include "distsgd/core/json_file.hpp"
 #include "distsgd/core/text.hpp"
-#include "distsgd/sim/calibration.hpp"
-#include "distsgd/sim/measured_point_model.hpp"
-#include "distsgd/sim/measured_points.hpp"
+#include "distsgd/sim/calibration/calibration.hpp"
+#include "distsgd/sim/calibration/measured_point_model.hpp"
+#include "distsgd/sim/calibration/measured_points.hpp"
 #include "distsgd/train/options.hpp"
 
 namespace distsgd::cli {

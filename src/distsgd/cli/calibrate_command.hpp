@@ -1,12 +1,12 @@
 // `distsgd calibrate`: the unknowns of a cluster description fitted to measured throughput (run directories of
 // distsgd, or a CSV typed from another system's logs or a paper), so that simulate, study, advise and the virtual
-// cluster predict with them (sim/calibration.hpp says how; README "Calibrating for your cluster").
+// cluster predict with them (sim/calibration/calibration.hpp says how; README "Calibrating for your cluster").
 #pragma once
 #include <string>
 #include <vector>
 
-#include "distsgd/sim/calibration.hpp"
-#include "distsgd/sim/model_profile.hpp"
+#include "distsgd/sim/calibration/calibration.hpp"
+#include "distsgd/sim/platform/model_profile.hpp"
 
 namespace CLI {
 class App;

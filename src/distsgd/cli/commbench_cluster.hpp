@@ -9,7 +9,7 @@
 
 #include "distsgd/cluster/cluster_plan.hpp"
 #include "distsgd/core/linear_fit.hpp"
-#include "distsgd/sim/cluster_description.hpp"
+#include "distsgd/sim/platform/cluster_description.hpp"
 
 namespace distsgd::cli {
 

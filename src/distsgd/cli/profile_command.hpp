@@ -1,6 +1,7 @@
 // `distsgd profile`: measures a model for the performance model and writes the simulator's profile JSON
-// (sim/model_profile.hpp), with the spreads of every figure beside it. With --device it measures nothing: it counts
-// the model's FLOPs and bytes and writes an analytical profile for that device (sim/analytical_profile.hpp).
+// (sim/platform/model_profile.hpp), with the spreads of every figure beside it. With --device it measures nothing: it
+// counts the model's FLOPs and bytes and writes an analytical profile for that device
+// (sim/platform/analytical_profile.hpp).
 #pragma once
 #include <cstdint>
 #include <string>

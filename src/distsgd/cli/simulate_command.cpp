@@ -7,7 +7,7 @@
 
 #include "distsgd/cli/declared_options.hpp"
 #include "distsgd/core/json_file.hpp"
-#include "distsgd/sim/cluster_description.hpp"
+#include "distsgd/sim/platform/cluster_description.hpp"
 #include "distsgd/sim/simulation.hpp"
 
 namespace distsgd::cli {

@@ -34,8 +34,8 @@
 #include "distsgd/experiment/resumable_step.hpp"
 #include "distsgd/experiment/run_directory.hpp"
 #include "distsgd/experiment/self_command.hpp"
-#include "distsgd/sim/cluster_description.hpp"
-#include "distsgd/sim/model_profile.hpp"
+#include "distsgd/sim/platform/cluster_description.hpp"
+#include "distsgd/sim/platform/model_profile.hpp"
 #include "distsgd/train/options.hpp"
 
 namespace distsgd::cli {

@@ -17,7 +17,7 @@
 
 namespace distsgd::runtime {
 
-// What the virtual cluster's scheduler offers the code running on it (sim/actor_scheduler.hpp implements it).
+// What the virtual cluster's scheduler offers the code running on it (sim/engine/actor_scheduler.hpp implements it).
 class Executive {
  public:
   virtual ~Executive() = default;

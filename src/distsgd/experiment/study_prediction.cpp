@@ -9,7 +9,7 @@
 #include "distsgd/experiment/resumable_step.hpp"
 #include "distsgd/experiment/run_directory.hpp"
 #include "distsgd/experiment/self_command.hpp"
-#include "distsgd/sim/cluster_description.hpp"
+#include "distsgd/sim/platform/cluster_description.hpp"
 #include "distsgd/sim/simulation.hpp"
 #include "distsgd/sim/simulator_settings.hpp"
 

@@ -8,9 +8,9 @@
 
 #include "distsgd/core/error.hpp"
 #include "distsgd/core/json_file.hpp"
-#include "distsgd/sim/calibration.hpp"
-#include "distsgd/sim/holdout.hpp"
-#include "distsgd/sim/measured_point_model.hpp"
+#include "distsgd/sim/calibration/calibration.hpp"
+#include "distsgd/sim/calibration/holdout.hpp"
+#include "distsgd/sim/calibration/measured_point_model.hpp"
 
 namespace distsgd::experiment {
 namespace {

@@ -1,8 +1,8 @@
 // Counts the FLOPs and bytes of every operation of a model's forward pass, from the model definition itself: one
 // forward at batch 1 on the real module, each operation it dispatches seen with its input and output shapes
 // (libtorch's RecordFunction), costed by the rules in operation_costs.cpp, and charged to the parameter tensors in
-// forward order. The simulator turns these counts into times on a device (sim/analytical_profile.hpp; cli copies
-// them into its plain ModelCost, as this layer cannot see sim).
+// forward order. The simulator turns these counts into times on a device (sim/platform/analytical_profile.hpp; cli
+// copies them into its plain ModelCost, as this layer cannot see sim).
 #pragma once
 #include <cstdint>
 #include <string>

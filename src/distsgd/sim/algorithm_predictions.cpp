@@ -8,12 +8,12 @@
 #include "distsgd/core/error.hpp"
 #include "distsgd/core/rank_factor.hpp"
 #include "distsgd/core/text.hpp"
-#include "distsgd/sim/asynchronous_model.hpp"
-#include "distsgd/sim/decentralized_model.hpp"
-#include "distsgd/sim/heterogeneity.hpp"
-#include "distsgd/sim/outer_model.hpp"
-#include "distsgd/sim/powersgd_model.hpp"
-#include "distsgd/sim/synchronous_model.hpp"
+#include "distsgd/sim/analytical/asynchronous_model.hpp"
+#include "distsgd/sim/analytical/decentralized_model.hpp"
+#include "distsgd/sim/analytical/outer_model.hpp"
+#include "distsgd/sim/analytical/powersgd_model.hpp"
+#include "distsgd/sim/analytical/synchronous_model.hpp"
+#include "distsgd/sim/platform/heterogeneity.hpp"
 
 namespace distsgd::sim {
 namespace {

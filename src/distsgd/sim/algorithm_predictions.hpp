@@ -5,10 +5,10 @@
 #include <string>
 #include <vector>
 
-#include "distsgd/sim/cluster_description.hpp"
-#include "distsgd/sim/des_settings.hpp"
-#include "distsgd/sim/model_profile.hpp"
-#include "distsgd/sim/prediction.hpp"
+#include "distsgd/sim/analytical/prediction.hpp"
+#include "distsgd/sim/des/settings.hpp"
+#include "distsgd/sim/platform/cluster_description.hpp"
+#include "distsgd/sim/platform/model_profile.hpp"
 #include "distsgd/sim/simulator_settings.hpp"
 
 namespace distsgd::sim {

@@ -5,9 +5,9 @@
 
 #include "distsgd/core/error.hpp"
 #include "distsgd/sim/algorithm_predictions.hpp"
-#include "distsgd/sim/cluster_description.hpp"
-#include "distsgd/sim/discrete_event_simulator.hpp"
-#include "distsgd/sim/model_profile.hpp"
+#include "distsgd/sim/des/discrete_event_simulator.hpp"
+#include "distsgd/sim/platform/cluster_description.hpp"
+#include "distsgd/sim/platform/model_profile.hpp"
 
 namespace distsgd::sim {
 namespace {

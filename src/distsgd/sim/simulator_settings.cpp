@@ -3,8 +3,8 @@
 #include "distsgd/core/error.hpp"
 #include "distsgd/core/text.hpp"
 #include "distsgd/sim/algorithm_predictions.hpp"
-#include "distsgd/sim/cluster_description.hpp"
-#include "distsgd/sim/synchronous_model.hpp"
+#include "distsgd/sim/analytical/synchronous_model.hpp"
+#include "distsgd/sim/platform/cluster_description.hpp"
 
 namespace distsgd::sim {
 namespace {

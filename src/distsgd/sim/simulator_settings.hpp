@@ -31,7 +31,7 @@ struct SimulatorSettings {
   std::vector<int64_t> workers{1, 2, 4, 8, 16, 32};
   std::string out;  // JSON (none when empty)
 
-  // The discrete-event fidelity (sim/discrete_event_simulator.hpp).
+  // The discrete-event fidelity (sim/des/discrete_event_simulator.hpp).
   std::string fidelity = "analytical";  // analytical | des
   int64_t iterations = 100;
   int64_t warmup = 10;

@@ -2,7 +2,7 @@
 // run's --profile DEVICE).
 #pragma once
 #include "distsgd/core/config.hpp"
-#include "distsgd/sim/analytical_profile.hpp"
+#include "distsgd/sim/platform/analytical_profile.hpp"
 
 #include <cstdint>
 #include <vector>

@@ -2,10 +2,10 @@
 
 #include "distsgd/core/error.hpp"
 #include "distsgd/core/runtime.hpp"
-#include "distsgd/sim/actor_scheduler.hpp"
-#include "distsgd/sim/cluster_network.hpp"
-#include "distsgd/sim/flow_network.hpp"
-#include "distsgd/sim/ring_collectives.hpp"
+#include "distsgd/sim/engine/actor_scheduler.hpp"
+#include "distsgd/sim/engine/flow_network.hpp"
+#include "distsgd/sim/engine/ring_collectives.hpp"
+#include "distsgd/sim/platform/cluster_network.hpp"
 
 #include <ATen/ops/add.h>
 #include <ATen/ops/zeros_like.h>

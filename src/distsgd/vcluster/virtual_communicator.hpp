@@ -1,9 +1,9 @@
 // The virtual cluster's transport (spec/virtual-cluster.md): every rank of a run is an actor of one
 // sim::ActorScheduler in this process, and a Fabric carries their messages. A send copies the tensor and moves its
-// bytes over the simulated cluster's flow network (sim/cluster_network.hpp: links shared max-min fairly, alpha per
-// message); the receive completes when the last byte has arrived, at that virtual time. Collectives run as the
-// simulator's ring collectives (sim/ring_collectives.hpp: steps on the flow network, as Gloo runs them), and their
-// arithmetic is done once every worker has joined: sums in rank order, so the result is the same on every worker
+// bytes over the simulated cluster's flow network (sim/platform/cluster_network.hpp: links shared max-min fairly, alpha
+// per message); the receive completes when the last byte has arrived, at that virtual time. Collectives run as the
+// simulator's ring collectives (sim/engine/ring_collectives.hpp: steps on the flow network, as Gloo runs them), and
+// their arithmetic is done once every worker has joined: sums in rank order, so the result is the same on every worker
 // and in every run. Without a network (Fabric::ideal) every message arrives at the instant it is sent: ranks as
 // threads, for tests of the algorithms over an in-process transport.
 #pragma once

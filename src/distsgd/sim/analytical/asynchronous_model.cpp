@@ -1,0 +1,79 @@
+#include "distsgd/sim/analytical/asynchronous_model.hpp"
+
+#include <algorithm>
+
+#include "distsgd/core/error.hpp"
+#include "distsgd/sim/analytical/shard_layout.hpp"
+
+namespace distsgd::sim {
+namespace {
+
+// From the total rate of iterations over all workers to the prediction (iteration time is per worker).
+Prediction from_rate(const ModelProfile& profile, int64_t workers, double iterations_per_second) {
+  return prediction_from_iteration(profile, workers, static_cast<double>(workers) / iterations_per_second);
+}
+
+// Messages of m bytes the servers can take in (or send out) per second: each server takes its shard of each over
+// its link, and handles it (a push and the pull that follows) in its processing time, whichever is slower.
+double server_messages_per_second(const ModelProfile& profile, int64_t servers, const ClusterDescription& c,
+                                  const PsLayout& layout) {
+  require(servers >= 1, "a parameter-server algorithm needs at least one server");
+  const double shard = largest_shard_bytes(profile, servers, layout.sharding);
+  return 1.0 / std::max(shard / c.server_bytes_per_second, server_processing_seconds(c, 2, shard));
+}
+
+// Iterations per second (all workers) the nodes' links carry when each iteration sends `messages` of m bytes up
+// each worker's node link: the workers of the fullest node share its link (IPDPS 2021: containers on a host share
+// its NIC), so each gets worker_share_bytes_per_second. Pushes go up, pulls come down: full duplex, one cap.
+double node_link_iterations_per_second(const ModelProfile& profile, int64_t workers, double messages,
+                                       const ClusterDescription& c) {
+  return static_cast<double>(workers) * c.worker_share_bytes_per_second(workers) /
+         (messages * profile.gradient_bytes());
+}
+
+}  // namespace
+
+Prediction predict_asp(const ModelProfile& profile, int64_t workers, int64_t servers, const ClusterDescription& c,
+                       const PsLayout& layout) {
+  const double cycle = profile.forward_seconds() + profile.backward_seconds() + 2 * model_transfer_seconds(profile, c);
+  const double rate =
+      std::min({static_cast<double>(workers) / cycle, server_messages_per_second(profile, servers, c, layout),
+                node_link_iterations_per_second(profile, workers, 1, c)});
+  return from_rate(profile, workers, rate);
+}
+
+Prediction predict_ssp(const ModelProfile& profile, int64_t workers, int64_t servers, int64_t staleness,
+                       const ClusterDescription& c, const PsLayout& layout) {
+  require(staleness >= 0, "SSP's staleness must not be negative");
+  if (staleness == 0) {
+    return predict_bsp(profile, workers, servers, c, {layout.sharding});
+  }
+  const double pulls_per_iteration = 1.0 / static_cast<double>(staleness + 1);
+  const double cycle = compute_seconds(profile) + (1 + pulls_per_iteration) * model_transfer_seconds(profile, c);
+  const double rate =
+      std::min({static_cast<double>(workers) / cycle, server_messages_per_second(profile, servers, c, layout),
+                node_link_iterations_per_second(profile, workers, 1, c)});
+  return from_rate(profile, workers, rate);
+}
+
+Prediction predict_easgd(const ModelProfile& profile, int64_t workers, int64_t servers, int64_t tau,
+                         const ClusterDescription& c, const PsLayout& layout) {
+  require(tau >= 1, "EASGD's tau must be at least 1");
+  const double cycle = compute_seconds(profile) + 2 * model_transfer_seconds(profile, c) / static_cast<double>(tau);
+  const double rate = std::min({static_cast<double>(workers) / cycle,
+                                static_cast<double>(tau) * server_messages_per_second(profile, servers, c, layout),
+                                node_link_iterations_per_second(profile, workers, 1.0 / static_cast<double>(tau), c)});
+  return from_rate(profile, workers, rate);
+}
+
+Prediction predict_aladdin(const ModelProfile& profile, int64_t workers, int64_t servers, int64_t pi,
+                           const ClusterDescription& c, const PsLayout& layout) {
+  require(pi >= 1, "ALADDIN's pi must be at least 1");
+  const double own_uplink = profile.gradient_bytes() / c.worker_share_bytes_per_second(workers);
+  const double cycle = std::max(compute_seconds(profile), own_uplink);
+  const double rate =
+      std::min(static_cast<double>(workers) / cycle, server_messages_per_second(profile, servers, c, layout));
+  return from_rate(profile, workers, rate);
+}
+
+}  // namespace distsgd::sim

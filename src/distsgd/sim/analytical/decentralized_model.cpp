@@ -1,0 +1,33 @@
+#include "distsgd/sim/analytical/decentralized_model.hpp"
+
+#include <algorithm>
+
+#include "distsgd/core/error.hpp"
+
+namespace distsgd::sim {
+namespace {}  // namespace
+
+Prediction predict_gosgd(const ModelProfile& profile, int64_t workers, double probability,
+                         const ClusterDescription& c) {
+  require(probability >= 0 && probability <= 1, "GoSGD's probability must be in [0, 1]");
+  const double send = workers > 1 ? probability * model_transfer_seconds(profile, c) : 0;
+  return prediction_from_iteration(profile, workers, compute_seconds(profile) + send);
+}
+
+Prediction predict_gossip(const ModelProfile& profile, int64_t workers, const ClusterDescription& c) {
+  const double exchange = workers > 1 ? model_transfer_seconds(profile, c) : 0;
+  return prediction_from_iteration(profile, workers, compute_seconds(profile) + exchange);
+}
+
+Prediction predict_sgp(const ModelProfile& profile, int64_t workers, bool overlap, const ClusterDescription& c) {
+  const double push = workers > 1 ? model_transfer_seconds(profile, c) : 0;
+  const double compute = compute_seconds(profile);
+  return prediction_from_iteration(profile, workers, overlap ? std::max(compute, push) : compute + push);
+}
+
+Prediction predict_adpsgd(const ModelProfile& profile, int64_t workers, const ClusterDescription& c) {
+  const double exchange = workers > 1 ? model_transfer_seconds(profile, c) : 0;
+  return prediction_from_iteration(profile, workers, std::max(compute_seconds(profile), exchange));
+}
+
+}  // namespace distsgd::sim

@@ -1,0 +1,26 @@
+// Analytical predictions for the decentralized algorithms (spec/simulator.md, "Per-algorithm models"): no server,
+// each worker exchanges the model (m bytes) with one peer at a time over its own link. Homogeneous workers, a
+// uniform choice of peers (the hot spots of several workers picking one peer need the discrete-event fidelity).
+#pragma once
+#include <cstdint>
+
+#include "distsgd/sim/analytical/synchronous_model.hpp"
+#include "distsgd/sim/platform/cluster_description.hpp"
+#include "distsgd/sim/platform/model_profile.hpp"
+
+namespace distsgd::sim {
+
+// GoSGD: after each step, with probability p, a push of m to a random peer (the sender waits for the send).
+Prediction predict_gosgd(const ModelProfile& profile, int64_t workers, double probability, const ClusterDescription& c);
+
+// Gossiping SGD (pull or push): one exchange of m with one peer per iteration, in the iteration's critical path.
+Prediction predict_gossip(const ModelProfile& profile, int64_t workers, const ClusterDescription& c);
+
+// SGP: one push of m per iteration; with overlap the push of iteration k runs under the compute of k + 1.
+Prediction predict_sgp(const ModelProfile& profile, int64_t workers, bool overlap, const ClusterDescription& c);
+
+// AD-PSGD: a communication thread exchanges m both ways with one peer while the compute thread runs; the slower of
+// the two sets the pace (full-duplex links: m each way at once).
+Prediction predict_adpsgd(const ModelProfile& profile, int64_t workers, const ClusterDescription& c);
+
+}  // namespace distsgd::sim

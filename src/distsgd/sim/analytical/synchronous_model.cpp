@@ -1,0 +1,167 @@
+#include "distsgd/sim/analytical/synchronous_model.hpp"
+
+#include <algorithm>
+
+#include "distsgd/core/error.hpp"
+#include "distsgd/core/text.hpp"
+#include "distsgd/sim/analytical/merged_gradients.hpp"
+#include "distsgd/sim/analytical/shard_layout.hpp"
+
+namespace distsgd::sim {
+namespace {
+
+// The tensors as layers of the DAG model (forward order) and their gradient bytes.
+struct Groups {
+  std::vector<LayerTimes> layers;  // comm left 0
+  std::vector<double> bytes;
+};
+
+Groups tensor_layers(const ModelProfile& profile) {
+  Groups g;
+  for (const auto& t : profile.tensors) {
+    g.layers.push_back({t.forward_seconds, t.backward_seconds, 0});
+    g.bytes.push_back(static_cast<double>(t.parameters * profile.bytes_per_parameter));
+  }
+  return g;
+}
+
+// The tensors grouped into buckets as AR-SGD forms them (forward order), built in backward order.
+Groups buckets(const ModelProfile& profile, const AllreduceSettings& settings) {
+  Groups g;
+  double bucket_bytes = 0;
+  for (std::size_t i = profile.tensors.size(); i-- > 0;) {
+    const auto& t = profile.tensors[i];
+    const double bytes = static_cast<double>(t.parameters * profile.bytes_per_parameter);
+    const double limit = g.layers.size() <= 1 ? settings.first_bucket_bytes : settings.bucket_bytes;  // current's
+    if (g.layers.empty() || bucket_bytes + bytes > limit || limit <= 0) {
+      if (!g.layers.empty()) g.bytes.push_back(bucket_bytes);
+      g.layers.push_back({});
+      bucket_bytes = 0;
+    }
+    g.layers.back().forward += t.forward_seconds;
+    g.layers.back().backward += t.backward_seconds;
+    bucket_bytes += bytes;
+  }
+  g.bytes.push_back(bucket_bytes);
+  std::reverse(g.layers.begin(), g.layers.end());
+  std::reverse(g.bytes.begin(), g.bytes.end());
+  return g;
+}
+
+// Each group's communication, `seconds(bytes)`.
+template <class Seconds>
+std::vector<LayerTimes> with_comm(Groups g, Seconds seconds) {
+  for (std::size_t i = 0; i < g.layers.size(); ++i) g.layers[i].comm = seconds(g.bytes[i]);
+  return g.layers;
+}
+
+const std::vector<std::pair<std::string, AllreduceSettings>>& overlaps() {
+  static const std::vector<std::pair<std::string, AllreduceSettings>> all = {
+      {"none", {false}},
+      {"wfbp", {true}},
+      {"mgwfbp", {true, 0, 0, AllreduceSchedule::kMgwfbp}},
+      {"merge-optimal", {true, 0, 0, AllreduceSchedule::kOptimalMerge}},
+      {"multistep", {true, 0, 0, AllreduceSchedule::kMultistep}},
+  };
+  return all;
+}
+
+}  // namespace
+
+std::vector<std::string> allreduce_overlap_names() {
+  std::vector<std::string> names;
+  for (const auto& entry : overlaps()) names.push_back(entry.first);
+  return names;
+}
+
+AllreduceSettings allreduce_settings(const std::string& overlap, double bucket_bytes, double first_bucket_bytes) {
+  for (const auto& [name, settings] : overlaps()) {
+    if (name != overlap) continue;
+    AllreduceSettings s = settings;
+    s.bucket_bytes = bucket_bytes;
+    s.first_bucket_bytes = first_bucket_bytes;
+    return s;
+  }
+  throw Error("--overlap must be " + join_or(allreduce_overlap_names()) + " (got '" + overlap + "')");
+}
+
+Prediction predict_allreduce_sgd(const ModelProfile& profile, int64_t workers, const LinkCost& ring,
+                                 const LinkCost& alltoall, const AllreduceSettings& settings) {
+  require(workers >= 1, "AR-SGD needs at least one worker");
+  require(!profile.tensors.empty(), "the profile has no tensors");
+  const double update = profile.update_seconds_per_byte * profile.gradient_bytes();
+  const double forward = profile.forward_seconds(), backward = profile.backward_seconds();
+  const auto allreduce = [&](double bytes) { return ring_allreduce_seconds(ring, workers, bytes); };
+  if (!settings.wait_free) {
+    return prediction_from_iteration(profile, workers,
+                                     forward + backward + allreduce(profile.gradient_bytes()) + update);
+  }
+  switch (settings.schedule) {
+    case AllreduceSchedule::kBuckets: {
+      const auto layers = with_comm(buckets(profile, settings), allreduce);
+      return prediction_from_iteration(profile, workers,
+                                       forward + backward + wfbp_exposed_communication_seconds(layers) + update);
+    }
+    case AllreduceSchedule::kMgwfbp:
+    case AllreduceSchedule::kOptimalMerge: {
+      const Groups tensors = tensor_layers(profile);
+      const auto merged = settings.schedule == AllreduceSchedule::kMgwfbp
+                              ? merge_gradients_mgwfbp(tensors.layers, tensors.bytes, allreduce)
+                              : merge_gradients_optimal(tensors.layers, tensors.bytes, allreduce);
+      return prediction_from_iteration(profile, workers,
+                                       forward + backward + wfbp_exposed_communication_seconds(merged.layers) + update);
+    }
+    case AllreduceSchedule::kMultistep: {
+      const Groups b = buckets(profile, settings);
+      // The alltoall of 1/P slices and the local sum move and add what a ring reduce-scatter does.
+      const auto scatter =
+          with_comm(b, [&](double bytes) { return ring_reduce_scatter_seconds(alltoall, workers, bytes); });
+      const auto gather = with_comm(b, [&](double bytes) { return ring_allgather_seconds(ring, workers, bytes); });
+      const double sliced_update = update / static_cast<double>(workers);
+      return prediction_from_iteration(profile, workers,
+                                       forward + gathered_forward_exposed_seconds(gather) + backward +
+                                           wfbp_exposed_communication_seconds(scatter) + sliced_update);
+    }
+  }
+  throw Error("unknown AR-SGD schedule");
+}
+
+Prediction predict_allreduce_sgd(const ModelProfile& profile, int64_t workers, const LinkCost& allreduce,
+                                 const AllreduceSettings& settings) {
+  return predict_allreduce_sgd(profile, workers, allreduce, allreduce, settings);
+}
+
+Prediction predict_allreduce_sgd(const ModelProfile& profile, int64_t workers, const ClusterDescription& cluster,
+                                 const AllreduceSettings& settings) {
+  return predict_allreduce_sgd(profile, workers, cluster.allreduce_cost(workers), cluster.alltoall_cost(workers),
+                               settings);
+}
+
+Prediction predict_bsp(const ModelProfile& profile, int64_t workers, int64_t servers, const ClusterDescription& cluster,
+                       const PsLayout& layout) {
+  require(servers >= 1, "BSP needs at least one server");
+  const double m = profile.gradient_bytes();
+  const double shard = largest_shard_bytes(profile, servers, layout.sharding);
+  const int64_t per_node = layout.local_aggregation ? cluster.workers_on_fullest_node(workers) : 1;
+  const double pushers = static_cast<double>(layout.local_aggregation ? cluster.node_of(workers - 1) + 1 : workers);
+  const double uplink =
+      layout.local_aggregation ? cluster.worker_bytes_per_second : cluster.worker_share_bytes_per_second(workers);
+  // Each shard takes its part of every push over its link, while each pusher sends m over its (share of the) link.
+  const double push = cluster.alpha_seconds + std::max(m / uplink, pushers * shard / cluster.server_bytes_per_second);
+  const double pull = push;  // symmetric
+  const double aggregate = pushers * shard * cluster.gamma_seconds_per_byte;
+  const double update = profile.update_seconds_per_byte * shard;  // each shard updates its part, in parallel
+  // Each server handles every pusher's push and pull of its shard in turn.
+  const double processing = server_processing_seconds(cluster, 2 * pushers, pushers * shard);
+  double host = 0;  // local aggregation: gradients in to the node's leader, their sum, parameters out
+  if (per_node > 1) {
+    const double members = static_cast<double>(per_node - 1);
+    const double hand_over = cluster.intra_node_alpha() + members * m / cluster.intra_node_rate();
+    host = 2 * hand_over + members * m * cluster.gamma_seconds_per_byte;
+  }
+  return prediction_from_iteration(
+      profile, workers,
+      profile.forward_seconds() + profile.backward_seconds() + host + push + aggregate + update + processing + pull);
+}
+
+}  // namespace distsgd::sim

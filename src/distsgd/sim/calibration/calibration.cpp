@@ -1,0 +1,488 @@
+#include "distsgd/sim/calibration/calibration.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "distsgd/core/error.hpp"
+#include "distsgd/core/text.hpp"
+
+namespace distsgd::sim {
+namespace {
+
+// Each unknown's range (its logarithm is searched between these) and its neutral value, the one a cluster without
+// calibration has (NaN: the base's own value).
+struct Range {
+  double low, high, neutral;
+};
+
+Range range_of(Unknown u) {
+  switch (u) {
+    case Unknown::kComputeScale:
+      return {0.05, 20, 1};
+    case Unknown::kLinkEfficiency:
+      return {1e-3, 4, 1};
+    case Unknown::kAlpha:
+      return {1e-7, 0.1, std::nan("")};
+    case Unknown::kIterationOverhead:
+      return {1e-7, 10, 0};
+    case Unknown::kServerSecondsPerByte:
+      return {1e-14, 1e-6, 0};
+    case Unknown::kServerSecondsPerRequest:
+      return {1e-8, 0.1, 0};
+  }
+  return {1, 1, 1};
+}
+
+// Where in its range (0 or 1) an unknown costs the most time: the slowest links, the largest of the others.
+double costliest(Unknown u) { return u == Unknown::kLinkEfficiency ? 0.0 : 1.0; }
+
+// A prediction whose log error counts as a miss this large when it is not a positive number.
+constexpr double kFailedPrediction = 1e6;
+// An unknown is seen by the points when doubling it moves some prediction by 1% or more (d ln p / d ln v >= 0.015).
+constexpr double kSeen = 0.015;
+// Two sets of unknowns move the predictions alike when the smallest eigenvalue of their columns' correlation falls
+// below this (a condition number of 1,000: the fit could trade one for the other along that direction).
+constexpr double kAlike = 1e-3;
+
+struct Problem {
+  const CalibrationRequest& request;
+  const ThroughputModel& model;
+  std::vector<Unknown> free;  // searched
+  ClusterDescription fixed;   // the others at their values
+
+  double log_low(size_t j) const { return std::log(range_of(free[j]).low); }
+  double log_high(size_t j) const { return std::log(range_of(free[j]).high); }
+  // u in [0, 1] per free unknown, to a cluster.
+  ClusterDescription cluster_at(const std::vector<double>& u) const {
+    ClusterDescription c = fixed;
+    for (size_t j = 0; j < free.size(); ++j) {
+      const double t = std::clamp(u[j], 0.0, 1.0);
+      c = with_unknown(c, request.base, free[j], std::exp(log_low(j) + t * (log_high(j) - log_low(j))));
+    }
+    return c;
+  }
+  std::vector<double> log_errors(const ClusterDescription& c) const {
+    std::vector<double> e;
+    for (const auto& p : request.points) {
+      const double predicted = model(p, c);
+      e.push_back(predicted > 0 && std::isfinite(predicted) ? std::log(predicted / p.samples_per_second)
+                                                            : kFailedPrediction);
+    }
+    return e;
+  }
+  double objective(const std::vector<double>& u) const {
+    double sum = 0;
+    for (const double e : log_errors(cluster_at(u))) sum += e * e;
+    return sum / static_cast<double>(request.points.size());
+  }
+  std::vector<double> u_of(const ClusterDescription& c) const {
+    std::vector<double> u;
+    for (size_t j = 0; j < free.size(); ++j) {
+      const double v = std::clamp(value_in(c, request.base, free[j]), range_of(free[j]).low, range_of(free[j]).high);
+      u.push_back((std::log(v) - log_low(j)) / (log_high(j) - log_low(j)));
+    }
+    return u;
+  }
+};
+
+// Nelder-Mead within the unit cube (points outside are clamped when evaluated, and kept clamped).
+std::vector<double> nelder_mead(const Problem& problem, std::vector<double> start, double step) {
+  const size_t k = start.size();
+  auto clamp = [](std::vector<double> u) {
+    for (double& x : u) x = std::clamp(x, 0.0, 1.0);
+    return u;
+  };
+  std::vector<std::vector<double>> simplex{clamp(start)};
+  for (size_t j = 0; j < k; ++j) {
+    auto v = start;
+    v[j] += v[j] + step <= 1 ? step : -step;
+    simplex.push_back(clamp(v));
+  }
+  std::vector<double> f;
+  for (const auto& v : simplex) f.push_back(problem.objective(v));
+  const int64_t max_evaluations = 300 * static_cast<int64_t>(k + 1);
+  for (int64_t evaluations = 0; evaluations < max_evaluations;) {
+    std::vector<size_t> order(k + 1);
+    for (size_t i = 0; i <= k; ++i) order[i] = i;
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return f[a] < f[b]; });
+    const size_t best = order.front(), worst = order.back(), second = order[k - 1];
+    if (f[worst] - f[best] < 1e-12 * (1 + f[best])) break;
+    std::vector<double> centre(k, 0);
+    for (size_t i = 0; i <= k; ++i) {
+      if (i == worst) continue;
+      for (size_t j = 0; j < k; ++j) centre[j] += simplex[i][j] / static_cast<double>(k);
+    }
+    auto toward = [&](double t) {
+      std::vector<double> v(k);
+      for (size_t j = 0; j < k; ++j) v[j] = centre[j] + t * (simplex[worst][j] - centre[j]);
+      return clamp(v);
+    };
+    const auto reflected = toward(-1);
+    const double fr = problem.objective(reflected);
+    ++evaluations;
+    if (fr < f[best]) {
+      const auto expanded = toward(-2);
+      const double fe = problem.objective(expanded);
+      ++evaluations;
+      if (fe < fr) {
+        simplex[worst] = expanded, f[worst] = fe;
+      } else {
+        simplex[worst] = reflected, f[worst] = fr;
+      }
+    } else if (fr < f[second]) {
+      simplex[worst] = reflected, f[worst] = fr;
+    } else {
+      const auto contracted = toward(fr < f[worst] ? -0.5 : 0.5);
+      const double fc = problem.objective(contracted);
+      ++evaluations;
+      if (fc < std::min(fr, f[worst])) {
+        simplex[worst] = contracted, f[worst] = fc;
+      } else {
+        for (size_t i = 0; i <= k; ++i) {
+          if (i == best) continue;
+          for (size_t j = 0; j < k; ++j) simplex[i][j] = simplex[best][j] + 0.5 * (simplex[i][j] - simplex[best][j]);
+          f[i] = problem.objective(simplex[i]);
+          ++evaluations;
+        }
+      }
+    }
+  }
+  return simplex[static_cast<size_t>(std::min_element(f.begin(), f.end()) - f.begin())];
+}
+
+// The best of several deterministic starts: the base's values, and the corners of a smaller cube around the middle.
+std::vector<double> fit(const Problem& problem) {
+  const size_t k = problem.free.size();
+  std::vector<std::vector<double>> starts{problem.u_of(problem.fixed)};
+  for (int s = 0; s < 4; ++s) {
+    std::vector<double> u(k);
+    for (size_t j = 0; j < k; ++j) u[j] = ((s >> (j % 2)) & 1) ^ (j / 2 % 2) ? 0.3 : 0.7;
+    starts.push_back(u);
+  }
+  std::vector<double> best;
+  double best_f = std::numeric_limits<double>::infinity();
+  for (const auto& start : starts) {
+    // A second pass from the first's result escapes a collapsed simplex.
+    auto u = nelder_mead(problem, nelder_mead(problem, start, 0.2), 0.05);
+    const double f = problem.objective(u);
+    if (f < best_f) best_f = f, best = u;
+  }
+  return best;
+}
+
+// d ln(prediction_i) / d ln(value_j) at u, by central differences (one-sided at a bound of the range).
+std::vector<std::vector<double>> jacobian(const Problem& problem, const std::vector<double>& u) {
+  std::vector<std::vector<double>> columns;
+  for (size_t j = 0; j < u.size(); ++j) {
+    const double width = problem.log_high(j) - problem.log_low(j);
+    const double h = 0.2 / width;  // 0.2 in ln(value)
+    auto up = u, down = u;
+    up[j] = std::min(1.0, u[j] + h);
+    down[j] = std::max(0.0, u[j] - h);
+    const auto a = problem.log_errors(problem.cluster_at(up)), b = problem.log_errors(problem.cluster_at(down));
+    std::vector<double> column;
+    for (size_t i = 0; i < a.size(); ++i) column.push_back((a[i] - b[i]) / ((up[j] - down[j]) * width));
+    columns.push_back(column);
+  }
+  return columns;
+}
+
+double largest_magnitude(const std::vector<double>& column) {
+  double m = 0;
+  for (const double x : column) m = std::max(m, std::abs(x));
+  return m;
+}
+
+// The eigenvector of the smallest eigenvalue of the columns' correlation matrix (Jacobi rotations: k <= 6), and the
+// eigenvalue.
+std::pair<double, std::vector<double>> least_direction(const std::vector<std::vector<double>>& columns) {
+  const size_t k = columns.size();
+  std::vector<std::vector<double>> a(k, std::vector<double>(k, 0)), v(k, std::vector<double>(k, 0));
+  std::vector<double> norm(k, 0);
+  for (size_t j = 0; j < k; ++j) {
+    for (const double x : columns[j]) norm[j] += x * x;
+    norm[j] = std::sqrt(norm[j]);
+  }
+  for (size_t p = 0; p < k; ++p) {
+    v[p][p] = 1;
+    for (size_t q = 0; q < k; ++q) {
+      double dot = 0;
+      for (size_t i = 0; i < columns[p].size(); ++i) dot += columns[p][i] * columns[q][i];
+      a[p][q] = dot / (norm[p] * norm[q]);
+    }
+  }
+  for (int sweep = 0; sweep < 60; ++sweep) {
+    double off = 0;
+    for (size_t p = 0; p < k; ++p) {
+      for (size_t q = p + 1; q < k; ++q) off += a[p][q] * a[p][q];
+    }
+    if (off < 1e-24) break;
+    for (size_t p = 0; p < k; ++p) {
+      for (size_t q = p + 1; q < k; ++q) {
+        if (std::abs(a[p][q]) < 1e-300) continue;
+        const double theta = (a[q][q] - a[p][p]) / (2 * a[p][q]);
+        const double t = (theta >= 0 ? 1 : -1) / (std::abs(theta) + std::sqrt(theta * theta + 1));
+        const double c = 1 / std::sqrt(t * t + 1), s = t * c;
+        for (size_t r = 0; r < k; ++r) {  // A <- A J
+          const double arp = a[r][p], arq = a[r][q];
+          a[r][p] = c * arp - s * arq;
+          a[r][q] = s * arp + c * arq;
+        }
+        for (size_t r = 0; r < k; ++r) {  // A <- J^T A
+          const double apr = a[p][r], aqr = a[q][r];
+          a[p][r] = c * apr - s * aqr;
+          a[q][r] = s * apr + c * aqr;
+        }
+        for (size_t r = 0; r < k; ++r) {
+          const double vrp = v[r][p], vrq = v[r][q];
+          v[r][p] = c * vrp - s * vrq;
+          v[r][q] = s * vrp + c * vrq;
+        }
+      }
+    }
+  }
+  size_t least = 0;
+  for (size_t p = 1; p < k; ++p) {
+    if (a[p][p] < a[least][least]) least = p;
+  }
+  std::vector<double> direction(k);
+  for (size_t r = 0; r < k; ++r) direction[r] = v[r][least];
+  return {a[least][least], direction};
+}
+
+// Whether some prediction depends on free unknown j where it weighs most (the others at their values in u).
+bool seen_where_costliest(const Problem& problem, std::vector<double> u, size_t j) {
+  u[j] = costliest(problem.free[j]);
+  return largest_magnitude(jacobian(problem, u)[j]) >= kSeen;
+}
+
+ClusterDescription neutral(ClusterDescription c, const ClusterDescription& base, Unknown u) {
+  const double value = std::isnan(range_of(u).neutral) ? value_in(base, base, u) : range_of(u).neutral;
+  return with_unknown(std::move(c), base, u, value);
+}
+
+std::string names_of(const std::vector<Unknown>& unknowns) {
+  std::vector<std::string> names;
+  for (const auto u : unknowns) names.push_back(name_of(u));
+  return join_or(names);
+}
+
+}  // namespace
+
+const std::vector<Unknown>& all_unknowns() {
+  static const std::vector<Unknown> all{
+      Unknown::kComputeScale,      Unknown::kLinkEfficiency,       Unknown::kAlpha,
+      Unknown::kIterationOverhead, Unknown::kServerSecondsPerByte, Unknown::kServerSecondsPerRequest};
+  return all;
+}
+
+std::string name_of(Unknown u) {
+  switch (u) {
+    case Unknown::kComputeScale:
+      return "compute_scale";
+    case Unknown::kLinkEfficiency:
+      return "link_efficiency";
+    case Unknown::kAlpha:
+      return "alpha";
+    case Unknown::kIterationOverhead:
+      return "iteration_overhead";
+    case Unknown::kServerSecondsPerByte:
+      return "server_seconds_per_byte";
+    case Unknown::kServerSecondsPerRequest:
+      return "server_seconds_per_request";
+  }
+  return "?";
+}
+
+Unknown unknown_named(const std::string& name) {
+  for (const auto u : all_unknowns()) {
+    if (name_of(u) == name) return u;
+  }
+  std::vector<std::string> names;
+  for (const auto u : all_unknowns()) names.push_back(name_of(u));
+  throw Error("--fit: '" + name + "' is not an unknown the calibration fits (" + join(names) + ")");
+}
+
+std::string what_determines(Unknown u) {
+  switch (u) {
+    case Unknown::kComputeScale:
+      return "a run whose time is mostly compute (1 worker, or an algorithm that communicates rarely: localsgd, "
+             "easgd)";
+    case Unknown::kLinkEfficiency:
+      return "a run bound by the network's bandwidth (arsgd or bsp at 4 or more workers, a large model)";
+    case Unknown::kAlpha:
+      return "runs that send many small messages beside ones that send few large ones (arsgd --overlap wfbp "
+             "--bucket-mb 0 beside --overlap none)";
+    case Unknown::kIterationOverhead:
+      return "runs of two batch sizes or two models (an overhead per iteration does not grow with the batch)";
+    case Unknown::kServerSecondsPerByte:
+      return "a parameter-server run that loads its server (asp or bsp with 1 server at 4 or more workers)";
+    case Unknown::kServerSecondsPerRequest:
+      return "parameter-server runs with 1 server at two worker counts and two --servers counts";
+  }
+  return "";
+}
+
+ClusterDescription with_unknown(ClusterDescription c, const ClusterDescription& base, Unknown u, double value) {
+  switch (u) {
+    case Unknown::kComputeScale:
+      c.compute_scale = value;
+      break;
+    case Unknown::kLinkEfficiency:
+      c.worker_bytes_per_second = base.worker_bytes_per_second * value;
+      c.server_bytes_per_second = base.server_bytes_per_second * value;
+      c.intra_node_bytes_per_second = base.intra_node_bytes_per_second * value;
+      break;
+    case Unknown::kAlpha:
+      if (base.alpha_seconds > 0 && base.intra_node_bytes_per_second > 0) {
+        c.intra_node_alpha_seconds = base.intra_node_alpha_seconds * value / base.alpha_seconds;
+      }
+      c.alpha_seconds = value;
+      break;
+    case Unknown::kIterationOverhead:
+      c.iteration_overhead_seconds = value;
+      break;
+    case Unknown::kServerSecondsPerByte:
+      c.server_seconds_per_byte = value;
+      break;
+    case Unknown::kServerSecondsPerRequest:
+      c.server_seconds_per_request = value;
+      break;
+  }
+  return c;
+}
+
+double value_in(const ClusterDescription& c, const ClusterDescription& base, Unknown u) {
+  switch (u) {
+    case Unknown::kComputeScale:
+      return c.compute_scale;
+    case Unknown::kLinkEfficiency:
+      return c.worker_bytes_per_second / base.worker_bytes_per_second;
+    case Unknown::kAlpha:
+      return c.alpha_seconds > 0 ? c.alpha_seconds : 5e-5;
+    case Unknown::kIterationOverhead:
+      return c.iteration_overhead_seconds;
+    case Unknown::kServerSecondsPerByte:
+      return c.server_seconds_per_byte;
+    case Unknown::kServerSecondsPerRequest:
+      return c.server_seconds_per_request;
+  }
+  return 0;
+}
+
+ClusterCalibration calibrate(const CalibrationRequest& request, const ThroughputModel& model) {
+  require(!request.points.empty(), "calibrate: no measured points (give --points FILE.csv or --runs DIR...)");
+  const bool automatic = request.unknowns.empty();
+  ClusterDescription start = request.base;
+  // A measured allreduce fit would stand in for the links the calibration fits: the fitted links replace it.
+  start.allreduce_fit = {};
+  for (const auto& p : request.points) {
+    try {
+      model(p, start);
+    } catch (const Error& e) {
+      throw Error(p.origin + ": " + e.what());
+    }
+  }
+  Problem problem{request, model, automatic ? all_unknowns() : request.unknowns, start};
+  std::vector<FittedUnknown> left;  // not fitted, with the reason
+  auto leave = [&](Unknown u, const std::string& note) {
+    problem.fixed = neutral(problem.fixed, request.base, u);
+    problem.free.erase(std::find(problem.free.begin(), problem.free.end(), u));
+    left.push_back({u, 0, false, note});
+  };
+  // An unknown no prediction depends on: refused when named, left out otherwise.
+  auto leave_unseen = [&](Unknown u) {
+    require(automatic, "calibrate: no point depends on " + name_of(u) + "; measure " + what_determines(u));
+    leave(u, "no point depends on it; measure " + what_determines(u));
+  };
+  // Unknowns no prediction depends on even where they weigh most (the end of the range that costs the most time)
+  // are out from the start.
+  {
+    const auto u0 = problem.u_of(problem.fixed);
+    std::vector<Unknown> unseen;
+    for (size_t j = 0; j < problem.free.size(); ++j) {
+      if (!seen_where_costliest(problem, u0, j)) unseen.push_back(problem.free[j]);
+    }
+    for (const Unknown unknown : unseen) leave_unseen(unknown);
+  }
+  std::vector<double> u;
+  for (;;) {
+    require(!problem.free.empty(),
+            "calibrate: the points determine none of the unknowns; measure " + what_determines(all_unknowns().front()));
+    // Named unknowns need a point each; chosen ones two (a fit with as many unknowns as points fits the noise too).
+    const size_t most = automatic ? std::max<size_t>(1, request.points.size() / 2) : request.points.size();
+    if (problem.free.size() > most) {
+      const Unknown last = problem.free.back();
+      const size_t n = request.points.size();
+      require(automatic, "calibrate: " + std::to_string(n) + (n == 1 ? " point" : " points") + " cannot determine " +
+                             std::to_string(problem.free.size()) + " unknowns; measure " + what_determines(last) +
+                             ", or --fit fewer");
+      leave(last, "too few points (two per unknown fitted); measure " + what_determines(last));
+      continue;
+    }
+    u = fit(problem);
+    const auto columns = jacobian(problem, u);
+    // An unknown no prediction depends on at the fit, though they do where it weighs most: the points bound it
+    // from above and prefer less of it than they can see (an additive cost is then 0, others keep the value).
+    bool changed = false;
+    for (size_t j = 0; j < columns.size() && !changed; ++j) {
+      if (largest_magnitude(columns[j]) >= kSeen) continue;
+      const Unknown unknown = problem.free[j];
+      if (seen_where_costliest(problem, u, j)) {
+        const double value =
+            range_of(unknown).neutral == 0 ? 0.0 : value_in(problem.cluster_at(u), request.base, unknown);
+        problem.fixed = with_unknown(problem.cluster_at(u), request.base, unknown, value);
+        problem.free.erase(problem.free.begin() + static_cast<std::ptrdiff_t>(j));
+        u.erase(u.begin() + static_cast<std::ptrdiff_t>(j));
+        left.push_back({unknown, value, true, "negligible: the points are fitted as well without it"});
+      } else {
+        leave_unseen(unknown);
+      }
+      changed = true;
+    }
+    if (changed) continue;
+    if (columns.size() >= 2) {
+      const auto [eigenvalue, direction] = least_direction(columns);
+      if (eigenvalue < kAlike) {
+        std::vector<Unknown> alike;
+        for (size_t j = 0; j < direction.size(); ++j) {
+          if (std::abs(direction[j]) > 0.3) alike.push_back(problem.free[j]);
+        }
+        const Unknown last = alike.back();  // the latest in the order tried
+        require(automatic, "calibrate: the points cannot tell " + names_of(alike) +
+                               " apart (they move every prediction alike); measure " + what_determines(last) +
+                               ", or --fit fewer");
+        leave(last,
+              "not told apart from " + name_of(alike.front()) + " by these points; measure " + what_determines(last));
+        continue;
+      }
+    }
+    break;
+  }
+  ClusterCalibration result;
+  result.cluster = problem.cluster_at(u);
+  for (const auto unknown : all_unknowns()) {
+    const auto free = std::find(problem.free.begin(), problem.free.end(), unknown);
+    const auto gone =
+        std::find_if(left.begin(), left.end(), [&](const FittedUnknown& f) { return f.unknown == unknown; });
+    if (free != problem.free.end()) {
+      result.unknowns.push_back({unknown, value_in(result.cluster, request.base, unknown), true, ""});
+    } else if (gone != left.end()) {
+      auto f = *gone;
+      f.value = value_in(result.cluster, request.base, unknown);
+      result.unknowns.push_back(f);
+    }
+  }
+  double sum = 0;
+  for (const auto& p : request.points) {
+    const double predicted = model(p, result.cluster);
+    result.predicted.push_back(predicted);
+    const double e = predicted / p.samples_per_second - 1;
+    sum += e * e;
+  }
+  result.rms_relative_error = std::sqrt(sum / static_cast<double>(request.points.size()));
+  return result;
+}
+
+}  // namespace distsgd::sim

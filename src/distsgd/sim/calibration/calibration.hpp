@@ -1,0 +1,80 @@
+// Calibration (distsgd calibrate): the figures of a cluster description that no data sheet gives (how much of the
+// line rate the framework reaches, its per-message overhead, how much slower compute runs than the profile says, a
+// per-iteration overhead, a parameter server's processing costs) fitted to measured throughput, so that the
+// simulator predicts the points the fit did not see. The fit minimises the squared log error of the predicted
+// samples/s over the points (a relative error, the same weight for a slow and a fast configuration), by Nelder-Mead
+// over each unknown's logarithm within its range, from several starts. Whether the points determine an unknown is
+// read off the fit's Jacobian: an unknown no point depends on, or one that every point sees only together with
+// another (the two move the predictions alike), is not determined.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "distsgd/sim/platform/cluster_description.hpp"
+
+namespace distsgd::sim {
+
+// One measured configuration: an algorithm at a worker count (with its settings) and the throughput it reached.
+struct MeasuredPoint {
+  std::string algorithm;
+  int64_t workers = 0;
+  double samples_per_second = 0;
+  std::vector<std::string> flags;  // the algorithm's settings as train flags: {"--servers", "2", "--staleness", "3"}
+  std::string origin;              // where it came from: "points.csv:4", a run directory
+};
+
+enum class Unknown {
+  kComputeScale,             // compute_scale
+  kLinkEfficiency,           // the links' rates as a fraction of the base's
+  kAlpha,                    // alpha_seconds (the intra-node alpha keeps its ratio to it)
+  kIterationOverhead,        // iteration_overhead_seconds
+  kServerSecondsPerByte,     // server_seconds_per_byte
+  kServerSecondsPerRequest,  // server_seconds_per_request
+};
+
+// In the order the automatic choice tries them.
+const std::vector<Unknown>& all_unknowns();
+std::string name_of(Unknown unknown);
+// By name; throws Error listing the names.
+Unknown unknown_named(const std::string& name);
+// A measurement that would determine it, for the refusal of an underdetermined fit.
+std::string what_determines(Unknown unknown);
+
+// The cluster with `value` for `unknown` (link efficiency multiplies the base's rates).
+ClusterDescription with_unknown(ClusterDescription cluster, const ClusterDescription& base, Unknown unknown,
+                                double value);
+// The unknown's value in a cluster made from `base` (link efficiency: the ratio of the rates).
+double value_in(const ClusterDescription& cluster, const ClusterDescription& base, Unknown unknown);
+
+// Predicted samples/s of a point on a cluster.
+using ThroughputModel = std::function<double(const MeasuredPoint&, const ClusterDescription&)>;
+
+struct FittedUnknown {
+  Unknown unknown;
+  double value = 0;
+  bool fitted = false;  // false: left at the base's value, `note` says why
+  std::string note;
+};
+
+struct ClusterCalibration {
+  ClusterDescription cluster;  // the base with the fitted figures
+  std::vector<FittedUnknown> unknowns;
+  std::vector<double> predicted;  // samples/s of each point on `cluster`
+  double rms_relative_error = 0;  // of the points (the fit's own residuals)
+};
+
+struct CalibrationRequest {
+  std::vector<MeasuredPoint> points;
+  ClusterDescription base;
+  // Empty: choose among all_unknowns() those the points determine (each in turn, kept when the points see it apart
+  // from those already kept); given: exactly these, and a fit they do not determine is refused.
+  std::vector<Unknown> unknowns;
+};
+
+// Throws Error (one line) when there are no points, when a named unknown is not determined by them (naming what to
+// measure), or when a prediction fails.
+ClusterCalibration calibrate(const CalibrationRequest& request, const ThroughputModel& model);
+
+}  // namespace distsgd::sim

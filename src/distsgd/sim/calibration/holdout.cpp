@@ -1,0 +1,46 @@
+#include "distsgd/sim/calibration/holdout.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "distsgd/core/error.hpp"
+
+namespace distsgd::sim {
+
+HoldoutSplit split_at_smallest_workers(const std::vector<int64_t>& workers) {
+  require(!workers.empty(), "holdout: no rows");
+  const int64_t smallest = *std::min_element(workers.begin(), workers.end());
+  HoldoutSplit split;
+  for (size_t i = 0; i < workers.size(); ++i)
+    (workers[i] == smallest ? split.calibration : split.held_out).push_back(i);
+  return split;
+}
+
+double kendall_tau(const std::vector<double>& a, const std::vector<double>& b) {
+  require(a.size() == b.size(), "kendall_tau: lists of different lengths");
+  double concordant = 0, discordant = 0, tied_a = 0, tied_b = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    for (size_t j = i + 1; j < a.size(); ++j) {
+      const double x = a[i] - a[j], y = b[i] - b[j];
+      if (x == 0 && y == 0) continue;
+      if (x == 0) {
+        ++tied_a;
+      } else if (y == 0) {
+        ++tied_b;
+      } else if ((x > 0) == (y > 0)) {
+        ++concordant;
+      } else {
+        ++discordant;
+      }
+    }
+  }
+  const double denominator = std::sqrt((concordant + discordant + tied_a) * (concordant + discordant + tied_b));
+  return denominator > 0 ? (concordant - discordant) / denominator : 0;
+}
+
+size_t index_of_largest(const std::vector<double>& values) {
+  require(!values.empty(), "index_of_largest: no values");
+  return static_cast<size_t>(std::max_element(values.begin(), values.end()) - values.begin());
+}
+
+}  // namespace distsgd::sim

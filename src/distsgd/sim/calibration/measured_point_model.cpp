@@ -1,0 +1,57 @@
+#include "distsgd/sim/calibration/measured_point_model.hpp"
+
+#include "distsgd/core/error.hpp"
+#include "distsgd/sim/algorithm_predictions.hpp"
+#include "distsgd/sim/simulator_settings.hpp"
+
+namespace distsgd::sim {
+namespace {
+
+// The point's settings as the simulator takes them; the flags it does not take are collected in `ignored`.
+SimulatorSettings settings_of(const MeasuredPoint& p, std::set<std::string>& ignored) {
+  std::vector<std::string> words{"--algo", p.algorithm};
+  for (size_t i = 0; i < p.flags.size();) {
+    const std::string& flag = p.flags[i];
+    size_t end = i + 1;
+    while (end < p.flags.size() && p.flags[end].rfind("--", 0) != 0) ++end;
+    require(flag.rfind("--", 0) == 0, p.origin + ": flags: '" + flag + "' is not a flag");
+    if (flag == "--slowdown") {
+      throw Error(p.origin +
+                  ": --slowdown: calibrate fits homogeneous runs (the analytical models have no "
+                  "stragglers); leave the slowed runs out and compare them with distsgd simulate --fidelity des");
+    }
+    if (is_point_setting(flag)) {
+      words.insert(words.end(), p.flags.begin() + static_cast<std::ptrdiff_t>(i),
+                   p.flags.begin() + static_cast<std::ptrdiff_t>(end));
+    } else {
+      ignored.insert(flag);
+    }
+    i = end;
+  }
+  try {
+    return simulator_settings_from(words);
+  } catch (const Error& e) {
+    throw Error(p.origin + ": " + e.what());
+  }
+}
+
+}  // namespace
+
+bool is_point_setting(const std::string& flag) {
+  static const std::set<std::string> where_and_how{"--algo",  "--workers", "--profile",  "--cluster",     "--out",
+                                                   "--trace", "--seed",    "--fidelity", "--shared-cores"};
+  return simulator_takes_flag(flag) && !where_and_how.count(flag);
+}
+
+ThroughputModel analytical_model_of(const std::vector<MeasuredPoint>& points, const std::vector<ModelProfile>& profiles,
+                                    std::set<std::string>& ignored) {
+  require(points.size() == profiles.size(), "analytical_model_of: a profile per point");
+  std::vector<SimulatorSettings> settings;
+  for (const auto& p : points) settings.push_back(settings_of(p, ignored));
+  return [&points, settings, profiles](const MeasuredPoint& p, const ClusterDescription& cluster) {
+    const auto i = static_cast<size_t>(&p - points.data());
+    return predict_analytical(settings.at(i), profiles.at(i), cluster, p.workers).samples_per_second;
+  };
+}
+
+}  // namespace distsgd::sim

@@ -1,0 +1,127 @@
+#include "distsgd/sim/des/context.hpp"
+
+#include "distsgd/core/error.hpp"
+
+namespace distsgd::sim {
+namespace {
+
+std::vector<WorkerVariability> draws(const DesSettings& s) {
+  std::vector<WorkerVariability> v;
+  for (int64_t w = 0; w < s.workers; ++w) v.emplace_back(s.heterogeneity, w, s.workers, s.seed);
+  return v;
+}
+
+// Link time factors as rate multipliers.
+std::vector<double> link_rates(const std::vector<WorkerVariability>& v) {
+  std::vector<double> rates;
+  for (const auto& w : v) rates.push_back(1.0 / w.link_factor());
+  return rates;
+}
+
+int64_t servers_of(const DesSettings& s) { return uses_servers(s.algorithm) ? s.servers : 0; }
+
+CollectiveModel collective_model(const DesSettings& s) {
+  constexpr int64_t kMostWorkersForSteps = 64;  // P flows per step, 2(P-1) steps: beyond, the flow model
+  if (s.collectives == "steps") return CollectiveModel::kSteps;
+  if (s.collectives == "flows") return CollectiveModel::kFlows;
+  return s.workers <= kMostWorkersForSteps ? CollectiveModel::kSteps : CollectiveModel::kFlows;
+}
+
+}  // namespace
+
+DesContext::DesContext(const ModelProfile& p, const ClusterDescription& c, const DesSettings& s)
+    : profile(p),
+      cluster(c),
+      settings(s),
+      workers(s.workers),
+      servers(servers_of(s)),
+      variability(draws(s)),
+      ports(network, c, s.workers, servers_of(s), link_rates(variability)),
+      collectives(queue, network, ports, s.workers, c.gamma_seconds_per_byte, collective_model(s)),
+      trace(!s.trace_path.empty(), s.workers, servers_of(s)),
+      bytes_sent(static_cast<size_t>(s.workers), 0.0),
+      iteration(static_cast<size_t>(s.workers), 0),
+      model_bytes_(p.gradient_bytes()),
+      busy_deliveries_(c.delays_busy_deliveries(s.workers + servers_of(s))),
+      delivery_draws_(s.seed * 0x9e3779b97f4a7c15ULL + 17) {
+  compute.reserve(static_cast<size_t>(workers));  // tasks hold pointers to their resource: never reallocate
+  for (int64_t w = 0; w < workers; ++w) compute.emplace_back(queue);
+  server_cpu.reserve(static_cast<size_t>(servers));
+  for (int64_t k = 0; k < servers; ++k) server_cpu.emplace_back(queue);
+  if (c.shared_cores > 0) share_cores(c.shared_cores);
+  if (busy_deliveries_)
+    collectives.set_delivery_delay([this] { return busy_delivery_delay(); }, c.busy_delivery_mean_seconds());
+}
+
+double DesContext::busy_delivery_delay() {
+  if (!busy_deliveries_) return 0;
+  return cluster.busy_delivery_seconds(std::uniform_real_distribution<double>(0, 1)(delivery_draws_));
+}
+
+Next DesContext::delivered(Next arrived) {
+  if (!busy_deliveries_) return arrived;
+  return [this, arrived = std::move(arrived)] { queue.after(busy_delivery_delay(), arrived); };
+}
+
+void DesContext::share_cores(int64_t cores) {
+  const PortId all_cores = network.add_port(static_cast<double>(cores));
+  auto on_shared_cores = [this, all_cores](FifoResource& thread) {
+    Path path;
+    path.add(network.add_port(1.0));  // a thread runs on one core at a time
+    path.add(all_cores);
+    thread.run_tasks_with([this, path](double seconds, std::function<void()> finished) {
+      network.transfer(path, seconds, 0.0, std::move(finished));
+    });
+  };
+  for (auto& thread : compute) on_shared_cores(thread);
+  for (auto& thread : server_cpu) on_shared_cores(thread);
+}
+
+double DesContext::update_seconds(int64_t worker, double bytes) const {
+  return profile.update_seconds_per_byte * bytes * variability[static_cast<size_t>(worker)].compute_factor();
+}
+
+void DesContext::run(int64_t worker, const char* span_name, double seconds, Next next) {
+  compute[static_cast<size_t>(worker)].submit(seconds, [this, worker, span_name, next = std::move(next)](double start) {
+    if (span_name) trace.span(worker, span_name, start, queue.now());
+    next();
+  });
+}
+
+void DesContext::run_on_server(int64_t server, const char* span_name, double seconds, Next next) {
+  server_cpu[static_cast<size_t>(server)].submit(seconds,
+                                                 [this, server, span_name, next = std::move(next)](double start) {
+                                                   if (span_name)
+                                                     trace.span(server_rank(server), span_name, start, queue.now());
+                                                   next();
+                                                 });
+}
+
+void DesContext::sleep(int64_t worker, const char* span_name, double seconds, Next next) {
+  compute[static_cast<size_t>(worker)].submit_sleep(seconds,
+                                                    [this, worker, span_name, next = std::move(next)](double start) {
+                                                      if (span_name) trace.span(worker, span_name, start, queue.now());
+                                                      next();
+                                                    });
+}
+
+void DesContext::span(int64_t rank, const std::string& name, double start, Timeline::Lane lane) {
+  trace.span(rank, name, start, queue.now(), lane);
+}
+
+void DesContext::send_to_server(int64_t worker, int64_t server, double bytes, Next arrived) {
+  bytes_sent[static_cast<size_t>(worker)] += bytes;
+  network.transfer(ports.worker_to_server(worker, server), bytes, ports.alpha(), delivered(std::move(arrived)));
+}
+
+void DesContext::send_to_worker(int64_t server, int64_t worker, double bytes, Next arrived) {
+  network.transfer(ports.server_to_worker(server, worker), bytes, ports.alpha(), delivered(std::move(arrived)));
+}
+
+void DesContext::send_between_workers(int64_t from, int64_t to, double bytes, Next arrived) {
+  bytes_sent[static_cast<size_t>(from)] += bytes;
+  network.transfer(ports.worker_to_worker(from, to), bytes, ports.worker_to_worker_alpha(from, to),
+                   delivered(std::move(arrived)));
+}
+
+}  // namespace distsgd::sim

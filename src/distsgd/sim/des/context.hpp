@@ -1,0 +1,95 @@
+// What every part of one discrete-event simulation shares: the inputs, the clock, the network and its ports, the
+// collectives, each worker's compute (one task at a time: its training thread) and each server's (its shard lock), each
+// worker's draws, the trace, and the figures the workloads count (bytes sent, staleness).
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "distsgd/sim/analytical/prediction.hpp"
+#include "distsgd/sim/des/settings.hpp"
+#include "distsgd/sim/des/trace.hpp"
+#include "distsgd/sim/engine/event_queue.hpp"
+#include "distsgd/sim/engine/fifo_resource.hpp"
+#include "distsgd/sim/engine/flow_network.hpp"
+#include "distsgd/sim/engine/ring_collectives.hpp"
+#include "distsgd/sim/platform/cluster_description.hpp"
+#include "distsgd/sim/platform/cluster_network.hpp"
+#include "distsgd/sim/platform/heterogeneity.hpp"
+#include "distsgd/sim/platform/model_profile.hpp"
+
+namespace distsgd::sim {
+
+using Next = std::function<void()>;
+
+class DesContext {
+ public:
+  DesContext(const ModelProfile& profile, const ClusterDescription& cluster, const DesSettings& settings);
+  DesContext(const DesContext&) = delete;
+  DesContext& operator=(const DesContext&) = delete;
+
+  const ModelProfile& profile;
+  const ClusterDescription& cluster;
+  const DesSettings& settings;
+  const int64_t workers, servers;
+
+  EventQueue queue;
+  FlowNetwork network{queue};
+  std::vector<WorkerVariability> variability;  // per worker
+  ClusterNetwork ports;
+  RingCollectives collectives;
+  std::vector<FifoResource> compute;     // per worker: its training thread (and what locks its model)
+  std::vector<FifoResource> server_cpu;  // per server: updates under the shard's lock, one at a time
+  SimulatedTrace trace;
+
+  // Counted by the workloads.
+  std::vector<double> bytes_sent;        // per worker, from the start
+  std::vector<int64_t> iteration;        // per worker: the iteration it is in (the worker loop sets it)
+  std::map<int64_t, int64_t> staleness;  // gradient staleness (server updates since the worker's parameters)
+  std::map<int64_t, int64_t> clock_gap;  // SSP: a pull's clock minus the slowest worker's, when released
+
+  double model_bytes() const { return model_bytes_; }
+  // The optimizer step over `bytes` on this worker (the profile's update cost, times its compute factor).
+  double update_seconds(int64_t worker, double bytes) const;
+  // The same work on a server (servers are homogeneous).
+  // A push applied at a server: the update, and the server's processing of a request of `bytes` (cluster figures;
+  // the DES does not yet charge the pulls' requests, the analytical models do).
+  double server_update_seconds(double bytes) const {
+    return profile.update_seconds_per_byte * bytes + server_processing_seconds(cluster, 1, bytes);
+  }
+  bool measuring(int64_t worker) const { return iteration[static_cast<size_t>(worker)] >= settings.warmup; }
+
+  // A task on the worker's compute (in submission order), then `next`; `span` (may be null) names it on the trace.
+  void run(int64_t worker, const char* span, double seconds, Next next);
+  void run_on_server(int64_t server, const char* span, double seconds, Next next);
+  // Like run(), but the worker sleeps (--slowdown): it holds its training thread, not a core.
+  void sleep(int64_t worker, const char* span, double seconds, Next next);
+  // A span on the trace from `start` to now (waits, and operations the real code times as one phase).
+  void span(int64_t rank, const std::string& name, double start, Timeline::Lane lane = Timeline::kCompute);
+  int64_t server_rank(int64_t server) const { return workers + server; }
+
+  // Messages of `bytes` (one alpha each); the sender's bytes_sent counts them when it is a worker.
+  void send_to_server(int64_t worker, int64_t server, double bytes, Next arrived);
+  void send_to_worker(int64_t server, int64_t worker, double bytes, Next arrived);
+  void send_between_workers(int64_t from, int64_t to, double bytes, Next arrived);
+
+  // ClusterDescription::busy_delivery: how late the next message reaches its receiver (0 where it does not apply).
+  double busy_delivery_delay();
+
+ private:
+  // `arrived`, later by a busy receiver's delay where the cluster has one.
+  Next delivered(Next arrived);
+
+  // ClusterDescription::shared_cores: each rank's compute is a flow of core-seconds through a port of one core (its
+  // thread) and the cores' port, so n ranks computing at once on C < n cores each get C/n of a core.
+  void share_cores(int64_t cores);
+
+  double model_bytes_;
+  bool busy_deliveries_;
+  std::mt19937_64 delivery_draws_;
+};
+
+}  // namespace distsgd::sim

@@ -1,0 +1,98 @@
+#include "distsgd/sim/des/discrete_event_simulator.hpp"
+#include "distsgd/catalog/algorithm_catalog.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include "distsgd/core/error.hpp"
+#include "distsgd/core/text.hpp"
+#include "distsgd/sim/des/context.hpp"
+#include "distsgd/sim/des/worker_loop.hpp"
+#include "distsgd/sim/des/workload.hpp"
+
+namespace distsgd::sim {
+namespace {
+
+bool one_of(const std::string& value, std::initializer_list<const char*> names) {
+  return std::any_of(names.begin(), names.end(), [&](const char* n) { return value == n; });
+}
+
+std::unique_ptr<Workload> make_workload(DesContext& c) {
+  const auto& a = c.settings.algorithm;
+  if (a == "arsgd") return make_allreduce_workload(c);
+  if (uses_servers(a)) return make_parameter_server_workload(c);
+  if (one_of(a, {"localsgd", "slowmo", "diloco"})) return make_outer_workload(c);
+  return make_decentralized_workload(c);
+}
+
+}  // namespace
+
+bool uses_servers(const std::string& algorithm) { return catalog::needs_servers(algorithm); }
+
+void check(const DesSettings& s) {
+  std::vector<std::string> names(std::begin(kDesAlgorithms), std::end(kDesAlgorithms));
+  require(std::find(names.begin(), names.end(), s.algorithm) != names.end(),
+          "--algo: the simulator runs " + join(names) + " (got '" + s.algorithm + "')");
+  require(s.workers >= 1, "--workers: " + std::to_string(s.workers) + " is not a worker count");
+  require(s.iterations >= 1, "--iterations must be at least 1");
+  require(s.warmup >= 0, "--warmup must not be negative");
+  require(s.prefetch >= 0, "--prefetch must not be negative");
+  require(one_of(s.overlap, {"none", "wfbp", "multistep"}),
+          "--overlap: the discrete-event simulator runs the real overlaps none, wfbp and multistep (got '" + s.overlap +
+              "')");
+  require(s.bucket_bytes > 0 && s.first_bucket_bytes > 0, "--bucket-mb and --first-bucket-mb must be positive");
+  require(s.density >= 0 && s.density <= 1, "--density must be in [0, 1]");
+  require(s.density == 0 || one_of(s.algorithm, {"arsgd", "bsp", "asp", "ssp"}),
+          "--density: Deep Gradient Compression applies to arsgd, bsp, asp and ssp (as distsgd train --compress dgc)");
+  require(s.density == 0 || s.algorithm != "arsgd" || s.overlap != "multistep",
+          "--density with arsgd exchanges the sparse gradient after backward: --overlap multistep does not apply");
+  require(s.powersgd_rank >= 0 && s.powersgd_start >= 0, "--rank and --powersgd-start must not be negative");
+  require(s.powersgd_rank == 0 || one_of(s.algorithm, {"arsgd", "diloco"}),
+          "--compress powersgd applies to arsgd and diloco (as distsgd train --compress powersgd)");
+  require(s.powersgd_rank == 0 || s.density == 0, "--compress is either dgc or powersgd");
+  require(s.servers >= 1, "--servers must be at least 1");
+  require(one_of(s.sharding, {"memory", "layer"}), "--sharding must be memory or layer (got '" + s.sharding + "')");
+  require(one_of(s.local_aggregation, {"none", "host"}),
+          "--local-aggregation must be none or host (got '" + s.local_aggregation + "')");
+  require(s.local_aggregation == "none" || s.algorithm == "bsp", "--local-aggregation host applies to bsp only");
+  require(s.local_aggregation == "none" || s.density == 0,
+          "--local-aggregation host sums dense gradients: it does not combine with --compress dgc");
+  require(s.staleness >= 0, "--staleness must not be negative");
+  require(s.tau >= 1 && s.pi >= 1, "--tau and --pi must be at least 1");
+  require(one_of(s.aladdin_variant, {"full", "l1", "l2"}),
+          "--aladdin-variant must be full, l1 or l2 (got '" + s.aladdin_variant + "')");
+  require(s.gossip_probability >= 0 && s.gossip_probability <= 1, "--gossip-prob must be in [0, 1]");
+  require(one_of(s.gossip_mode, {"pull", "push"}), "--gossip-mode must be pull or push (got '" + s.gossip_mode + "')");
+  require(s.sgp_overlap == 0 || s.sgp_overlap == 1, "--sgp-overlap must be 0 or 1");
+  require(one_of(s.collectives, {"auto", "steps", "flows"}),
+          "--collectives must be auto, steps or flows (got '" + s.collectives + "')");
+  require(one_of(s.slowmo_base, {"localsgd", "sgp"}), "--base must be localsgd or sgp (got '" + s.slowmo_base + "')");
+  require(s.slowmo_base == "localsgd" || s.algorithm == "slowmo", "--base sgp applies to slowmo only");
+  require(s.slowmo_base == "localsgd" || s.workers >= 2, "--base sgp gossips: simulate 2 or more workers");
+  check_outer_settings(outer_loop_settings(s));
+  require(s.workers >= 2 || !catalog::peers_only(s.algorithm),
+          "--algo " + s.algorithm + " is decentralized: simulate 2 or more workers");
+  check(s.heterogeneity, s.workers);
+}
+
+DesResult simulate_discrete_events(const ModelProfile& profile, const ClusterDescription& cluster,
+                                   const DesSettings& settings) {
+  const auto started = std::chrono::steady_clock::now();
+  check(settings);
+  require(!profile.tensors.empty(), "the profile has no tensors");
+  require(profile.batch_size >= 1, "the profile has no batch size");
+  DesContext context(profile, cluster, settings);
+  const auto workload = make_workload(context);
+  DesRecorder recorder(context);
+  WorkerLoops loops(context, *workload, [&](int64_t worker, int64_t step) { recorder.iteration_done(worker, step); });
+  loops.start();
+  context.queue.run();
+  auto result = recorder.result(settings.algorithm);
+  result.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  if (context.trace.enabled()) context.trace.write(settings.trace_path);
+  return result;
+}
+
+}  // namespace distsgd::sim

@@ -1,0 +1,74 @@
+// The virtual cluster's scheduler (spec/virtual-cluster.md; SimGrid SMPI's shape): every worker and server of a
+// virtual run, and every thread they start, is an actor, a real thread that runs only when the scheduler releases
+// it, one at a time, in virtual-time order. An actor runs until it sleeps (compute), blocks (a wait on a message or
+// a condition) or ends; then the scheduler takes the next event of its queue (a delivery, a wake-up) at the
+// smallest virtual time, ties in the order they were scheduled. Nothing reads the wall clock and no two actors run
+// at once, so a run is the same, bit for bit, every time.
+// Events run on the driver, the thread that called run(); an actor runs inside the event that released it, so it
+// may schedule events (a send's delivery) on the same queue.
+#pragma once
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "distsgd/core/runtime.hpp"
+#include "distsgd/sim/engine/event_queue.hpp"
+
+namespace distsgd::sim {
+
+class ActorScheduler final : public runtime::Executive {
+ public:
+  explicit ActorScheduler(EventQueue& queue);
+  ~ActorScheduler() override;
+  ActorScheduler(const ActorScheduler&) = delete;
+  ActorScheduler& operator=(const ActorScheduler&) = delete;
+
+  // Runs the queue until no event is left and every actor has ended. Throws Error with the first actor's error,
+  // or on a deadlock (actors blocked with nothing left to wake them), naming each blocked actor and its wait.
+  // After an error the actors still blocked are left where they are (their threads end with the process).
+  void run();
+
+  // runtime::Executive: start() may be called before run() (the run's processes) or by an actor.
+  double now() const override { return queue_.now(); }
+  void sleep_until(double seconds) override;
+  void block(const void* key, double deadline, const char* what) override;
+  void notify(const void* key) override;
+  int64_t start(std::string name, std::function<void()> body) override;
+  void join(int64_t id) override;
+
+  int64_t actors_started() const { return static_cast<int64_t>(actors_.size()); }
+  EventQueue& queue() { return queue_; }
+
+ private:
+  struct Actor {
+    std::string name;
+    std::thread thread;
+    std::condition_variable go_signal;
+    bool go = false;
+    bool finished = false;
+    const char* what = nullptr;  // what it waits for (the deadlock report)
+    uint64_t wake_token = 0;     // bumped on every wake: a stale deadline event finds it changed
+  };
+
+  void resume(int64_t id);  // driver: run actor `id` until it yields
+  void yield();             // the running actor: give control back to the driver and wait for the next go
+  void schedule_resume(int64_t id, double time);
+  Actor& running();
+
+  EventQueue& queue_;
+  std::mutex mutex_;  // guards the go flags (the hand-over); everything else is touched by one thread at a time
+  std::condition_variable driver_signal_;
+  bool driver_go_ = false;
+  std::vector<std::unique_ptr<Actor>> actors_;
+  std::multimap<const void*, int64_t> blocked_;  // key -> actors waiting on it
+  int64_t running_ = -1;
+  std::string error_;
+};
+
+}  // namespace distsgd::sim

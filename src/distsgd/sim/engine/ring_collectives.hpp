@@ -1,0 +1,86 @@
+// Collectives over the workers as their steps on the flow network (spec/simulator.md, "Two fidelities" 2, and the
+// cost formulas of Thakur, Rabenseifner and Gropp in collective_costs.hpp), as Gloo runs them:
+//   ring allreduce        2(P-1) steps; step s sends m/P to the ring successor once this worker's send of step
+//                         s-1 is done and the predecessor's block of step s-1 has arrived (and, in the
+//                         reduce-scatter half, been reduced: gamma per byte)
+//   ring reduce-scatter   the first P-1 of those steps; ring allgather the last P-1
+//   pairwise alltoall     P-1 steps, step s sends m/P to rank + s + 1 (AR-SGD multistep's reduce-scatter)
+// On an idle network of equal links each step takes alpha + (m/P) beta, so the totals are the formulas.
+// Per-step simulation costs P flows per step; for large P the `kFlows` model instead runs each collective as P
+// concurrent flows (worker -> ring successor, carrying that worker's whole volume) after the steps' latency, once
+// every worker has joined: the same time on an idle network, contention at flow level, no per-step skew.
+// Each worker runs its collectives one at a time in the order it launched them (one communicator); the i-th
+// collective a worker launches is the i-th of every other worker, as on a real process group.
+#pragma once
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <vector>
+
+#include "distsgd/sim/engine/event_queue.hpp"
+#include "distsgd/sim/engine/flow_network.hpp"
+#include "distsgd/sim/platform/cluster_network.hpp"
+
+namespace distsgd::sim {
+
+enum class CollectiveKind { kAllreduce, kReduceScatter, kAllgather, kAlltoall };
+enum class CollectiveModel { kSteps, kFlows };
+
+// Steps of a collective over P processes, and the bytes each process sends (m the collective's size).
+int64_t collective_steps(CollectiveKind kind, int64_t processes);
+double collective_bytes_sent(CollectiveKind kind, int64_t processes, double bytes);
+
+class RingCollectives {
+ public:
+  RingCollectives(EventQueue& queue, FlowNetwork& network, const ClusterNetwork& cluster, int64_t workers,
+                  double gamma_seconds_per_byte, CollectiveModel model);
+
+  // Worker `worker` launches its next collective; `started` (optional) runs when this worker begins it (its
+  // earlier collectives done), `done` when its part is over.
+  void launch(int64_t worker, CollectiveKind kind, double bytes, std::function<void()> done,
+              std::function<void()> started = nullptr);
+
+  // Each block (steps), or each collective's latency (flows: its mean per step), arrives this much later: a busy
+  // receiver's scheduling delay (ClusterDescription::busy_delivery).
+  void set_delivery_delay(std::function<double()> delay, double mean_seconds);
+
+ private:
+  struct Member {
+    bool launched = false, joined = false, sending = false, reducing = false, finished = false;
+    int64_t sent = 0;              // sends completed
+    int64_t ready = 0;             // blocks received (and reduced) in step order
+    std::vector<uint8_t> arrived;  // per step (pairwise alltoall blocks may arrive out of order)
+    std::function<void()> done, started;
+  };
+  struct Instance {
+    CollectiveKind kind = CollectiveKind::kAllreduce;
+    double bytes = 0;
+    int64_t steps = 0, joined = 0, finished = 0, flows_left = 0;
+    std::vector<Member> members;
+  };
+
+  Instance& instance(int64_t index);
+  void maybe_join(int64_t worker);
+  void advance(int64_t index, int64_t worker);
+  void block_arrived(int64_t index, int64_t worker, int64_t step);
+  void pump(int64_t index, int64_t worker);  // takes arrived blocks in step order, reducing where needed
+  void start_flows(int64_t index);
+  void finish_member(int64_t index, int64_t worker);
+  int64_t send_peer(CollectiveKind kind, int64_t worker, int64_t step) const;
+  bool reduces_after(const Instance& in, int64_t step) const;
+
+  EventQueue& queue_;
+  std::function<double()> delivery_delay_;
+  double mean_delivery_delay_ = 0;
+  FlowNetwork& network_;
+  const ClusterNetwork& cluster_;
+  int64_t workers_;
+  double gamma_;
+  CollectiveModel model_;
+  std::deque<Instance> instances_;  // instances_[0] is collective number first_
+  int64_t first_ = 0;
+  std::vector<int64_t> launched_;  // collectives each worker has launched
+  std::vector<int64_t> current_;   // the collective each worker is in or will join next
+};
+
+}  // namespace distsgd::sim

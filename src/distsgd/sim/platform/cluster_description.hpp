@@ -1,0 +1,117 @@
+// The cluster a prediction is for (spec/simulator.md, "Inputs"): link rates, latency, reduction cost, nodes. Read
+// from a JSON file or taken from a preset; every preset names its source (`distsgd simulate --list-clusters`).
+//   {"name": "10gbe", "source": "...", "worker_bytes_per_second": 1.17e9, "server_bytes_per_second": 1.17e9,
+//    "alpha_seconds": 3e-5, "gamma_seconds_per_byte": 0,
+//    "workers_per_node": 4, "intra_node_bytes_per_second": 12e9, "intra_node_alpha_seconds": 1e-5,
+//    "allreduce_fit": {"processes": 2, "alpha_seconds": 2e-4, "seconds_per_byte": 1e-9}}
+// Topology: workers fill nodes in rank order (block placement), `workers_per_node` to a node. The workers of one node
+// share its network link (`worker_bytes_per_second` is the node's NIC, each direction) and talk to each other over
+// the intra-node link (PCIe, NVLink); parameter servers each have a link of their own.
+// `allreduce_fit` (optional) is a measured allreduce (distsgd commbench --cluster-out): the spec prefers measured
+// collective fits, whose alpha holds the software overhead the link figures lack.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "distsgd/sim/analytical/collective_costs.hpp"
+
+namespace distsgd::sim {
+
+// t(m) = alpha + beta*m for one allreduce of m bytes over `processes` ranks.
+struct AllreduceFit {
+  int64_t processes = 0;  // 0: none measured
+  double alpha_seconds = 0;
+  double seconds_per_byte = 0;
+};
+
+struct ClusterDescription {
+  std::string name;
+  std::string source;                      // where the figures come from
+  double worker_bytes_per_second = 0;      // each node's link (a node of one worker: the worker's)
+  double server_bytes_per_second = 0;      // each parameter server's link
+  double alpha_seconds = 0;                // per message over the network (collective steps, point to point)
+  double gamma_seconds_per_byte = 0;       // reduction
+  int64_t workers_per_node = 1;            // ranks sharing one node's link
+  double intra_node_bytes_per_second = 0;  // between workers of one node; 0: as the node's link
+  double intra_node_alpha_seconds = 0;     // used with intra_node_bytes_per_second
+  // Every rank of the run (workers and servers) shares this many cores, as on the one host where distsgd validate
+  // and the emulated cluster run: compute slows down when more ranks compute than there are cores (the DES shares
+  // them fairly). 0: each rank has a processor of its own, as on a real cluster.
+  int64_t shared_cores = 0;
+  // On a host where ranks compute on every core, a message also waits for its receiver to be scheduled: the extra
+  // one-way delay's distribution, measured by `distsgd commbench --busy-delivery` as quantiles (both increasing;
+  // empty: not measured) on a host of `busy_delivery_cores` cores. It applies to a run of at least that many ranks
+  // (a rank's communication threads compete with its own compute too: commbench measured a median of 1.6 ms with 2
+  // ranks on 2 cores), whatever shared_cores says of compute (validate's diagnostics turn the sharing of compute off,
+  // not the delay): the discrete-event simulator adds a draw from it to every message (point to point, and each step
+  // of a ring collective), the analytical models its mean to every message's alpha.
+  struct DelayQuantile {
+    double q = 0, seconds = 0;
+  };
+  std::vector<DelayQuantile> busy_delivery;
+  int64_t busy_delivery_cores = 0;
+  // The delay at probability u in [0, 1]: linear between the quantiles, flat beyond them; 0 when not measured.
+  double busy_delivery_seconds(double u) const;
+  double busy_delivery_mean_seconds() const;  // of that same piecewise-linear distribution
+  // Whether a run of `ranks` ranks on this cluster meets the delay.
+  bool delays_busy_deliveries(int64_t ranks) const {
+    return !busy_delivery.empty() && ranks >= 2 && ranks >= busy_delivery_cores;
+  }
+  AllreduceFit allreduce_fit;
+  // What a calibration (distsgd calibrate) finds beyond the links; the neutral values change no prediction.
+  // Compute runs this much slower than the profile says (interference of communication threads, another framework);
+  // and every iteration costs this much more, outside any overlap (the framework's own per-step work).
+  double compute_scale = 1;
+  double iteration_overhead_seconds = 0;
+  // A parameter server's processing: per request it handles (a push or a pull) and per byte it takes in.
+  double server_seconds_per_request = 0;
+  double server_seconds_per_byte = 0;
+
+  int64_t node_of(int64_t worker) const { return worker / workers_per_node; }
+  double intra_node_rate() const {
+    return intra_node_bytes_per_second > 0 ? intra_node_bytes_per_second : worker_bytes_per_second;
+  }
+  double intra_node_alpha() const { return intra_node_bytes_per_second > 0 ? intra_node_alpha_seconds : alpha_seconds; }
+
+  // Workers on the fullest node when `workers` fill nodes in rank order: the ones sharing its link.
+  int64_t workers_on_fullest_node(int64_t workers) const;
+  // One worker's share of its node's link while every worker of the fullest node sends at once.
+  double worker_share_bytes_per_second(int64_t workers) const;
+
+  // The per-step cost of AR-SGD's ring over `workers` (block placement). All on one node: the intra-node link.
+  // Across nodes: each node's link carries the ring once per direction (one chunk in, one out per step), as does
+  // every intra-node hop, so a step lasts as long as the slower of the two links and the larger alpha. A measured
+  // allreduce_fit replaces these figures for rings on the same side of the node boundary as the one measured.
+  LinkCost allreduce_cost(int64_t workers) const;
+  // A ring across nodes (with one worker per node, the only kind there is).
+  LinkCost allreduce_cost() const { return allreduce_cost(workers_per_node + 1); }
+  // Gloo's alltoall over `workers` (AR-SGD multistep's reduce-scatter), per pairwise_alltoall_seconds: point-to-point
+  // messages, so the link figures (never the allreduce fit). Across nodes, a node of k workers sends k*(P-k) of the
+  // slices (m/P each) through its link, where a ring would send P-1: beta grows by k*(P-k)/(P-1).
+  LinkCost alltoall_cost(int64_t workers) const;
+};
+
+// The analytical models' form of busy_delivery for a run of `ranks`: its mean added to every message's alpha (each
+// ring step's, and the whole measured allreduce's 2(P-1) steps), the distribution itself removed. The cluster as it
+// is where the delay does not apply (delays_busy_deliveries).
+ClusterDescription with_busy_delivery_in_alpha(const ClusterDescription& cluster, int64_t ranks);
+
+std::vector<ClusterDescription> cluster_presets();
+std::vector<std::string> cluster_preset_names();
+// One line per preset: name, nodes and links, source (distsgd simulate --list-clusters).
+std::string describe_cluster_presets();
+// "4 workers per node over 12 GB/s (alpha 10 us); node link 1.17 GB/s (alpha 30 us); servers 1.17 GB/s".
+std::string describe_links(const ClusterDescription& cluster);
+
+// A preset by name, or a JSON file by path; throws Error naming the file, the field and what was expected, or
+// listing the presets.
+ClusterDescription load_cluster(const std::string& name_or_path);
+ClusterDescription cluster_from_json(const nlohmann::json& json, const std::string& source);
+// A cluster file's "busy_delivery" field: {"cores": C, "quantiles": [...], "seconds": [...]}.
+nlohmann::json busy_delivery_json(const std::vector<ClusterDescription::DelayQuantile>& quantiles, int64_t cores);
+nlohmann::json to_json(const ClusterDescription& cluster);
+
+}  // namespace distsgd::sim

@@ -1,0 +1,95 @@
+#include "distsgd/sim/platform/cluster_network.hpp"
+
+#include <algorithm>
+
+#include "distsgd/core/error.hpp"
+
+namespace distsgd::sim {
+
+ClusterNetwork::ClusterNetwork(FlowNetwork& network, const ClusterDescription& cluster, int64_t workers,
+                               int64_t servers, const std::vector<double>& link_multipliers)
+    : cluster_(cluster) {
+  require(link_multipliers.empty() || static_cast<int64_t>(link_multipliers.size()) == workers,
+          "simulator: one link multiplier per worker");
+  const auto multiplier = [&](int64_t w) { return link_multipliers.empty() ? 1.0 : link_multipliers[w]; };
+  const int64_t per_node = cluster.workers_per_node;
+  const int64_t nodes = (workers + per_node - 1) / per_node;
+  // A node holding a single worker: its NIC is that worker's own link, and it has no intra-node traffic.
+  const auto alone = [&](int64_t node) { return std::min(per_node, workers - node * per_node) == 1; };
+  for (int64_t n = 0; n < nodes; ++n) {
+    const double rate = cluster.worker_bytes_per_second * (alone(n) ? multiplier(n * per_node) : 1.0);
+    node_out_.push_back(network.add_port(rate));
+    node_in_.push_back(network.add_port(rate));
+  }
+  for (int64_t w = 0; w < workers; ++w) {
+    const bool shares_node = !alone(cluster.node_of(w));
+    const bool own_port = shares_node && multiplier(w) != 1.0;
+    worker_out_.push_back(own_port ? network.add_port(cluster.worker_bytes_per_second * multiplier(w)) : -1);
+    worker_in_.push_back(own_port ? network.add_port(cluster.worker_bytes_per_second * multiplier(w)) : -1);
+    intra_out_.push_back(shares_node ? network.add_port(cluster.intra_node_rate() * multiplier(w)) : -1);
+    intra_in_.push_back(shares_node ? network.add_port(cluster.intra_node_rate() * multiplier(w)) : -1);
+  }
+  for (int64_t s = 0; s < servers; ++s) {
+    server_out_.push_back(network.add_port(cluster.server_bytes_per_second));
+    server_in_.push_back(network.add_port(cluster.server_bytes_per_second));
+  }
+}
+
+Path ClusterNetwork::worker_to_worker(int64_t from, int64_t to) const {
+  Path path;
+  if (same_node(from, to)) {
+    path.add(intra_out_[from]);
+    path.add(intra_in_[to]);
+    return path;
+  }
+  if (worker_out_[from] >= 0) path.add(worker_out_[from]);
+  path.add(node_out_[cluster_.node_of(from)]);
+  path.add(node_in_[cluster_.node_of(to)]);
+  if (worker_in_[to] >= 0) path.add(worker_in_[to]);
+  return path;
+}
+
+double ClusterNetwork::worker_to_worker_alpha(int64_t from, int64_t to) const {
+  return same_node(from, to) ? cluster_.intra_node_alpha() : cluster_.alpha_seconds;
+}
+
+Path ClusterNetwork::worker_to_server(int64_t worker, int64_t server) const {
+  Path path;
+  if (worker_out_[worker] >= 0) path.add(worker_out_[worker]);
+  path.add(node_out_[cluster_.node_of(worker)]);
+  path.add(server_in_[server]);
+  return path;
+}
+
+Path ClusterNetwork::server_to_worker(int64_t server, int64_t worker) const {
+  Path path;
+  path.add(server_out_[server]);
+  path.add(node_in_[cluster_.node_of(worker)]);
+  if (worker_in_[worker] >= 0) path.add(worker_in_[worker]);
+  return path;
+}
+
+std::vector<ClusterNetwork::PortGroup> ClusterNetwork::port_groups() const {
+  const auto present = [](const std::vector<PortId>& ports) {
+    std::vector<PortId> out;
+    for (const PortId p : ports) {
+      if (p >= 0) out.push_back(p);
+    }
+    return out;
+  };
+  std::vector<PortGroup> groups = {{"node_out", node_out_},
+                                   {"node_in", node_in_},
+                                   {"worker_out", present(worker_out_)},
+                                   {"worker_in", present(worker_in_)},
+                                   {"intra_node_out", present(intra_out_)},
+                                   {"intra_node_in", present(intra_in_)},
+                                   {"server_out", server_out_},
+                                   {"server_in", server_in_}};
+  std::vector<PortGroup> used;
+  for (auto& g : groups) {
+    if (!g.ports.empty()) used.push_back(std::move(g));
+  }
+  return used;
+}
+
+}  // namespace distsgd::sim

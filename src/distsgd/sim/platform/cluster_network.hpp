@@ -1,0 +1,45 @@
+// The cluster as ports of the flow network (cluster_description.hpp): each node has a NIC, one port each way,
+// shared by its workers' traffic to other nodes and to the servers; each worker has its own link into its node's
+// fabric (PCIe, NVLink: `intra_node_bytes_per_second`), one port each way, for traffic to workers of the same node;
+// each parameter server has its own NIC. A worker's link multiplier (heterogeneity) scales its links: with one
+// worker per node its node's NIC, with several an extra port of its own in front of the shared NIC.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "distsgd/sim/engine/flow_network.hpp"
+#include "distsgd/sim/platform/cluster_description.hpp"
+
+namespace distsgd::sim {
+
+class ClusterNetwork {
+ public:
+  // link_multipliers: one per worker (empty: all 1).
+  ClusterNetwork(FlowNetwork& network, const ClusterDescription& cluster, int64_t workers, int64_t servers,
+                 const std::vector<double>& link_multipliers);
+
+  Path worker_to_worker(int64_t from, int64_t to) const;
+  double worker_to_worker_alpha(int64_t from, int64_t to) const;
+  Path worker_to_server(int64_t worker, int64_t server) const;
+  Path server_to_worker(int64_t server, int64_t worker) const;
+  double alpha() const { return cluster_.alpha_seconds; }
+  bool same_node(int64_t a, int64_t b) const { return cluster_.node_of(a) == cluster_.node_of(b); }
+
+  // Ports by role, for utilisation figures.
+  struct PortGroup {
+    const char* name;
+    std::vector<PortId> ports;
+  };
+  std::vector<PortGroup> port_groups() const;
+  std::vector<PortId> server_in_ports() const { return server_in_; }
+  std::vector<PortId> server_out_ports() const { return server_out_; }
+
+ private:
+  const ClusterDescription& cluster_;
+  std::vector<PortId> node_out_, node_in_;      // per node
+  std::vector<PortId> worker_out_, worker_in_;  // per worker, -1 when it has none (its node's NIC is its own)
+  std::vector<PortId> intra_out_, intra_in_;    // per worker, when its node holds several
+  std::vector<PortId> server_out_, server_in_;  // per server
+};
+
+}  // namespace distsgd::sim
