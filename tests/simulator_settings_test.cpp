@@ -6,6 +6,8 @@
 
 #include "distsgd/algo/algorithm.hpp"
 #include "distsgd/core/error.hpp"
+#include "distsgd/sim/algorithm_predictions.hpp"
+#include "distsgd/sim/des/settings.hpp"
 #include "distsgd/sim/simulator_settings.hpp"
 #include "test_util.hpp"
 
@@ -74,6 +76,41 @@ TEST(SimulatorSettings, FlagsSharedWithTrainHaveTrainsDefaults) {
     EXPECT_EQ(spec.default_text(), train->second) << spec.flag;
   }
   EXPECT_GE(shared, 15);  // the algorithms' settings: --staleness, --tau, --pi, --gossip-prob, --sync-every, ...
+}
+
+// The discrete-event simulator's own defaults (DesSettings, which its tests construct directly) are simulate's:
+// a default `distsgd simulate --fidelity des` runs what a default DesSettings describes.
+TEST(SimulatorSettings, TheDiscreteEventDefaultsAreSimulatesDefaults) {
+  sim::SimulatorSettings given;
+  given.fidelity = "des";
+  const sim::DesSettings from_flags = sim::des_settings(given, 4);
+  const sim::DesSettings d;
+  EXPECT_EQ(from_flags.overlap, d.overlap);
+  EXPECT_EQ(from_flags.bucket_bytes, d.bucket_bytes);
+  EXPECT_EQ(from_flags.first_bucket_bytes, d.first_bucket_bytes);
+  EXPECT_EQ(from_flags.density, d.density);
+  EXPECT_EQ(from_flags.powersgd_rank, d.powersgd_rank);
+  EXPECT_EQ(from_flags.powersgd_start, d.powersgd_start);
+  EXPECT_EQ(from_flags.servers, d.servers);
+  EXPECT_EQ(from_flags.sharding, d.sharding);
+  EXPECT_EQ(from_flags.local_aggregation, d.local_aggregation);
+  EXPECT_EQ(from_flags.staleness, d.staleness);
+  EXPECT_EQ(from_flags.tau, d.tau);
+  EXPECT_EQ(from_flags.pi, d.pi);
+  EXPECT_EQ(from_flags.aladdin_variant, d.aladdin_variant);
+  EXPECT_EQ(from_flags.gossip_probability, d.gossip_probability);
+  EXPECT_EQ(from_flags.gossip_mode, d.gossip_mode);
+  EXPECT_EQ(from_flags.sgp_overlap, d.sgp_overlap);
+  EXPECT_EQ(from_flags.sync_every, d.sync_every);
+  EXPECT_EQ(from_flags.fragments, d.fragments);
+  EXPECT_EQ(from_flags.fragment_delay, d.fragment_delay);
+  EXPECT_EQ(from_flags.outer_bits, d.outer_bits);
+  EXPECT_EQ(from_flags.slowmo_base, d.slowmo_base);
+  EXPECT_EQ(from_flags.iterations, d.iterations);
+  EXPECT_EQ(from_flags.warmup, d.warmup);
+  EXPECT_EQ(from_flags.seed, d.seed);
+  EXPECT_EQ(from_flags.prefetch, d.prefetch);
+  EXPECT_EQ(from_flags.collectives, d.collectives);
 }
 
 }  // namespace
