@@ -56,10 +56,14 @@ TEST(EmulatedCluster, SendAndAllreduceRunAtTheLinkRate) {
   const double bytes = 16 * kMiB, rate = 125e6;
   auto two = commbench(dir, "--processes 2 --net 1gbit --min-kb 4096 --max-mb 16 --repeats 5");
   ASSERT_FALSE(two.is_null());
-  const double one_way = median_at(two, "send_recv", bytes);
-  const double small_one_way = median_at(two, "send_recv", 4 * kMiB) - 4 * kMiB / rate;  // the latency left
+  // The fastest of the repeats: a busy host only ever adds time to a transfer, so the fastest is the link's own.
+  const auto fastest = [](const nlohmann::json& report, const std::string& primitive, double size) {
+    return time_at(report, primitive, size, "min_seconds");
+  };
+  const double one_way = fastest(two, "send_recv", bytes);
+  const double small_one_way = fastest(two, "send_recv", 4 * kMiB) - 4 * kMiB / rate;  // the latency left
   EXPECT_NEAR(one_way, bytes / rate + std::max(0.0, small_one_way), 0.10 * bytes / rate) << two.dump(1);
-  EXPECT_NEAR(median_at(two, "allreduce", bytes), bytes / rate, 0.15 * bytes / rate) << two.dump(1);
+  EXPECT_NEAR(fastest(two, "allreduce", bytes), bytes / rate, 0.15 * bytes / rate) << two.dump(1);
   // The links' counters saw the traffic, and the report says which host had which rank.
   const auto& network = two["network"];
   ASSERT_EQ(network["links"].size(), 2u) << two.dump(1);
@@ -69,9 +73,9 @@ TEST(EmulatedCluster, SendAndAllreduceRunAtTheLinkRate) {
   auto four = commbench(dir, "--processes 4 --net 1gbit --min-kb 4096 --max-mb 16 --repeats 5 --no-send-recv");
   ASSERT_FALSE(four.is_null());
   // Four processes on this host's two cores: never much faster than the links allow, slower when the cores are busy
-  // (a CI run beside other tests measured 1.16x).
-  EXPECT_GE(median_at(four, "allreduce", bytes), 0.85 * 1.5 * bytes / rate) << four.dump(1);
-  EXPECT_LE(median_at(four, "allreduce", bytes), 1.3 * 1.5 * bytes / rate) << four.dump(1);
+  // (a CI run beside other tests measured a median of 1.16x; the fastest repeat is asserted).
+  EXPECT_GE(fastest(four, "allreduce", bytes), 0.85 * 1.5 * bytes / rate) << four.dump(1);
+  EXPECT_LE(fastest(four, "allreduce", bytes), 1.3 * 1.5 * bytes / rate) << four.dump(1);
 }
 
 // delay=5ms on every host's link: a small message's round trip crosses two hosts' links, so 10 ms more. Time only
