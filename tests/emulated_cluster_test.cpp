@@ -44,10 +44,6 @@ double time_at(const nlohmann::json& report, const std::string& primitive, doubl
   return NAN;
 }
 
-double median_at(const nlohmann::json& report, const std::string& primitive, double bytes) {
-  return time_at(report, primitive, bytes);
-}
-
 // A 16 MiB message at 1 Gbit/s takes 16 MiB / 125 MB/s (plus a round trip of latency); a ring allreduce of 16 MiB
 // over P hosts 2(P-1)/P of that (spec/simulator.md), each host sending and receiving at the link's rate.
 TEST(EmulatedCluster, SendAndAllreduceRunAtTheLinkRate) {
@@ -104,7 +100,8 @@ TEST(EmulatedCluster, IncastAtTheServerTakesAllBytesOverItsRate) {
       commbench(dir, "--processes 5 --net 1gbit --incast --no-send-recv --min-kb 1024 --max-mb 4 --repeats 5");
   ASSERT_FALSE(report.is_null());
   const double expected = 4 * 4 * kMiB / 125e6;
-  EXPECT_NEAR(median_at(report, "incast", 4 * kMiB), expected, 0.15 * expected) << report.dump(1);
+  // The fastest repeat: a busy host only adds time.
+  EXPECT_NEAR(time_at(report, "incast", 4 * kMiB, "min_seconds"), expected, 0.15 * expected) << report.dump(1);
 }
 
 const std::string kShortRun =
