@@ -23,6 +23,13 @@ int run_self(const std::vector<std::string>& args, const std::string& log_path) 
   return result.exit_status;
 }
 
+int run_program(const std::vector<std::string>& argv, const std::string& log_path) {
+  comm::SignalPipe signals({SIGINT, SIGTERM, SIGCHLD}, {SIGPIPE});
+  const auto result = run_child_process(argv, log_path, 0, signals, nullptr);
+  if (result.interrupted) throw Interrupted("interrupted: stopped " + argv.at(0) + " (its log: " + log_path + ")");
+  return result.exit_status;
+}
+
 std::string error_line_of(const std::string& log_path) {
   std::ifstream in(log_path);
   std::string line, error, last;

@@ -20,6 +20,8 @@ class Interrupted : public Error {
 // from /dev/null, stdout and stderr appended to `log_path` (its directory is created), and waits. Returns the exit
 // status, or 128 + the signal that ended it.
 int run_self(const std::vector<std::string>& args, const std::string& log_path);
+// The same for another program (argv[0] its path, e.g. node for the report's SVG export).
+int run_program(const std::vector<std::string>& argv, const std::string& log_path);
 
 // The last `distsgd: error: ...` line of a log, or else its last non-empty line: the one-line reason a child failed.
 std::string error_line_of(const std::string& log_path);

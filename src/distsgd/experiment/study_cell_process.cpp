@@ -48,11 +48,17 @@ void drain(comm::UniqueFd& pipe, std::ofstream& log) {
 CellProcessResult run_cell_process(const std::vector<std::string>& args, const std::string& log_path,
                                    double timeout_seconds, comm::SignalPipe& signals,
                                    const std::function<void()>& refresh) {
+  std::vector<std::string> argv{kSelf};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return run_child_process(argv, log_path, timeout_seconds, signals, refresh);
+}
+
+CellProcessResult run_child_process(const std::vector<std::string>& argv, const std::string& log_path,
+                                    double timeout_seconds, comm::SignalPipe& signals,
+                                    const std::function<void()>& refresh) {
   std::filesystem::create_directories(std::filesystem::path(log_path).parent_path());
   std::ofstream log(log_path, std::ios::app);
   require(static_cast<bool>(log), "cannot write " + log_path);
-  std::vector<std::string> argv{kSelf};
-  argv.insert(argv.end(), args.begin(), args.end());
   std::vector<std::string> environment;
   for (char** entry = environ; *entry; ++entry) environment.emplace_back(*entry);
   auto child = comm::start_child(argv, environment, signals.changed_signals());

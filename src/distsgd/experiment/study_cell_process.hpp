@@ -25,6 +25,11 @@ struct CellProcessResult {
 CellProcessResult run_cell_process(const std::vector<std::string>& args, const std::string& log_path,
                                    double timeout_seconds, comm::SignalPipe& signals,
                                    const std::function<void()>& refresh);
+// The same for any program: argv[0] is the path executed (no PATH search). Every child the harness and the report
+// start goes through here, so each dies with its parent and stops on Ctrl-C the same way.
+CellProcessResult run_child_process(const std::vector<std::string>& argv, const std::string& log_path,
+                                    double timeout_seconds, comm::SignalPipe& signals,
+                                    const std::function<void()>& refresh);
 
 // Whether `signals` holds a pending SIGINT or SIGTERM (taken between two cells).
 bool interrupt_pending(comm::SignalPipe& signals);

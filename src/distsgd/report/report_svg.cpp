@@ -4,46 +4,13 @@
 #include "distsgd/core/json_file.hpp"
 #include "distsgd/experiment/self_command.hpp"
 
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <filesystem>
-
-extern char** environ;
 
 namespace distsgd::report {
 
 using experiment::error_line_of;
-namespace {
-
+using experiment::run_program;
 namespace fs = std::filesystem;
-
-// Runs argv (argv[0] a path) with stdout and stderr to `log_path`; returns its exit status (or 128 + signal).
-int run_program(const std::vector<std::string>& args, const std::string& log_path) {
-  std::vector<std::string> words = args;
-  std::vector<char*> argv;
-  for (auto& word : words) argv.push_back(word.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
-  pid_t pid = -1;
-  const int spawned = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (spawned != 0) return 127;
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) return 128;
-  }
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
-}  // namespace
 
 std::set<std::string> export_charts(const std::vector<ReportChart>& charts, const ReportAssets& assets,
                                     const std::string& study_dir, std::string& note) {
@@ -66,6 +33,7 @@ std::set<std::string> export_charts(const std::vector<ReportChart>& charts, cons
     return {};
   }
   const std::string log = (plots / "export_svg.log").string();
+  fs::remove(log);  // the child's output is appended: this export's only
   const int status = run_program({node, (fs::path(assets.dir) / "export_svg.mjs").string(), plots.string()}, log);
   if (status != 0) {
     note = "the SVG export failed: " + error_line_of(log) + " (" + log + ")";
