@@ -32,4 +32,9 @@ cat > "$work/spec.json" <<'JSON'
 JSON
 "$binary" study "$work/spec.json" --out "$work/study"
 "$binary" report "$work/study"
+# Every plot the page draws is exported as SVG too (node, started as every child of distsgd is).
+for spec in "$work"/study/plots/*.vl.json; do
+  svg="${spec%.vl.json}.svg"
+  [ -s "$svg" ] && grep -q "<svg" "$svg" || { echo "FAIL: no SVG export of $spec"; exit 1; }
+done
 node "$source/report/browser_test.mjs" "$work/study/report.html" "$work/report.png"
