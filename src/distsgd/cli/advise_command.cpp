@@ -7,7 +7,6 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <sstream>
 
@@ -22,17 +21,15 @@
 #include "distsgd/experiment/resumable_step.hpp"
 #include "distsgd/experiment/run_directory.hpp"
 #include "distsgd/experiment/self_command.hpp"
+#include "distsgd/experiment/simulate_in_process.hpp"
 #include "distsgd/sim/platform/cluster_description.hpp"
 #include "distsgd/sim/platform/model_profile.hpp"
-#include "distsgd/sim/simulation.hpp"
-#include "distsgd/sim/simulator_settings.hpp"
 #include "distsgd/train/options.hpp"
 
 namespace distsgd::cli {
 
 using experiment::AlgorithmRecipe;
 using experiment::command_text;
-using experiment::error_line_of;
 using experiment::evaluation_records;
 using experiment::finished_summary;
 using experiment::Interrupted;
@@ -41,8 +38,8 @@ using experiment::kTrainOnlyDataFlags;
 using experiment::recipe_names;
 using experiment::recipes_for;
 using experiment::ResumableStep;
-using experiment::run_self;
 using experiment::simulate_flags_of;
+using experiment::simulate_in_process;
 using experiment::train_flags_of;
 
 SamplesToTarget samples_to_target(const std::vector<nlohmann::json>& evaluations, double target,
@@ -144,14 +141,8 @@ double predicted_throughput(const AdviseCommand& c, const AlgorithmRecipe& recip
   file = c.dir + "/predictions/" + recipe.name() + ".json";
   args.insert(args.end(), {"--out", file});
   const std::string log = c.dir + "/predictions/" + recipe.name() + ".log";
-  std::error_code ignored;
-  fs::remove(log, ignored);
   try {
-    // In-process, from the words `distsgd simulate` takes (the log keeps them and simulate's table).
-    std::ofstream table(log);
-    table << command_text(args) << "\n";
-    const std::vector<std::string> words(args.begin() + 1, args.end());  // after "simulate"
-    write_json_atomically(file, sim::run_simulation(sim::simulator_settings_from(words), table));
+    simulate_in_process(args, file, log);
   } catch (const Error& e) {
     throw Error("simulating " + recipe.name() + " failed: " + e.what());
   }

@@ -1,7 +1,5 @@
 #include "distsgd/cli/validate_command.hpp"
 #include "distsgd/experiment/validate_holdout.hpp"
-#include "distsgd/sim/simulation.hpp"
-#include "distsgd/sim/simulator_settings.hpp"
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
@@ -34,6 +32,7 @@
 #include "distsgd/experiment/resumable_step.hpp"
 #include "distsgd/experiment/run_directory.hpp"
 #include "distsgd/experiment/self_command.hpp"
+#include "distsgd/experiment/simulate_in_process.hpp"
 #include "distsgd/sim/platform/cluster_description.hpp"
 #include "distsgd/sim/platform/model_profile.hpp"
 #include "distsgd/train/options.hpp"
@@ -54,6 +53,7 @@ using experiment::recipes_for;
 using experiment::ResumableStep;
 using experiment::run_self;
 using experiment::simulate_flags_of;
+using experiment::simulate_in_process;
 using experiment::steady_throughput;
 using experiment::train_flags_of;
 namespace {
@@ -295,14 +295,8 @@ nlohmann::json predict(const ValidateCommand& c, const Configuration& k, const s
   const std::string out = run_dir + "/prediction-" + kind + ".json";
   args.insert(args.end(), {"--out", out});
   const std::string log = run_dir + "/simulate-" + kind + ".log";
-  std::error_code ignored;
-  fs::remove(log, ignored);
   try {
-    // In-process, from the words `distsgd simulate` takes (the log keeps them and simulate's table).
-    std::ofstream table(log);
-    table << command_text(args) << "\n";
-    const std::vector<std::string> words(args.begin() + 1, args.end());  // after "simulate"
-    write_json_atomically(out, sim::run_simulation(sim::simulator_settings_from(words), table));
+    simulate_in_process(args, out, log);
   } catch (const Error& e) {
     return {{"not_predicted", std::string("simulate failed: ") + e.what()}};
   }

@@ -9,14 +9,13 @@
 #include "distsgd/experiment/resumable_step.hpp"
 #include "distsgd/experiment/run_directory.hpp"
 #include "distsgd/experiment/self_command.hpp"
+#include "distsgd/experiment/simulate_in_process.hpp"
 #include "distsgd/sim/platform/cluster_description.hpp"
-#include "distsgd/sim/simulation.hpp"
 #include "distsgd/sim/simulator_settings.hpp"
 
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <thread>
 
 namespace distsgd::experiment {
@@ -83,9 +82,7 @@ std::vector<std::string> profile_args(const StudyCell& cell, const SimulationSpe
 std::vector<std::string> simulate_settings(const TrainConfig& c, std::string& note) {
   std::vector<std::string> args{"--algo", c.algorithm};
   const auto& info = algo::find_algorithm(c.algorithm);
-  if (info.needs_servers && sim::simulator_takes_flag("--servers")) {
-    args.insert(args.end(), {"--servers", std::to_string(c.servers)});
-  }
+  if (info.needs_servers) args.insert(args.end(), {"--servers", std::to_string(c.servers)});
   for (const OptionSpec* option : info.options) {
     if (sim::simulator_takes_flag(option->flag)) {
       args.insert(args.end(), {option->flag, text_of_json(option->value(c))});
@@ -95,14 +92,8 @@ std::vector<std::string> simulate_settings(const TrainConfig& c, std::string& no
       return {};
     }
   }
-  if (!c.slowdowns.empty()) {
-    if (!sim::simulator_takes_flag("--slowdown")) {
-      note = "the simulator does not model --slowdown";
-      return {};
-    }
-    for (const auto& [rank, factor] : c.slowdowns) {
-      args.insert(args.end(), {"--slowdown", std::to_string(rank) + ":" + text_of_json(factor)});
-    }
+  for (const auto& [rank, factor] : c.slowdowns) {
+    args.insert(args.end(), {"--slowdown", std::to_string(rank) + ":" + text_of_json(factor)});
   }
   return args;
 }
@@ -244,12 +235,8 @@ std::map<std::string, CellPrediction> predict_cells(const std::vector<StudyCell>
       const std::string out = dir + "/predict-" + digest(attempts[a]) + ".json";
       try {
         if (!std::filesystem::exists(out)) {
-          // In-process, from the words `distsgd simulate` would take (the file's name digests them, so changed
-          // settings predict anew); its table goes to the log.
-          std::ofstream log(dir + "/logs/predict-" + digest(attempts[a]) + ".log");
-          log << command_text(attempts[a]) << "\n";
-          const std::vector<std::string> words(attempts[a].begin() + 1, attempts[a].end());  // after "simulate"
-          write_json_atomically(out, sim::run_simulation(sim::simulator_settings_from(words), log));
+          // The file's name digests the words, so changed settings predict anew.
+          simulate_in_process(attempts[a], out, dir + "/logs/predict-" + digest(attempts[a]) + ".log");
         }
         read_predictions(out, group.cells, cluster, predictions);
         break;
