@@ -100,7 +100,7 @@ Prediction predict_analytical(const SimulatorSettings& c, const ModelProfile& pr
                                       [&](const auto& entry) { return entry.first == c.algorithm; });
   require(predictor != predictors().end(),
           "--algo must be " + join_or(predicted_algorithms()) + " (got '" + c.algorithm + "')");
-  const int64_t ranks = workers + (uses_servers(c.algorithm) ? c.servers : 0);
+  const int64_t ranks = workers + (catalog::needs_servers(c.algorithm) ? c.servers : 0);
   return predictor->second(c, on_shared_cores(as_run_on(profile, cluster), cluster.shared_cores, workers),
                            with_busy_delivery_in_alpha(cluster, ranks), workers);
 }

@@ -1,5 +1,6 @@
 #include "distsgd/sim/des/context.hpp"
 
+#include "distsgd/catalog/algorithm_catalog.hpp"
 #include "distsgd/core/error.hpp"
 
 namespace distsgd::sim {
@@ -18,7 +19,7 @@ std::vector<double> link_rates(const std::vector<WorkerVariability>& v) {
   return rates;
 }
 
-int64_t servers_of(const DesSettings& s) { return uses_servers(s.algorithm) ? s.servers : 0; }
+int64_t servers_of(const DesSettings& s) { return catalog::needs_servers(s.algorithm) ? s.servers : 0; }
 
 CollectiveModel collective_model(const DesSettings& s) {
   constexpr int64_t kMostWorkersForSteps = 64;  // P flows per step, 2(P-1) steps: beyond, the flow model

@@ -22,14 +22,12 @@ bool one_of(const std::string& value, std::initializer_list<const char*> names) 
 std::unique_ptr<Workload> make_workload(DesContext& c) {
   const auto& a = c.settings.algorithm;
   if (a == "arsgd") return make_allreduce_workload(c);
-  if (uses_servers(a)) return make_parameter_server_workload(c);
+  if (catalog::needs_servers(a)) return make_parameter_server_workload(c);
   if (one_of(a, {"localsgd", "slowmo", "diloco"})) return make_outer_workload(c);
   return make_decentralized_workload(c);
 }
 
 }  // namespace
-
-bool uses_servers(const std::string& algorithm) { return catalog::needs_servers(algorithm); }
 
 void check(const DesSettings& s) {
   std::vector<std::string> names(std::begin(kDesAlgorithms), std::end(kDesAlgorithms));

@@ -56,7 +56,4 @@ const char* const kDesAlgorithms[] = {"arsgd",  "bsp", "asp",    "ssp",      "ea
 // Throws Error (naming the flag) for a setting out of range or not applicable to the algorithm.
 void check(const DesSettings& settings);
 
-// Whether the algorithm runs parameter servers (bsp, asp, ssp, easgd, aladdin): they are ranks of the run too.
-bool uses_servers(const std::string& algorithm);
-
 }  // namespace distsgd::sim
