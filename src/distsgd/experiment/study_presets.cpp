@@ -162,15 +162,8 @@ const char* const kJinScaling = R"json({
   "simulate_workers": [8, 16, 32]
 })json";
 
-// Accuracy at scale (README, "Accuracy at scale: --virtual"): every algorithm at 4 to 64 virtual workers, compute
-// timed as a TITAN V (the IPDPS paper's GPU), on the paper's 10 GbE cluster and on 56 Gb InfiniBand. The recipes are
-// the demo's; four evaluations per epoch give accuracy-against-time curves.
-const char* const kScalingAccuracy = R"json({
-  "name": "scaling-accuracy",
-  "description": "accuracy against workers on a virtual cluster: every algorithm at 4, 8, 16, 32 and 64 virtual workers, lenet5 on Fashion-MNIST for 2 epochs, compute timed as a TITAN V, on the IPDPS 2021 10 GbE cluster and 56 Gb InfiniBand",
-  "base": {"--model": "lenet5", "--dataset": "fashion-mnist", "--batch-size": 32, "--lr": 0.05, "--epochs": 2,
-           "--lr-decay-epochs": [1.5], "--seed": 1, "--no-checkpoint": true, "--progress-seconds": 1000,
-           "--virtual": true, "--profile": "titan-v", "--evals-per-epoch": 4},
+// Both scaling-accuracy presets ask one question on two models: every algorithm with the demo's recipes.
+const char* const kScalingRecipesAndAlgorithms = R"json(
   "recipes": {"bsp": {"--servers": 1}, "asp": {"--servers": 1, "--momentum": 0, "--batch-size": 16},
               "ssp": {"--servers": 1, "--momentum": 0, "--batch-size": 16}, "easgd": {"--servers": 1},
               "aladdin": {"--servers": 1, "--pi": 1, "--momentum": 0.5, "--batch-size": 16}},
@@ -185,7 +178,18 @@ const char* const kScalingAccuracy = R"json({
       {"label": "gosgd p=0.1", "--algo": "gosgd", "--gossip-prob": 0.1},
       {"label": "gossip pull", "--algo": "gossip"},
       {"label": "adpsgd", "--algo": "adpsgd"},
-      {"label": "sgp", "--algo": "sgp"}],
+      {"label": "sgp", "--algo": "sgp"}],)json";
+
+// Accuracy at scale (README, "Accuracy at scale: --virtual"): every algorithm at 4 to 64 virtual workers, compute
+// timed as a TITAN V (the IPDPS paper's GPU), on the paper's 10 GbE cluster and on 56 Gb InfiniBand; four
+// evaluations per epoch give accuracy-against-time curves.
+const std::string kScalingAccuracy = R"json({
+  "name": "scaling-accuracy",
+  "description": "accuracy against workers on a virtual cluster: every algorithm at 4, 8, 16, 32 and 64 virtual workers, lenet5 on Fashion-MNIST for 2 epochs, compute timed as a TITAN V, on the IPDPS 2021 10 GbE cluster and 56 Gb InfiniBand",
+  "base": {"--model": "lenet5", "--dataset": "fashion-mnist", "--batch-size": 32, "--lr": 0.05, "--epochs": 2,
+           "--lr-decay-epochs": [1.5], "--seed": 1, "--no-checkpoint": true, "--progress-seconds": 1000,
+           "--virtual": true, "--profile": "titan-v", "--evals-per-epoch": 4},)json" +
+                                     std::string(kScalingRecipesAndAlgorithms) + R"json(
     "--workers": [4, 8, 16, 32, 64],
     "--cluster": ["ipdps2021-10gbe", "ipdps2021-56gb-ib"]}
 })json";
@@ -194,27 +198,13 @@ const char* const kScalingAccuracy = R"json({
 // parameters) on Fashion-MNIST as it is (28x28: the global pooling takes any size), one epoch, at 4, 16 and 64
 // virtual workers on the IPDPS 10 GbE cluster. About 5 minutes of this host per cell (the real arithmetic of an
 // epoch), 30 cells.
-const char* const kScalingAccuracyDeep = R"json({
+const std::string kScalingAccuracyDeep = R"json({
   "name": "scaling-accuracy-deep",
   "description": "accuracy against workers on a virtual cluster, a deeper model: every algorithm at 4, 16 and 64 virtual workers, resnet20 on Fashion-MNIST for 1 epoch, compute timed as a TITAN V, on the IPDPS 2021 10 GbE cluster",
   "base": {"--model": "resnet20", "--dataset": "fashion-mnist", "--batch-size": 32, "--lr": 0.05, "--epochs": 1,
            "--seed": 1, "--no-checkpoint": true, "--progress-seconds": 1000, "--virtual": true,
-           "--profile": "titan-v", "--evals-per-epoch": 4, "--cluster": "ipdps2021-10gbe"},
-  "recipes": {"bsp": {"--servers": 1}, "asp": {"--servers": 1, "--momentum": 0, "--batch-size": 16},
-              "ssp": {"--servers": 1, "--momentum": 0, "--batch-size": 16}, "easgd": {"--servers": 1},
-              "aladdin": {"--servers": 1, "--pi": 1, "--momentum": 0.5, "--batch-size": 16}},
-  "axes": {
-    "algorithm": [
-      {"label": "arsgd", "--algo": "arsgd"},
-      {"label": "bsp", "--algo": "bsp"},
-      {"label": "asp b16", "--algo": "asp"},
-      {"label": "ssp s=3 b16", "--algo": "ssp", "--staleness": 3},
-      {"label": "easgd tau=2", "--algo": "easgd", "--tau": 2},
-      {"label": "aladdin pi=1 b16", "--algo": "aladdin"},
-      {"label": "gosgd p=0.1", "--algo": "gosgd", "--gossip-prob": 0.1},
-      {"label": "gossip pull", "--algo": "gossip"},
-      {"label": "adpsgd", "--algo": "adpsgd"},
-      {"label": "sgp", "--algo": "sgp"}],
+           "--profile": "titan-v", "--evals-per-epoch": 4, "--cluster": "ipdps2021-10gbe"},)json" +
+                                         std::string(kScalingRecipesAndAlgorithms) + R"json(
     "--workers": [4, 16, 64]}
 })json";
 
