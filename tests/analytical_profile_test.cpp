@@ -125,6 +125,7 @@ TEST(AnalyticalProfile, PaleoRooflineBackwardRuleAndUpdate) {
   device.memory_bytes_per_second = 1e11;
   device.efficiency = 0.5;
   device.host_to_device_bytes_per_second = 1e10;
+  device.kernel_seconds = 0;  // the roofline alone; KernelFloor... below adds it
   // Compute-bound: 1e9 FLOPs per sample at batch 2 -> 2e9 / 5e11 = 4 ms; its 1e6 bytes take 20 us.
   const sim::OperationCost conv{"aten::conv2d", 1e9, 0.5e6, 0, true, true};
   // Memory-bound: 2e7 bytes per sample + 1e7 fixed -> 5e7 / 5e10 = 1 ms.
@@ -156,6 +157,39 @@ TEST(AnalyticalProfile, PaleoRooflineBackwardRuleAndUpdate) {
   EXPECT_THROW(sim::calibrated_efficiency(cost, device, 2, 2 / (0.1 * iteration)), Error);  // faster than peak
 }
 
+// A small model on a fast device: without a floor lenet5's iteration on a TITAN V would take 25 us, less than
+// launching its kernels does.
+TEST(AnalyticalProfile, EveryOperationAndUpdateStepCostsAtLeastAKernel) {
+  sim::DeviceDescription device;
+  device.name = "toy";
+  device.peak_flops = 1e12;
+  device.memory_bytes_per_second = 1e11;
+  device.efficiency = 0.5;
+  device.kernel_seconds = 5e-6;
+  const sim::OperationCost tiny{"aten::relu", 10, 100, 0, false, true};      // 2 ns on the roofline
+  const sim::OperationCost conv{"aten::conv2d", 1e9, 0.5e6, 0, true, true};  // 4 ms
+  EXPECT_DOUBLE_EQ(sim::forward_seconds(tiny, 2, device), 5e-6);
+  EXPECT_DOUBLE_EQ(sim::backward_seconds(tiny, 2, device), 5e-6);
+  EXPECT_DOUBLE_EQ(sim::forward_seconds(conv, 2, device), 4e-3);  // far above the floor: unchanged
+  // A bias's quarter of a convolution pays a quarter of its kernel: the floor is not counted once per tensor.
+  sim::OperationCost quarter = tiny;
+  quarter.share = 0.25;
+  EXPECT_DOUBLE_EQ(sim::forward_seconds(quarter, 2, device), 1.25e-6);
+  sim::ModelCost cost;
+  cost.model = "toy";
+  cost.input_shape = {1, 2, 2};
+  cost.tensors = {{"a", 10, {tiny}}, {"b", 10, {tiny}}};
+  const auto profile = sim::analytical_profile(cost, device, 2);
+  // Two tensors of 10 parameters, four update operations each, every one a kernel.
+  EXPECT_DOUBLE_EQ(profile.update_seconds_per_byte * profile.gradient_bytes(), 2 * 4 * 5e-6);
+  EXPECT_DOUBLE_EQ(sim::load_device("titan-v").kernel_seconds, sim::kDefaultKernelSeconds);
+  // Calibration still inverts the iteration time where the floor holds part of it.
+  cost.tensors.push_back({"c", 3000, {conv}});
+  device.efficiency = 0.3;
+  const double iteration = sim::analytical_iteration_seconds(cost, device, 2);
+  EXPECT_NEAR(sim::calibrated_efficiency(cost, device, 2, 2 / iteration), 0.3, 1e-9);
+}
+
 TEST(AnalyticalProfile, DeviceFilesGiveOneClearErrorPerBadField) {
   const nlohmann::json good = {
       {"name", "mine"}, {"peak_flops", 1e13}, {"memory_bytes_per_second", 5e11}, {"efficiency", 0.6}};
@@ -174,6 +208,9 @@ TEST(AnalyticalProfile, DeviceFilesGiveOneClearErrorPerBadField) {
   auto bad = good;
   bad["efficiency"] = 1.5;
   expect_error(bad, "gpu.json: efficiency: expected a number in (0, 1]");
+  bad = good;
+  bad["kernel_seconds"] = -1;
+  expect_error(bad, "gpu.json: kernel_seconds:");
   bad = good;
   bad.erase("peak_flops");
   expect_error(bad, "gpu.json: peak_flops: missing");

@@ -266,6 +266,7 @@ class Counter {
       part.flops_per_sample *= share;
       part.bytes_per_sample *= share;
       part.fixed_bytes *= share;
+      part.share *= share;
       result_.tensors[i].operations.push_back(part);
     }
   }

@@ -20,6 +20,7 @@ struct CountedOperation {
   double fixed_bytes = 0;            // parameters and buffers read
   bool has_parameters = false;       // reads a parameter: backward computes a weight gradient
   bool input_needs_gradient = true;  // some activation input requires a gradient (false on the input batch)
+  double share = 1;                  // the part of the operation this is (shared among the tensors it reads)
 };
 
 struct CountedTensor {

@@ -29,7 +29,7 @@ sim::ModelCost count_model_cost(const TrainConfig& config, const std::vector<int
     }
     for (const auto& op : t.operations) {
       tensor.operations.push_back({op.op, op.flops_per_sample, op.bytes_per_sample, op.fixed_bytes, op.has_parameters,
-                                   op.input_needs_gradient});
+                                   op.input_needs_gradient, op.share});
     }
     cost.tensors.push_back(std::move(tensor));
   }

@@ -25,6 +25,7 @@ struct OperationCost {
   double fixed_bytes = 0;            // parameters and buffers read, once per batch
   bool has_parameters = false;       // backward computes a weight gradient
   bool input_needs_gradient = true;  // false where the input is the batch itself (the first layer)
+  double share = 1;                  // the part of the operation this is: its kernel floor is shared the same way
 };
 
 // A parameter tensor and the operations charged to it, in forward order: the operations that read it (shared by
@@ -54,6 +55,8 @@ constexpr double kUpdatePassesPerGradientByte = 11;
 
 // Paleo's roofline: the slower of computing and moving the data, each at the device's efficiency.
 double device_seconds(double flops, double bytes, const DeviceDescription& device);
+// An operation's forward: its roofline time, at least the device's kernel_seconds times the operation's share (Paleo
+// has no such floor; small models on fast devices need it).
 double forward_seconds(const OperationCost& op, int64_t batch_size, const DeviceDescription& device);
 // The backward rule: one forward-sized pass (the forward's FLOPs and bytes) per gradient the operation computes:
 // one for its input when the input needs a gradient, one for its weights when it has any. So a convolution, a matrix
@@ -72,8 +75,9 @@ ModelProfile analytical_profile(const ModelCost& cost, const DeviceDescription& 
 double analytical_iteration_seconds(const ModelCost& cost, const DeviceDescription& device, int64_t batch_size);
 
 // The efficiency at which `cost` at `batch_size` runs at `samples_per_second` on `device`: every term of the
-// iteration scales with 1/eff, so eff = (iteration time at eff 1) / (published iteration time). Throws Error when the
-// published figure is faster than the device's roofline allows (eff > 1).
+// iteration above the kernel floor scales with 1/eff, so the time falls as eff rises and a bisection finds it (with
+// no floor: eff = iteration time at eff 1 / published time). Throws Error when the published figure is faster than
+// the device's roofline allows (eff > 1).
 double calibrated_efficiency(const ModelCost& cost, DeviceDescription device, int64_t batch_size,
                              double samples_per_second);
 

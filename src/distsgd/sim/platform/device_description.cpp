@@ -30,7 +30,7 @@ std::vector<DeviceDescription> make_presets() {
        v100,
        14e12,
        900e9,
-       0.640,
+       0.646,
        kPcie3,
        {"resnet50", 64, 253.1,
         "HKBU ddl-benchmarks (Shi et al., arXiv:2005.13247), results/2020-05-29: ResNet-50 batch 64 on one "
@@ -40,7 +40,7 @@ std::vector<DeviceDescription> make_presets() {
        v100,
        15.7e12,
        900e9,
-       0.776,
+       0.798,
        kPcie3,
        {"resnet50", 32, 329,
         "PyTorch DDP (Li et al., VLDB 2020) as spec/simulator.md cites it: ResNet-50 batch 32 on one DGX V100 GPU "
@@ -50,7 +50,7 @@ std::vector<DeviceDescription> make_presets() {
        "NVIDIA Tesla P100 datasheet (2016): SXM2 (NVLink) 10.6 TFLOPS fp32, HBM2 732 GB/s",
        10.6e12,
        732e9,
-       0.715,
+       0.7215,
        kPcie3,
        {"resnet50", 64, 219,
         "TensorFlow performance benchmarks (tensorflow.org/performance/benchmarks, 2017): ResNet-50 batch 64 on one "
@@ -69,7 +69,7 @@ std::vector<DeviceDescription> make_presets() {
        "HBM2 3072-bit at 1.7 Gb/s, 652.8 GB/s",
        14.9e12,
        652.8e9,
-       0.817,
+       0.827,
        kPcie3,
        {"resnet50", 64, 300, lambda + std::string(": TITAN V 300 images/s")},
        "calibrated"},
@@ -78,7 +78,7 @@ std::vector<DeviceDescription> make_presets() {
        "352-bit at 14 Gb/s, 616 GB/s",
        13.4e12,
        616e9,
-       0.874,
+       0.884,
        kPcie3,
        {"resnet50", 64, 294, lambda + std::string(": RTX 2080 Ti 294 images/s")},
        "calibrated"},
@@ -114,7 +114,7 @@ std::vector<std::string> device_preset_names() {
 DeviceDescription device_from_json(const nlohmann::json& json, const std::string& source) {
   const JsonFields fields(json, source);
   fields.reject_unknown({"name", "source", "peak_flops", "memory_bytes_per_second", "efficiency",
-                         "host_to_device_bytes_per_second", "calibration", "efficiency_note"});
+                         "host_to_device_bytes_per_second", "kernel_seconds", "calibration", "efficiency_note"});
   DeviceDescription d;
   d.name = fields.text("name", false, source);
   d.source = fields.text("source", false, source);
@@ -124,6 +124,7 @@ DeviceDescription device_from_json(const nlohmann::json& json, const std::string
   require(d.efficiency <= 1,
           fields.where("efficiency") + "expected a number in (0, 1], got " + std::to_string(d.efficiency));
   d.host_to_device_bytes_per_second = fields.non_negative_number("host_to_device_bytes_per_second", false, kPcie3);
+  d.kernel_seconds = fields.non_negative_number("kernel_seconds", false, kDefaultKernelSeconds);
   d.efficiency_note = fields.text("efficiency_note", false, "given in " + source);
   if (fields.has("calibration")) {
     const auto c = fields.object("calibration");
@@ -152,6 +153,7 @@ nlohmann::json to_json(const DeviceDescription& d) {
                          {"memory_bytes_per_second", d.memory_bytes_per_second},
                          {"efficiency", d.efficiency},
                          {"host_to_device_bytes_per_second", d.host_to_device_bytes_per_second},
+                         {"kernel_seconds", d.kernel_seconds},
                          {"efficiency_note", d.efficiency_note}};
   if (d.calibrated()) {
     json["calibration"] = {{"model", d.calibration.model},

@@ -4,7 +4,7 @@
 // iteration takes as long as a published throughput says. Read from a JSON file or taken from a preset; every
 // preset cites its datasheet and its calibration figure (`distsgd profile --list-devices`).
 //   {"name": "my-gpu", "peak_flops": 14e12, "memory_bytes_per_second": 900e9, "efficiency": 0.5,
-//    "host_to_device_bytes_per_second": 12e9, "source": "...",
+//    "host_to_device_bytes_per_second": 12e9, "kernel_seconds": 5e-6, "source": "...",
 //    "calibration": {"model": "resnet50", "batch_size": 64, "samples_per_second": 253.1, "source": "..."}}
 #pragma once
 #include <cstdint>
@@ -24,6 +24,11 @@ struct Calibration {
   std::string source;
 };
 
+// NVIDIA, "Getting Started with CUDA Graphs" (A. Gray, 2019): short kernels launched back to back on a V100 took
+// 3.8 us each, 2.9 us of it the kernel; an eager framework's dispatch of each operation adds to that. 5 us is the
+// round figure every preset uses; a device file may give its own.
+constexpr double kDefaultKernelSeconds = 5e-6;
+
 struct DeviceDescription {
   std::string name;
   std::string source;                          // where peak, bandwidth and the host link come from
@@ -33,6 +38,10 @@ struct DeviceDescription {
   double host_to_device_bytes_per_second = 0;  // the input batch's copy (PCIe)
   Calibration calibration;                     // what `efficiency` was fitted to
   std::string efficiency_note;                 // how efficiency was set, e.g. "uncalibrated: efficiency from V100"
+  // The least time one operation takes however small: its kernel's launch and the framework's dispatch. Without
+  // it a small model on a fast device costs microseconds per iteration (lenet5 on a TITAN V: 25 us) and every
+  // algorithm looks communication-bound.
+  double kernel_seconds = kDefaultKernelSeconds;
 
   bool calibrated() const { return !calibration.model.empty(); }
 };
