@@ -79,6 +79,30 @@ TEST(ActorScheduler, ConditionWakesWaitersAtTheNotifiersTimeAndDeadlinesAtTheirO
   EXPECT_DOUBLE_EQ(timed_out_at, 0.5);
 }
 
+// A wait a notify ended leaves its deadline in the queue; the run ends with its last actor, not at that deadline
+// (AD-PSGD's virtual runs ended at 10^6 s, the deadline of an exchange that had long been answered).
+TEST(ActorScheduler, TheRunEndsWhenItsLastActorEndsNotAtAStaleDeadline) {
+  EventQueue queue;
+  ActorScheduler scheduler(queue);
+  std::mutex mutex;
+  distsgd::runtime::Condition answered;
+  bool flag = false;
+  bool answered_in_time = false;
+  scheduler.start("asker", [&] {
+    std::unique_lock<std::mutex> lock(mutex);
+    answered_in_time = answered.wait_for(lock, std::chrono::seconds(1000000), [&] { return flag; });
+  });
+  scheduler.start("answerer", [&] {
+    distsgd::runtime::sleep_for(3.0);
+    std::lock_guard<std::mutex> lock(mutex);
+    flag = true;
+    answered.notify_all();
+  });
+  scheduler.run();
+  EXPECT_TRUE(answered_in_time);
+  EXPECT_DOUBLE_EQ(queue.now(), 3.0);
+}
+
 TEST(ActorScheduler, ThreadsStartedByAnActorAreActorsAndJoinInVirtualTime) {
   EventQueue queue;
   ActorScheduler scheduler(queue);
@@ -287,6 +311,25 @@ TEST_F(VirtualTraining, TheSameSeedGivesTheSameRunBitForBit) {
   EXPECT_EQ(a["wall_seconds"], b["wall_seconds"]);
   EXPECT_EQ(a["virtual_events"], b["virtual_events"]);
   EXPECT_EQ(a["test_loss"], b["test_loss"]);
+}
+
+// A worker's optimizer pass takes the profile's update time (for lenet5 on a TITAN V more than its forward and
+// backward: ten small tensors, four kernels each); BSP's workers leave the update to the servers.
+TEST_F(VirtualTraining, WorkersSpendTheProfilesUpdateTimeEachStep) {
+  const auto profile_json = nlohmann::json::parse(distsgd::testing::read_file(profile()));
+  const double update = profile_json["update_seconds_per_byte"].get<double>() * 4 * 61706;  // lenet5's parameters
+  TempDir dir;
+  auto r = run_distsgd("train --algo arsgd --workers 2 --virtual --profile " + profile() + kSmallRun + " --out " +
+                       (dir / "arsgd"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto summary = summary_of(dir / "arsgd");
+  EXPECT_NEAR(summary["virtual_profile"]["update_seconds"].get<double>(), update, 1e-12);
+  const double forward = summary["virtual_profile"]["forward_seconds"].get<double>();
+  EXPECT_GE(summary["train_seconds"].get<double>(), 20 * (forward + update));
+  r = run_distsgd("train --algo bsp --workers 2 --servers 1 --virtual --profile " + profile() + kSmallRun + " --out " +
+                  (dir / "bsp"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(summary_of(dir / "bsp")["virtual_profile"]["update_seconds"].get<double>(), 0);
 }
 
 // --evals-per-epoch 4: four evaluations per epoch at evenly spaced steps, each at the virtual time it began (an

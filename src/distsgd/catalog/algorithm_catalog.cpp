@@ -6,12 +6,12 @@ namespace distsgd::catalog {
 
 const std::vector<AlgorithmEntry>& algorithms() {
   using F = Family;
-  // name, family, needs servers, models differ, independent workers
+  // name, family, needs servers, models differ, independent workers, workers update
   static const std::vector<AlgorithmEntry> all = {
       {"sgd", F::kSingleProcess, false, false, false},
       {"arsgd", F::kSynchronous, false, false, false},
-      {"bsp", F::kSynchronous, true, false, false},
-      {"asp", F::kAsynchronous, true, false, true},
+      {"bsp", F::kSynchronous, true, false, false, false},
+      {"asp", F::kAsynchronous, true, false, true, false},
       {"ssp", F::kAsynchronous, true, false, true},
       {"easgd", F::kAsynchronous, true, false, true},
       {"aladdin", F::kAsynchronous, true, false, true},

@@ -20,6 +20,7 @@ struct AlgorithmEntry {
   bool needs_servers = false;        // parameter-server algorithms
   bool models_differ = false;        // the workers' models differ between exchanges (gossip, the outer loop)
   bool independent_workers = false;  // no training step waits for another worker (algo/algorithm.hpp says more)
+  bool workers_update = true;        // a worker runs an optimizer pass each step (BSP's and ASP's servers do it)
 };
 
 // Every built-in algorithm, in the README's order.

@@ -40,9 +40,10 @@ struct Process {
   std::unique_ptr<Timeline> timeline;
   std::unique_ptr<comm::Communicator> comm;  // declared after timeline: destroyed first (its threads use it)
   int64_t rank = 0;
-  // Inside a virtual cluster (virtual_run.hpp): the profile's time for a batch's data and forward pass, spent on
-  // the virtual clock (backward's, per parameter, by the flat buffers); zero in a real run.
-  double virtual_data_seconds = 0, virtual_forward_seconds = 0;
+  // Inside a virtual cluster (virtual_run.hpp): the profile's time for a batch's data and forward pass and for the
+  // worker's optimizer pass, spent on the virtual clock (backward's, per parameter, by the flat buffers); zero in a
+  // real run.
+  double virtual_data_seconds = 0, virtual_forward_seconds = 0, virtual_update_seconds = 0;
 
   bool is_worker() const { return rank < config.workers; }
   bool leader() const { return rank == 0; }  // worker 0: writes the run directory

@@ -1,6 +1,7 @@
 #include "distsgd/train/virtual_run.hpp"
 
 #include "distsgd/algo/algorithm.hpp"
+#include "distsgd/catalog/algorithm_catalog.hpp"
 #include "distsgd/core/error.hpp"
 #include "distsgd/core/json_file.hpp"
 #include "distsgd/core/log.hpp"
@@ -97,6 +98,12 @@ nlohmann::json run_virtual_training(TrainConfig config, const TrainHooks& hooks)
     parameters = probe.flat->numel();
     times = step_times(profile, config, static_cast<int64_t>(probe.flat->slots().size()), probe.model->name());
   }
+  // The workers' optimizer pass, as the DES charges it (BSP's and ASP's workers leave it to the servers, whose
+  // processing time a virtual run does not charge yet).
+  const auto* entry = catalog::find(config.algorithm);
+  const double worker_update_seconds = entry == nullptr || entry->workers_update
+                                           ? profile.update_seconds_per_byte * 4.0 * static_cast<double>(parameters)
+                                           : 0.0;
   const double needed = virtual_memory_estimate(config, parameters, dataset.channels * dataset.height * dataset.width);
   const double available = available_memory_bytes();
   require(fits_in_memory(needed, available),
@@ -137,6 +144,7 @@ nlohmann::json run_virtual_training(TrainConfig config, const TrainHooks& hooks)
       }
       p.virtual_data_seconds = times.data;
       p.virtual_forward_seconds = times.forward;
+      p.virtual_update_seconds = worker_update_seconds;
       p.flat->set_virtual_backward_seconds(times.backward);
       auto result = run_worker(p, hooks);
       if (rank == 0) summary = std::move(result);
@@ -147,11 +155,9 @@ nlohmann::json run_virtual_training(TrainConfig config, const TrainHooks& hooks)
   // What was simulated, beside the figures (which are in virtual time already).
   summary["virtual"] = true;
   summary["virtual_cluster"] = sim::to_json(cluster);
-  summary["virtual_profile"] = {{"file", config.profile},
-                                {"model", profile.model},
-                                {"batch_size", profile.batch_size},
-                                {"data_seconds", times.data},
-                                {"forward_seconds", times.forward}};
+  summary["virtual_profile"] = {{"file", config.profile},           {"model", profile.model},
+                                {"batch_size", profile.batch_size}, {"data_seconds", times.data},
+                                {"forward_seconds", times.forward}, {"update_seconds", worker_update_seconds}};
   summary["virtual_events"] = queue.events_run();
   summary["virtual_seconds"] = queue.now();  // the simulated span of the whole run, evaluations included
   const auto summary_path = (std::filesystem::path(config.out) / "summary.json").string();

@@ -215,6 +215,12 @@ bool WorkerLoop::train_one_epoch(data::ShardedLoader& loader, int64_t epoch) {
       runtime::sleep_for((slowdown - 1) * seconds_since(compute_start));
     }
     s_.algorithm->after_backward(step, lr);
+    if (p.virtual_update_seconds > 0) {
+      // The optimizer pass the algorithm just made (or will make before the next forward), on the virtual clock
+      // here rather than inside the algorithm, where it may hold a lock another actor of the run waits for.
+      Timeline::Scope span(timeline, "update");
+      runtime::spend_compute(p.virtual_update_seconds);
+    }
     s_.train_time.stop();
     position.train_seconds = s_.train_seconds_before + s_.train_time.total();
 

@@ -52,6 +52,9 @@ int64_t ActorScheduler::start(std::string name, std::function<void()> body) {
     }
     actor->finished = true;
     notify(actor);  // its joiners
+    // The last actor's end is the run's: what is left in the queue (deadlines of waits a notify ended, messages
+    // nobody will read) must not move the clock past it.
+    if (++finished_ == static_cast<int64_t>(actors_.size())) queue_.stop();
     std::lock_guard<std::mutex> lock(mutex_);
     driver_go_ = true;
     driver_signal_.notify_one();

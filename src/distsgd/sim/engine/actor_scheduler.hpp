@@ -29,9 +29,10 @@ class ActorScheduler final : public runtime::Executive {
   ActorScheduler(const ActorScheduler&) = delete;
   ActorScheduler& operator=(const ActorScheduler&) = delete;
 
-  // Runs the queue until no event is left and every actor has ended. Throws Error with the first actor's error,
-  // or on a deadlock (actors blocked with nothing left to wake them), naming each blocked actor and its wait.
-  // After an error the actors still blocked are left where they are (their threads end with the process).
+  // Runs the queue until every actor has ended (the clock stays at the last one's end) or no event is left. Throws
+  // Error with the first actor's error, or on a deadlock (actors blocked with nothing left to wake them), naming each
+  // blocked actor and its wait. After an error the actors still blocked are left where they are (their threads end with
+  // the process).
   void run();
 
   // runtime::Executive: start() may be called before run() (the run's processes) or by an actor.
@@ -68,6 +69,7 @@ class ActorScheduler final : public runtime::Executive {
   std::vector<std::unique_ptr<Actor>> actors_;
   std::multimap<const void*, int64_t> blocked_;  // key -> actors waiting on it
   int64_t running_ = -1;
+  int64_t finished_ = 0;  // actors that have ended
   std::string error_;
 };
 
