@@ -150,7 +150,7 @@ class BspServer final : public ServerAlgorithm {
   nlohmann::json serve() override {
     server_.serve([this](const ps::Request& request, ps::WorkerChannel& channel) {
       require(request.kind == ps::RequestKind::kGradient, "BSP server got an unexpected request");
-      const at::Tensor gradient = channel.receive_gradient(request);
+      const at::Tensor gradient = channel.receive_gradient(request, ps::WorkerChannel::Processing::kByAlgorithm);
       const int64_t offset = request.offset;  // 0 for a whole shard or a compressed gradient
       ps::Reply reply;
       {
@@ -167,10 +167,18 @@ class BspServer final : public ServerAlgorithm {
         count_ += request.contributions;
         require(count_ <= server_.workers(), "BSP: more gradients than workers in one round");
         if (count_ == server_.workers()) {
+          const int64_t numel = piece_numel_;
           aggregate_and_update(request.lr);
+          // The update's device time (a virtual cluster's; none in a real run) passes before anyone is answered,
+          // outside the lock: spending it yields to the other actors of the run.
+          lock.unlock();
+          server_.spend_update(numel);
+          lock.lock();
+          ++rounds_answered_;
+          round_done_.notify_all();
         } else {
           round_done_.wait(
-              lock, [&] { return round_ != my_round; }, "the round's other gradients");
+              lock, [&] { return rounds_answered_ > my_round; }, "the round's other gradients");
         }
         reply.version = server_.version();
       }
@@ -211,7 +219,6 @@ class BspServer final : public ServerAlgorithm {
     }
     count_ = 0;
     ++round_;
-    round_done_.notify_all();
   }
 
   ps::ShardServer server_;
@@ -221,6 +228,7 @@ class BspServer final : public ServerAlgorithm {
   at::Tensor sum_;                     // the round's sum (the largest piece is the shard)
   std::vector<bool> pushed_;           // which workers pushed in this round (local aggregation: the leaders)
   int64_t count_ = 0, round_ = 0;      // gradients this round holds; rounds (pieces) done
+  int64_t rounds_answered_ = 0;        // rounds whose update's time has passed: their pushers may be answered
   int64_t piece_offset_ = 0, piece_numel_ = 0, updated_ = 0;
   runtime::Condition round_done_;
 };

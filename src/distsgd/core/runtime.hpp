@@ -33,6 +33,8 @@ class Executive {
   virtual int64_t start(std::string name, std::function<void()> body) = 0;
   // Blocks the calling actor until actor `id` has finished.
   virtual void join(int64_t id) = 0;
+  // The simulated device's optimizer pass, per byte of parameters (the profile's update_seconds_per_byte).
+  virtual double update_seconds_per_byte() const { return 0; }
 };
 
 // The executive of the calling thread: null outside a virtual cluster.
@@ -83,6 +85,13 @@ inline void sleep_for(double seconds) {
 // time), the clock moves on in a virtual one.
 inline void spend_compute(double seconds) {
   if (auto* x = executive(); x && seconds > 0) x->sleep_until(x->now() + seconds);
+}
+
+// The time an optimizer pass over `bytes` of parameters takes on the simulated device: 0 in a real run (the pass
+// itself took the time).
+inline double update_seconds(double bytes) {
+  auto* x = executive();
+  return x ? x->update_seconds_per_byte() * bytes : 0.0;
 }
 
 // std::condition_variable with the same waits, that yields to the scheduler inside a virtual cluster. Callers hold

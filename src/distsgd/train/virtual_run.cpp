@@ -98,8 +98,8 @@ nlohmann::json run_virtual_training(TrainConfig config, const TrainHooks& hooks)
     parameters = probe.flat->numel();
     times = step_times(profile, config, static_cast<int64_t>(probe.flat->slots().size()), probe.model->name());
   }
-  // The workers' optimizer pass, as the DES charges it (BSP's and ASP's workers leave it to the servers, whose
-  // processing time a virtual run does not charge yet).
+  // The workers' optimizer pass, as the DES charges it (BSP's and ASP's workers leave it to the servers, which
+  // spend it on each payload: ShardServer::process_payload).
   const auto* entry = catalog::find(config.algorithm);
   const double worker_update_seconds = entry == nullptr || entry->workers_update
                                            ? profile.update_seconds_per_byte * 4.0 * static_cast<double>(parameters)
@@ -119,6 +119,7 @@ nlohmann::json run_virtual_training(TrainConfig config, const TrainHooks& hooks)
       queue, network, cluster_network, workers, cluster.gamma_seconds_per_byte,
       workers <= kMostWorkersForSteps ? sim::CollectiveModel::kSteps : sim::CollectiveModel::kFlows);
   sim::ActorScheduler scheduler(queue);
+  scheduler.set_update_seconds_per_byte(profile.update_seconds_per_byte);  // the servers' passes (ShardServer)
   vcluster::Fabric fabric(scheduler, network, cluster_network, collectives, workers, servers);
 
   log::info("virtual cluster: " + std::to_string(workers) + " workers" +

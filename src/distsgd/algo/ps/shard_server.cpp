@@ -39,10 +39,11 @@ double payload_delay_from_environment() {
 at::Tensor& WorkerChannel::receive_payload() {
   server_.delay_payload();
   server_.comm().receive(payload_, worker_, kPayloadTag).wait();
+  server_.process_payload(payload_.numel());
   return payload_;
 }
 
-at::Tensor WorkerChannel::receive_gradient(const Request& request) {
+at::Tensor WorkerChannel::receive_gradient(const Request& request, Processing processing) {
   const int64_t shard_numel = server_.range().numel;
   at::Tensor piece;
   if (request.entries < 0) {
@@ -61,6 +62,7 @@ at::Tensor WorkerChannel::receive_gradient(const Request& request) {
       compression::add_sparse(payload_, compression::unpack(packed));  // indexed in the shard's buffer
     }
   }
+  if (processing == Processing::kPerPayload) server_.process_payload(piece.numel());
   gradient_received_ += piece.numel();
   require(gradient_received_ <= shard_numel,
           "a worker's gradient pieces overlap in shard " + std::to_string(server_.shard()));
@@ -101,6 +103,20 @@ ShardServer::ShardServer(comm::Communicator& comm, int64_t shard, ShardRange ran
       payload_delay_seconds_(payload_delay_from_environment()) {}
 
 void ShardServer::delay_payload() const { runtime::sleep_for(payload_delay_seconds_); }
+
+void ShardServer::process_payload(int64_t numel) {
+  const double seconds = runtime::update_seconds(4.0 * static_cast<double>(numel));  // fp32
+  if (seconds <= 0) return;
+  std::unique_lock<std::mutex> lock(compute_mutex_);
+  compute_free_.wait(
+      lock, [&] { return !computing_; }, "the server's compute");
+  computing_ = true;
+  lock.unlock();
+  runtime::spend_compute(seconds);
+  lock.lock();
+  computing_ = false;
+  compute_free_.notify_all();
+}
 
 ShardServer::ShardServer(const ServerSetup& s)
     : ShardServer(s.comm, s.server_index,

@@ -9,6 +9,7 @@
 #pragma once
 #include "distsgd/algo/algorithm.hpp"
 #include "distsgd/algo/ps/protocol.hpp"
+#include "distsgd/core/runtime.hpp"
 
 #include <ATen/core/Tensor.h>
 #include <nlohmann/json.hpp>
@@ -29,12 +30,16 @@ class WorkerChannel {
  public:
   WorkerChannel(ShardServer& server, int64_t worker);
   int64_t worker() const { return worker_; }
+  // Inside a virtual cluster a payload received is then processed for the device's optimizer pass over it
+  // (ShardServer::process_payload), unless the algorithm charges its update itself (kByAlgorithm: BSP updates
+  // once per round, not per push).
+  enum class Processing { kPerPayload, kByAlgorithm };
   // Receives the request's payload (shard-sized) into a per-worker buffer and returns it.
   at::Tensor& receive_payload();
   // Receives a gradient into the same buffer and returns the part it covers: a dense piece (request.offset,
   // request.numel; wait-free backprop sends a shard's gradient in several) or a compressed gradient
   // (request.entries) as the whole shard, dense.
-  at::Tensor receive_gradient(const Request& request);
+  at::Tensor receive_gradient(const Request& request, Processing processing = Processing::kPerPayload);
   // Whether the gradient just received completed this worker's gradient of the shard (its last piece).
   bool gradient_complete() const { return gradient_complete_; }
   // Sends header and values (the request's piece, or the shard) as the reply; waits until sent.
@@ -106,6 +111,18 @@ class ShardServer {
   nlohmann::json extra_ = nlohmann::json::object();
   double payload_delay_seconds_ = 0;  // DISTSGD_SERVER_DELAY_MS
   void delay_payload() const;
+  // Inside a virtual cluster: a payload of `numel` values costs the device's optimizer pass over them, one payload
+  // at a time per server (as the DES's server resource); nothing in a real run. Not under mutex(): it yields.
+  void process_payload(int64_t numel);
+
+ public:
+  // The same, for an algorithm that charges its own update (call it outside mutex()).
+  void spend_update(int64_t numel) { process_payload(numel); }
+
+ private:
+  std::mutex compute_mutex_;
+  runtime::Condition compute_free_;
+  bool computing_ = false;
 
   friend class WorkerChannel;
 };

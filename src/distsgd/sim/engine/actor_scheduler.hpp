@@ -42,6 +42,8 @@ class ActorScheduler final : public runtime::Executive {
   void notify(const void* key) override;
   int64_t start(std::string name, std::function<void()> body) override;
   void join(int64_t id) override;
+  double update_seconds_per_byte() const override { return update_seconds_per_byte_; }
+  void set_update_seconds_per_byte(double seconds) { update_seconds_per_byte_ = seconds; }
 
   int64_t actors_started() const { return static_cast<int64_t>(actors_.size()); }
   EventQueue& queue() { return queue_; }
@@ -70,6 +72,7 @@ class ActorScheduler final : public runtime::Executive {
   std::multimap<const void*, int64_t> blocked_;  // key -> actors waiting on it
   int64_t running_ = -1;
   int64_t finished_ = 0;  // actors that have ended
+  double update_seconds_per_byte_ = 0;
   std::string error_;
 };
 
