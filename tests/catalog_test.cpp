@@ -3,6 +3,8 @@
 // algorithm as something it is not (servers it does not have, a peer it does not need).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "distsgd/algo/algorithm.hpp"
 #include "distsgd/catalog/algorithm_catalog.hpp"
 #include "distsgd/experiment/algorithm_recipes.hpp"
@@ -26,7 +28,11 @@ TEST(Catalog, SaysWhatTheRegistrySays) {
 }
 
 TEST(Catalog, EveryPredictedAlgorithmAndEveryRecipeIsCatalogued) {
-  for (const auto& name : sim::predicted_algorithms()) EXPECT_NE(catalog::find(name), nullptr) << name;
+  // The analytical models cover exactly what the catalogue calls simulated (the DES reads the catalogue itself).
+  auto predicted = sim::predicted_algorithms(), simulated = catalog::simulated_algorithms();
+  std::sort(predicted.begin(), predicted.end());
+  std::sort(simulated.begin(), simulated.end());
+  EXPECT_EQ(predicted, simulated);
   for (const auto& recipe : experiment::algorithm_recipes()) {
     EXPECT_NE(catalog::find(recipe.algorithm), nullptr) << recipe.name();
   }

@@ -6,9 +6,9 @@ namespace distsgd::catalog {
 
 const std::vector<AlgorithmEntry>& algorithms() {
   using F = Family;
-  // name, family, needs servers, models differ, independent workers, workers update
+  // name, family, needs servers, models differ, independent workers, workers update, outer loop, simulated
   static const std::vector<AlgorithmEntry> all = {
-      {"sgd", F::kSingleProcess, false, false, false},
+      {"sgd", F::kSingleProcess, false, false, false, true, false, false},
       {"arsgd", F::kSynchronous, false, false, false},
       {"bsp", F::kSynchronous, true, false, false, false},
       {"asp", F::kAsynchronous, true, false, true, false},
@@ -20,11 +20,19 @@ const std::vector<AlgorithmEntry>& algorithms() {
       {"adpsgd", F::kDecentralized, false, true, true},
       {"sgp", F::kDecentralized, false, true, false},  // step t waits for its in-neighbours' messages of t - overlap
       // The low-communication family: local steps, then an exact average every H steps.
-      {"localsgd", F::kSynchronous, false, true, false},
-      {"slowmo", F::kSynchronous, false, true, false},
-      {"diloco", F::kSynchronous, false, true, false},
+      {"localsgd", F::kSynchronous, false, true, false, true, true},
+      {"slowmo", F::kSynchronous, false, true, false, true, true},
+      {"diloco", F::kSynchronous, false, true, false, true, true},
   };
   return all;
+}
+
+std::vector<std::string> simulated_algorithms() {
+  std::vector<std::string> names;
+  for (const auto& a : algorithms()) {
+    if (a.simulated) names.push_back(a.name);
+  }
+  return names;
 }
 
 const AlgorithmEntry* find(const std::string& name) {

@@ -21,6 +21,8 @@ struct AlgorithmEntry {
   bool models_differ = false;        // the workers' models differ between exchanges (gossip, the outer loop)
   bool independent_workers = false;  // no training step waits for another worker (algo/algorithm.hpp says more)
   bool workers_update = true;        // a worker runs an optimizer pass each step (BSP's and ASP's servers do it)
+  bool outer_loop = false;           // local steps, then an exchange every H steps (algo/outer/)
+  bool simulated = true;             // distsgd simulate predicts it (both fidelities; not the single process)
 };
 
 // Every built-in algorithm, in the README's order.
@@ -29,6 +31,9 @@ const std::vector<AlgorithmEntry>& algorithms();
 const AlgorithmEntry* find(const std::string& name);
 // "synchronous", "asynchronous", "decentralized", "single-process": in tables and validate's report.
 std::string family_name(Family family);
+
+// The names of the algorithms distsgd simulate predicts, in the catalogue's order.
+std::vector<std::string> simulated_algorithms();
 
 bool needs_servers(const std::string& name);
 // Gossip, SGP, AD-PSGD: they exchange with peers only, so a run needs two workers.

@@ -23,16 +23,16 @@ std::unique_ptr<Workload> make_workload(DesContext& c) {
   const auto& a = c.settings.algorithm;
   if (a == "arsgd") return make_allreduce_workload(c);
   if (catalog::needs_servers(a)) return make_parameter_server_workload(c);
-  if (one_of(a, {"localsgd", "slowmo", "diloco"})) return make_outer_workload(c);
+  if (catalog::find(a)->outer_loop) return make_outer_workload(c);  // check() has found it
   return make_decentralized_workload(c);
 }
 
 }  // namespace
 
 void check(const DesSettings& s) {
-  std::vector<std::string> names(std::begin(kDesAlgorithms), std::end(kDesAlgorithms));
-  require(std::find(names.begin(), names.end(), s.algorithm) != names.end(),
-          "--algo: the simulator runs " + join(names) + " (got '" + s.algorithm + "')");
+  const auto* entry = catalog::find(s.algorithm);
+  require(entry != nullptr && entry->simulated,
+          "--algo: the simulator runs " + join(catalog::simulated_algorithms()) + " (got '" + s.algorithm + "')");
   require(s.workers >= 1, "--workers: " + std::to_string(s.workers) + " is not a worker count");
   require(s.iterations >= 1, "--iterations must be at least 1");
   require(s.warmup >= 0, "--warmup must not be negative");

@@ -49,10 +49,6 @@ struct DesSettings {
   std::string trace_path;  // a Chrome trace of the run is written here (none when empty)
 };
 
-// The algorithms the discrete-event simulator runs, by their `distsgd train --algo` names.
-const char* const kDesAlgorithms[] = {"arsgd",  "bsp", "asp",    "ssp",      "easgd",  "aladdin", "gosgd",
-                                      "gossip", "sgp", "adpsgd", "localsgd", "slowmo", "diloco"};
-
 // Throws Error (naming the flag) for a setting out of range or not applicable to the algorithm.
 void check(const DesSettings& settings);
 
