@@ -1,5 +1,6 @@
 #include "distsgd/sim/simulator_settings.hpp"
 
+#include "distsgd/catalog/algorithm_catalog.hpp"
 #include "distsgd/core/error.hpp"
 #include "distsgd/core/text.hpp"
 #include "distsgd/sim/algorithm_predictions.hpp"
@@ -28,7 +29,8 @@ std::vector<SimulatorOption> declare_options() {
   return {
       field_option("--profile", &S::profile, "profile JSON written by distsgd profile (required)"),
       field_option("--cluster", &S::cluster, "cluster JSON file, or a preset: " + join(cluster_preset_names())),
-      field_option("--algo", &S::algorithm, join_or(predicted_algorithms()), one_of(predicted_algorithms()))
+      field_option("--algo", &S::algorithm, join_or(catalog::simulated_algorithms()),
+                   one_of(catalog::simulated_algorithms()))
           .named("algorithm"),
       field_option("--gossip-prob", &S::gossip_probability, "gosgd: probability of a push per step", within(0.0, 1.0)),
       field_option("--sgp-overlap", &S::sgp_overlap, "sgp: 1 overlaps the push with the next step, 0 does not",
