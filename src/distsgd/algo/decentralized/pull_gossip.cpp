@@ -6,6 +6,7 @@
 #include "distsgd/comm/communicator.hpp"
 #include "distsgd/core/error.hpp"
 #include "distsgd/core/peer_topology.hpp"
+#include "distsgd/core/runtime.hpp"
 #include "distsgd/core/timed_phase.hpp"
 #include "distsgd/core/timeline.hpp"
 #include "distsgd/core/timer.hpp"
@@ -55,6 +56,9 @@ class PullGossip final : public GossipWorker {
       if (!pulled) pulled_ = at::empty({flat_.numel()});
     }
     TimedPhase phase(timeline_, "average and update", update_);
+    // On a simulated device the average costs a pass like the update's (the DES charges both); spent before the
+    // lock, which the serving thread takes too (spending virtual time yields). Nothing in a real run.
+    if (pulled) runtime::spend_compute(runtime::update_seconds(4.0 * static_cast<double>(flat_.numel())));
     std::lock_guard<std::mutex> lock(served_->mutex);
     if (pulled) average_into(flat_.params(), pulled_);
     optimizer_->step(flat_.params(), flat_.grads(), lr);
