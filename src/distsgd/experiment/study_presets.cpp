@@ -253,7 +253,7 @@ const std::vector<StudyPreset>& study_presets() {
        kJinScaling},
       {"scaling-accuracy", "virtual cluster: every algorithm's accuracy at 4 to 64 workers on two networks",
        kScalingAccuracy},
-      {"scaling-accuracy-deep", "virtual cluster: the same on resnet20, at 4, 16 and 64 workers (about 2.5 hours)",
+      {"scaling-accuracy-deep", "virtual cluster: the same on resnet20, at 4, 16 and 64 workers (5 hours or more)",
        kScalingAccuracyDeep},
       {"low-bandwidth", "localsgd, slowmo, diloco, PowerSGD against AR-SGD, ASP, ALADDIN, DGC at 100 and 10 Mbit/s",
        kLowBandwidth},
