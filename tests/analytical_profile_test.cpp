@@ -118,14 +118,20 @@ TEST(AnalyticalProfile, PresetsReproduceTheThroughputTheyWereCalibratedOn) {
   EXPECT_EQ(calibrated, 5);  // V100 PCIe and SXM2, P100, TITAN V, RTX 2080 Ti; the P40 borrows the V100's
 }
 
-TEST(AnalyticalProfile, PaleoRooflineBackwardRuleAndUpdate) {
+// 1 TFLOP/s and 100 GB/s at efficiency 0.5, with the given floor per kernel.
+sim::DeviceDescription toy_device(double kernel_seconds) {
   sim::DeviceDescription device;
   device.name = "toy";
   device.peak_flops = 1e12;
   device.memory_bytes_per_second = 1e11;
   device.efficiency = 0.5;
+  device.kernel_seconds = kernel_seconds;
+  return device;
+}
+
+TEST(AnalyticalProfile, PaleoRooflineBackwardRuleAndUpdate) {
+  auto device = toy_device(0);  // the roofline alone; EveryOperationAndUpdateStepCostsAtLeastAKernel adds the floor
   device.host_to_device_bytes_per_second = 1e10;
-  device.kernel_seconds = 0;  // the roofline alone; KernelFloor... below adds it
   // Compute-bound: 1e9 FLOPs per sample at batch 2 -> 2e9 / 5e11 = 4 ms; its 1e6 bytes take 20 us.
   const sim::OperationCost conv{"aten::conv2d", 1e9, 0.5e6, 0, true, true};
   // Memory-bound: 2e7 bytes per sample + 1e7 fixed -> 5e7 / 5e10 = 1 ms.
@@ -160,12 +166,7 @@ TEST(AnalyticalProfile, PaleoRooflineBackwardRuleAndUpdate) {
 // A small model on a fast device: without a floor lenet5's iteration on a TITAN V would take 25 us, less than
 // launching its kernels does.
 TEST(AnalyticalProfile, EveryOperationAndUpdateStepCostsAtLeastAKernel) {
-  sim::DeviceDescription device;
-  device.name = "toy";
-  device.peak_flops = 1e12;
-  device.memory_bytes_per_second = 1e11;
-  device.efficiency = 0.5;
-  device.kernel_seconds = 5e-6;
+  auto device = toy_device(5e-6);
   const sim::OperationCost tiny{"aten::relu", 10, 100, 0, false, true};      // 2 ns on the roofline
   const sim::OperationCost conv{"aten::conv2d", 1e9, 0.5e6, 0, true, true};  // 4 ms
   EXPECT_DOUBLE_EQ(sim::forward_seconds(tiny, 2, device), 5e-6);

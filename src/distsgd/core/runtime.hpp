@@ -87,12 +87,14 @@ inline void spend_compute(double seconds) {
   if (auto* x = executive(); x && seconds > 0) x->sleep_until(x->now() + seconds);
 }
 
-// The time an optimizer pass over `bytes` of parameters takes on the simulated device: 0 in a real run (the pass
-// itself took the time).
-inline double update_seconds(double bytes) {
+// The time an optimizer-sized pass over `values` fp32 parameters (an update, a merge, an average) takes on the
+// simulated device: 0 in a real run (the pass itself took the time).
+inline double parameter_pass_seconds(double values) {
   auto* x = executive();
-  return x ? x->update_seconds_per_byte() * bytes : 0.0;
+  return x ? x->update_seconds_per_byte() * 4.0 * values : 0.0;
 }
+// Spends it on the calling actor's clock (nothing in a real run). Never under a lock another actor takes: it yields.
+inline void spend_parameter_pass(double values) { spend_compute(parameter_pass_seconds(values)); }
 
 // std::condition_variable with the same waits, that yields to the scheduler inside a virtual cluster. Callers hold
 // `lock` as with std::condition_variable; predicates are checked under it.

@@ -99,7 +99,7 @@ nlohmann::json run_virtual_training(TrainConfig config, const TrainHooks& hooks)
     times = step_times(profile, config, static_cast<int64_t>(probe.flat->slots().size()), probe.model->name());
   }
   // The workers' optimizer pass, as the DES charges it (BSP's and ASP's workers leave it to the servers, which
-  // spend it on each payload: ShardServer::process_payload).
+  // spend it on each payload: ShardServer::spend_update).
   const auto* entry = catalog::find(config.algorithm);
   const double worker_update_seconds = entry == nullptr || entry->workers_update
                                            ? profile.update_seconds_per_byte * 4.0 * static_cast<double>(parameters)

@@ -118,17 +118,12 @@ class Adpsgd final : public GossipWorker {
     return model;
   }
 
-  // On a simulated device an average costs a pass like the update's, as the DES charges it; spent before the model
-  // lock, which both sides of an exchange take (spending virtual time yields). Nothing in a real run.
-  static void spend_average_time(int64_t numel) {
-    runtime::spend_compute(runtime::update_seconds(4.0 * static_cast<double>(numel)));
-  }
-
   // Passive side: average atomically, reply with the model from before.
   static GossipHandlers handlers(const std::shared_ptr<LockedModel>& model) {
     GossipHandlers h;
     h.on_exchange = [model](int64_t, const at::Tensor& values) {
-      spend_average_time(values.numel());
+      // On a simulated device an average costs a pass, as the DES charges it: before the lock (it yields).
+      runtime::spend_parameter_pass(static_cast<double>(values.numel()));
       std::lock_guard<std::mutex> lock(model->mutex);
       auto before = model->x.clone();
       average_into(model->x, values);
@@ -160,7 +155,7 @@ class Adpsgd final : public GossipWorker {
             sent = model_->x.clone();
           }
           if (endpoint_.exchange(peer, step, sent, reply).wait()) {
-            spend_average_time(reply.numel());
+            runtime::spend_parameter_pass(static_cast<double>(reply.numel()));  // as the passive side's
             std::lock_guard<std::mutex> lock(model_->mutex);
             average_with_sent(model_->x, sent, reply);
           } else {

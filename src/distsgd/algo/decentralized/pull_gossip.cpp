@@ -58,7 +58,7 @@ class PullGossip final : public GossipWorker {
     TimedPhase phase(timeline_, "average and update", update_);
     // On a simulated device the average costs a pass like the update's (the DES charges both); spent before the
     // lock, which the serving thread takes too (spending virtual time yields). Nothing in a real run.
-    if (pulled) runtime::spend_compute(runtime::update_seconds(4.0 * static_cast<double>(flat_.numel())));
+    if (pulled) runtime::spend_parameter_pass(static_cast<double>(flat_.numel()));
     std::lock_guard<std::mutex> lock(served_->mutex);
     if (pulled) average_into(flat_.params(), pulled_);
     optimizer_->step(flat_.params(), flat_.grads(), lr);

@@ -213,8 +213,7 @@ class PushGossip final : public GossipWorker {
     }
     // A merge costs the simulated device an optimizer-sized pass per message, as the DES charges it (no lock is
     // held here; a real run spends nothing).
-    runtime::spend_compute(
-        runtime::update_seconds(4.0 * static_cast<double>(flat_.numel()) * static_cast<double>(messages.size())));
+    runtime::spend_parameter_pass(static_cast<double>(flat_.numel()) * static_cast<double>(messages.size()));
   }
 
   comm::Communicator& comm_;

@@ -39,7 +39,7 @@ double payload_delay_from_environment() {
 at::Tensor& WorkerChannel::receive_payload() {
   server_.delay_payload();
   server_.comm().receive(payload_, worker_, kPayloadTag).wait();
-  server_.process_payload(payload_.numel());
+  server_.spend_update(payload_.numel());
   return payload_;
 }
 
@@ -62,7 +62,7 @@ at::Tensor WorkerChannel::receive_gradient(const Request& request, Processing pr
       compression::add_sparse(payload_, compression::unpack(packed));  // indexed in the shard's buffer
     }
   }
-  if (processing == Processing::kPerPayload) server_.process_payload(piece.numel());
+  if (processing == Processing::kPerPayload) server_.spend_update(piece.numel());
   gradient_received_ += piece.numel();
   require(gradient_received_ <= shard_numel,
           "a worker's gradient pieces overlap in shard " + std::to_string(server_.shard()));
@@ -104,8 +104,8 @@ ShardServer::ShardServer(comm::Communicator& comm, int64_t shard, ShardRange ran
 
 void ShardServer::delay_payload() const { runtime::sleep_for(payload_delay_seconds_); }
 
-void ShardServer::process_payload(int64_t numel) {
-  const double seconds = runtime::update_seconds(4.0 * static_cast<double>(numel));  // fp32
+void ShardServer::spend_update(int64_t numel) {
+  const double seconds = runtime::parameter_pass_seconds(static_cast<double>(numel));
   if (seconds <= 0) return;
   std::unique_lock<std::mutex> lock(compute_mutex_);
   compute_free_.wait(

@@ -31,7 +31,7 @@ class WorkerChannel {
   WorkerChannel(ShardServer& server, int64_t worker);
   int64_t worker() const { return worker_; }
   // Inside a virtual cluster a payload received is then processed for the device's optimizer pass over it
-  // (ShardServer::process_payload), unless the algorithm charges its update itself (kByAlgorithm: BSP updates
+  // (ShardServer::spend_update), unless the algorithm charges its update itself (kByAlgorithm: BSP updates
   // once per round, not per push).
   enum class Processing { kPerPayload, kByAlgorithm };
   // Receives the request's payload (shard-sized) into a per-worker buffer and returns it.
@@ -84,6 +84,10 @@ class ShardServer {
   int64_t shard() const { return shard_; }
   const ShardRange& range() const { return range_; }
   comm::Communicator& comm() { return comm_; }
+  // Inside a virtual cluster: an update over `numel` values costs the device's optimizer pass over them, one at a
+  // time per server (as the DES's server resource); nothing in a real run. Not under mutex(): it yields. Called for
+  // every payload received (WorkerChannel), or by an algorithm that charges its own update.
+  void spend_update(int64_t numel);
 
   // Under mutex(): the number of updates applied to x~, and the staleness of the gradient just applied.
   int64_t version() const { return version_; }
@@ -111,15 +115,6 @@ class ShardServer {
   nlohmann::json extra_ = nlohmann::json::object();
   double payload_delay_seconds_ = 0;  // DISTSGD_SERVER_DELAY_MS
   void delay_payload() const;
-  // Inside a virtual cluster: a payload of `numel` values costs the device's optimizer pass over them, one payload
-  // at a time per server (as the DES's server resource); nothing in a real run. Not under mutex(): it yields.
-  void process_payload(int64_t numel);
-
- public:
-  // The same, for an algorithm that charges its own update (call it outside mutex()).
-  void spend_update(int64_t numel) { process_payload(numel); }
-
- private:
   std::mutex compute_mutex_;
   runtime::Condition compute_free_;
   bool computing_ = false;
