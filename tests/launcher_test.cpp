@@ -1,5 +1,6 @@
 // The local launcher with /bin/sh children: output forwarding, environment, failure propagation, signals, no orphans.
 #include "distsgd/comm/launcher.hpp"
+#include "distsgd/comm/forked_main.hpp"
 #include "distsgd/comm/line_forwarder.hpp"
 #include "distsgd/comm/unique_fd.hpp"
 
@@ -16,6 +17,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <iostream>
 #include <regex>
 #include <sstream>
 #include <thread>
@@ -392,6 +394,54 @@ TEST(Launcher, ARankDeclaredLostIsKilledAndTheOthersGoOn) {
         << outcome.err;
   }
   EXPECT_EQ(outcome.err.find("error"), std::string::npos) << outcome.err;
+}
+
+// A child that skips exec runs the main the program registered (comm/forked_main.hpp): here this one, which says
+// what it was given and whether the notice descriptor reached it.
+int say_what_the_child_sees(int argc, char** argv) {
+  const char* late = std::getenv("DISTSGD_TEST_LATE");
+  std::cerr << "argc=" << argc << " argv1=" << (argc > 1 ? argv[1] : "") << " rank=" << std::getenv("RANK")
+            << " late=" << (late ? late : "none") << " notice fd "
+            << (::fcntl(std::atoi(std::getenv("DISTSGD_LAUNCHER_FD")), F_GETFD) >= 0 ? "open" : "closed") << std::endl;
+  return 0;
+}
+
+// The launch of a `train --workers N` without exec: each child runs the registered main with the launcher's argv and
+// its own environment, including what exists only after the fork (the store's port); DISTSGD_EXEC_CHILDREN=1 execs.
+TEST(ForkedChildren, RunTheRegisteredMainWithTheirArgumentsAndEnvironmentWithoutExec) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");  // a fresh, single-threaded process: the launcher may fork
+  const auto launch = [] {
+    distsgd::comm::register_program_main(say_what_the_child_sees);
+    LaunchSpec spec;
+    spec.argv = {"/nonexistent/distsgd", "train"};  // exec fails here: only a forked child can run
+    spec.labels = {"worker 0", "worker 1"};
+    spec.may_fork = true;
+    spec.environment_after_start = [] {
+      return std::vector<std::pair<std::string, std::string>>{{"DISTSGD_TEST_LATE", "7"}};
+    };
+    std::exit(launch_local(spec) == 0 ? 42 : 43);
+  };
+  EXPECT_EXIT(launch(), ::testing::ExitedWithCode(42),
+              "\\[worker 1\\] argc=2 argv1=train rank=1 late=7 notice fd open");
+  ::setenv("DISTSGD_EXEC_CHILDREN", "1", 1);
+  EXPECT_EXIT(launch(), ::testing::ExitedWithCode(43), "cannot execute /nonexistent/distsgd");
+  ::unsetenv("DISTSGD_EXEC_CHILDREN");
+}
+
+// Forked ranks compute what exec'd ones do: BSP, deterministic, ends on the same bits either way.
+TEST(ForkedChildren, BspEndsOnTheSameBitsAsWithExecdRanks) {
+  TempDir dir;
+  const std::string flags =
+      " train --algo bsp --workers 2 --servers 1 --model lenet5 --dataset synthetic --synthetic-train-size 640 "
+      "--synthetic-test-size 64 --max-steps 12 --threads 1 --seed 5 --no-checkpoint --progress-seconds 1000 --out ";
+  auto forked = distsgd::testing::run_shell(std::string(DISTSGD_BINARY) + flags + (dir / "forked") + " 2>&1");
+  auto execd = distsgd::testing::run_shell("DISTSGD_EXEC_CHILDREN=1 " + std::string(DISTSGD_BINARY) + flags +
+                                           (dir / "execd") + " 2>&1");
+  ASSERT_EQ(forked.exit_code, 0) << forked.output;
+  ASSERT_EQ(execd.exit_code, 0) << execd.output;
+  const auto a = distsgd::testing::summary_of(dir / "forked"), b = distsgd::testing::summary_of(dir / "execd");
+  EXPECT_EQ(a["test_loss"], b["test_loss"]);
+  EXPECT_EQ(a["steps"], b["steps"]);
 }
 
 TEST(LauncherLineForwarder, WritesWholePrefixedLinesAndFlushesTheLastPartialOne) {

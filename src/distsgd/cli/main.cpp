@@ -9,6 +9,7 @@
 #include "distsgd/cli/study_command.hpp"
 #include "distsgd/cli/train_command.hpp"
 #include "distsgd/cli/validate_command.hpp"
+#include "distsgd/comm/forked_main.hpp"
 #include "distsgd/core/error.hpp"
 
 #include <c10/util/Exception.h>
@@ -59,7 +60,7 @@ std::string parse_error_line(std::string message) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+static int run_program(int argc, char** argv) {
   try {
     CLI::App app{"distsgd: distributed SGD algorithms on one engine, compared side by side"};
     app.require_subcommand(1);
@@ -116,4 +117,10 @@ int main(int argc, char** argv) {
   } catch (const std::exception& e) {
     return report(e.what());
   }
+}
+
+int main(int argc, char** argv) {
+  // The ranks `train --workers N` starts run this main in a fork of the launcher, without exec (comm/forked_main.hpp).
+  distsgd::comm::register_program_main(run_program);
+  return run_program(argc, argv);
 }

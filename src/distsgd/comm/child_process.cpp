@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <optional>
 
@@ -44,7 +45,8 @@ void write_text(int fd, const char* text) {
 [[noreturn]] void become_child(pid_t launcher, const char* path, char* const* argv, char* const* envp,
                                const std::vector<int>& signals_to_default, const sigset_t& launcher_mask, int stdin_fd,
                                int stdout_fd, int stderr_fd, int notice_fd, int network_namespace_fd,
-                               const char* exec_failure_prefix) {
+                               const char* exec_failure_prefix, ProgramMain forked_main, int release_fd,
+                               const std::vector<std::string>& environment) {
   ::setpgid(0, 0);
   // The launcher's death (even by SIGKILL) takes the child with it; if it already died, the orphan stops here.
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -60,6 +62,8 @@ void write_text(int fd, const char* text) {
   ::dup2(stdin_fd, STDIN_FILENO);
   ::dup2(stdout_fd, STDOUT_FILENO);
   ::dup2(stderr_fd, STDERR_FILENO);
+  // The parent was single-threaded, so anything may be called from here on.
+  if (forked_main) run_program_main_in_child(forked_main, const_cast<char**>(argv), environment, notice_fd, release_fd);
   int first_to_close = 3;
   if (notice_fd >= 0) {
     // dup2 onto itself would keep O_CLOEXEC, and the descriptor would close at exec.
@@ -80,7 +84,8 @@ void write_text(int fd, const char* text) {
 }  // namespace
 
 ChildProcess start_child(const std::vector<std::string>& argv, const std::vector<std::string>& environment,
-                         const std::vector<int>& signals_to_default, int network_namespace_fd, bool notice_pipe) {
+                         const std::vector<int>& signals_to_default, int network_namespace_fd, bool notice_pipe,
+                         ProgramMain forked_main) {
   require(!argv.empty(), "launcher: no command to run");
   // Everything the child needs is prepared before fork.
   const std::vector<char*> argv_pointers = null_terminated(argv);
@@ -98,6 +103,13 @@ ChildProcess start_child(const std::vector<std::string>& argv, const std::vector
     ::fcntl(notice->write_end.get(), F_SETFL, ::fcntl(notice->write_end.get(), F_GETFL) | O_NONBLOCK);
   }
 
+  std::optional<Pipe> release;
+  if (forked_main) {
+    release = make_pipe();
+    ::fcntl(release->read_end.get(), F_SETFL, ::fcntl(release->read_end.get(), F_GETFL) & ~O_NONBLOCK);
+    std::fflush(nullptr);  // what the launcher's stdio still holds would be written twice
+  }
+
   // Signals stay blocked across fork so that no handler of the launcher runs in the child before it resets them.
   sigset_t all, launcher_mask;
   sigfillset(&all);
@@ -106,7 +118,8 @@ ChildProcess start_child(const std::vector<std::string>& argv, const std::vector
   if (pid == 0) {
     become_child(launcher, argv[0].c_str(), argv_pointers.data(), environment_pointers.data(), signals_to_default,
                  launcher_mask, dev_null.get(), out.write_end.get(), err.write_end.get(),
-                 notice ? notice->write_end.get() : -1, network_namespace_fd, exec_failure_prefix.c_str());
+                 notice ? notice->write_end.get() : -1, network_namespace_fd, exec_failure_prefix.c_str(), forked_main,
+                 release ? release->read_end.get() : -1, environment);
   }
   const int fork_error = errno;
   ::pthread_sigmask(SIG_SETMASK, &launcher_mask, nullptr);
@@ -119,7 +132,21 @@ ChildProcess start_child(const std::vector<std::string>& argv, const std::vector
   child.stdout_pipe = std::move(out.read_end);
   child.stderr_pipe = std::move(err.read_end);
   if (notice) child.notice_pipe = std::move(notice->read_end);
+  if (release) child.release_pipe = std::move(release->write_end);
   return child;
+}
+
+void release_child(ChildProcess& child, const std::vector<std::string>& more_environment) {
+  if (!child.release_pipe.valid()) return;
+  const std::string message = encode_release(more_environment);
+  std::size_t written = 0;
+  while (written < message.size()) {
+    const ssize_t n = ::write(child.release_pipe.get(), message.data() + written, message.size() - written);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;  // the child died before its release: the launcher sees it exit
+    written += static_cast<std::size_t>(n);
+  }
+  child.release_pipe.reset();
 }
 
 }  // namespace distsgd::comm

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "distsgd/comm/forked_main.hpp"
 #include "distsgd/comm/unique_fd.hpp"
 
 namespace distsgd::comm {
@@ -14,7 +15,8 @@ struct ChildProcess {
   pid_t pid = -1;        // also the id of the child's process group
   UniqueFd stdout_pipe;  // read ends, non-blocking
   UniqueFd stderr_pipe;
-  UniqueFd notice_pipe;  // with notice_pipe: the read end of the child's notices (comm/launcher_notice.hpp)
+  UniqueFd notice_pipe;   // with notice_pipe: the read end of the child's notices (comm/launcher_notice.hpp)
+  UniqueFd release_pipe;  // with forked_main: the child waits on it (release_child)
 };
 
 // Runs argv (argv[0] is the path executed, no PATH search) with exactly the environment `environment` ("KEY=value").
@@ -22,9 +24,15 @@ struct ChildProcess {
 // leak into it). When exec fails, the child writes "cannot execute <path>: <reason>" to its stderr and exits 127.
 // With `network_namespace_fd` >= 0 the child enters that network namespace before exec (an emulated host).
 // With `notice_pipe` the child gets a pipe to the caller on descriptor kLauncherNoticeFd (comm/launcher_notice.hpp).
+// With `forked_main` (comm/forked_main.hpp; the caller must be single-threaded) argv[0] is this program and the child
+// does not exec: it waits until release_child, then runs forked_main(argv) in the state the fork left.
 // Throws Error when the pipes or the fork cannot be made.
 ChildProcess start_child(const std::vector<std::string>& argv, const std::vector<std::string>& environment,
                          const std::vector<int>& signals_to_default, int network_namespace_fd = -1,
-                         bool notice_pipe = false);
+                         bool notice_pipe = false, ProgramMain forked_main = nullptr);
+
+// Lets a child started with forked_main run, with `more_environment` ("KEY=value") over the environment it was
+// started with. A child whose release pipe closes without this exits 1 without running.
+void release_child(ChildProcess& child, const std::vector<std::string>& more_environment);
 
 }  // namespace distsgd::comm

@@ -35,7 +35,8 @@ constexpr std::size_t kReadChunkBytes = 64 * 1024;
 constexpr double kMaxGraceSeconds = 24 * 3600;
 
 // The launcher's environment, then spec.env, then the rank variables: a later entry replaces an earlier one.
-std::vector<std::string> child_environment(const LaunchSpec& spec, std::size_t rank) {
+std::vector<std::string> child_environment(const LaunchSpec& spec, std::size_t rank,
+                                           const std::vector<std::pair<std::string, std::string>>& after_start) {
   std::vector<std::string> environment;
   for (char** entry = environ; *entry; ++entry) environment.emplace_back(*entry);
   auto set = [&](const std::string& key, const std::string& value) {
@@ -45,6 +46,7 @@ std::vector<std::string> child_environment(const LaunchSpec& spec, std::size_t r
     environment.push_back(key_equals + value);
   };
   for (const auto& [key, value] : spec.env) set(key, value);
+  for (const auto& [key, value] : after_start) set(key, value);
   const std::string world_size = std::to_string(spec.labels.size());
   set("RANK", std::to_string(rank));
   set("WORLD_SIZE", world_size);
@@ -131,14 +133,23 @@ class Supervisor {
 
  private:
   void start_children() {
+    const ProgramMain forked_main = spec_.may_fork ? program_main_for_fork() : nullptr;
+    std::vector<std::pair<std::string, std::string>> after_start;
     try {
+      if (!forked_main && spec_.environment_after_start) after_start = spec_.environment_after_start();
       for (std::size_t rank = 0; rank < spec_.labels.size(); ++rank) {
         const int network_namespace_fd =
             rank < spec_.network_namespace_fds.size() ? spec_.network_namespace_fds[rank] : -1;
-        children_.emplace_back(
-            spec_.labels[rank], rank,
-            start_child(spec_.argv, child_environment(spec_, rank), signals_.changed_signals(), network_namespace_fd,
-                        /*notice_pipe=*/true));
+        children_.emplace_back(spec_.labels[rank], rank,
+                               start_child(spec_.argv, child_environment(spec_, rank, after_start),
+                                           signals_.changed_signals(), network_namespace_fd,
+                                           /*notice_pipe=*/true, forked_main));
+      }
+      if (forked_main) {
+        if (spec_.environment_after_start) after_start = spec_.environment_after_start();
+        std::vector<std::string> entries;
+        for (const auto& [key, value] : after_start) entries.push_back(key + "=" + value);
+        for (auto& child : children_) release_child(child.process, entries);
       }
     } catch (...) {
       kill_all();

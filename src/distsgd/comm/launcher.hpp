@@ -21,6 +21,13 @@ struct LaunchSpec {
   // Optional, one per child: the job goes on when this child fails (a worker of a run with --on-worker-loss
   // continue); its failure is reported as a warning and does not stop the others or change the exit status.
   std::vector<bool> survivable;
+  // Optional: environment entries that exist only once the children have started (the rendezvous store's port: a
+  // store hosted before the fork would give the launcher threads, and then no child could skip exec). Called once;
+  // exec'd children get them at exec, forked ones when released. What it throws ends the launch.
+  std::function<std::vector<std::pair<std::string, std::string>>()> environment_after_start;
+  // argv is this program, so a child may run its main without exec (comm/forked_main.hpp) when the launcher is
+  // single-threaded at the fork.
+  bool may_fork = false;
   // Every child also gets a notice pipe (comm/launcher_notice.hpp): a child named in a "lost <rank>" notice (the
   // leader declared it lost) is killed at once with its group, and reported as a warning, not as a failure.
 };

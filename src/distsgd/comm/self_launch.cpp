@@ -22,6 +22,7 @@ int launch_self(int argc, char** argv, std::vector<std::string> labels,
   spec.argv.push_back("/proc/self/exe");
   for (int i = 1; i < argc; ++i) spec.argv.push_back(argv[i]);
   spec.labels = std::move(labels);
+  spec.may_fork = true;
   std::unique_ptr<StoreHost> store;  // outlives the children: they rendezvous through it
   if (hosts) {
     spec.network_namespace_fds = hosts->network_namespace_fd_of_rank;
@@ -30,9 +31,12 @@ int launch_self(int argc, char** argv, std::vector<std::string> labels,
                 {"MASTER_PORT", std::to_string(kEmulatedStorePort)},
                 {"GLOO_SOCKET_IFNAME", hosts->interface}};
   } else {
-    store = std::make_unique<StoreHost>();
-    spec.env = {
-        {"MASTER_ADDR", "127.0.0.1"}, {"MASTER_PORT", std::to_string(store->port())}, {"DISTSGD_STORE_EXTERNAL", "1"}};
+    spec.environment_after_start = [&store]() -> std::vector<std::pair<std::string, std::string>> {
+      store = std::make_unique<StoreHost>();
+      return {{"MASTER_ADDR", "127.0.0.1"},
+              {"MASTER_PORT", std::to_string(store->port())},
+              {"DISTSGD_STORE_EXTERNAL", "1"}};
+    };
   }
   for (auto& variable : extra_env) spec.env.push_back(std::move(variable));
   return launch_local(spec);

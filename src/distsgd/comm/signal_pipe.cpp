@@ -61,6 +61,8 @@ SignalPipe::~SignalPipe() {
   event_write_fd.store(-1);
 }
 
+void forget_signal_pipe_of_parent() { event_write_fd.store(-1); }
+
 std::vector<SignalPipe::Event> SignalPipe::take_events() {
   std::vector<Event> events;
   Event event;

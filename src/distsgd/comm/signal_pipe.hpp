@@ -38,4 +38,8 @@ class SignalPipe {
   std::vector<struct sigaction> previous_;
 };
 
+// In a child forked without exec: the SignalPipe this process copied is the parent's, and a launcher the child starts
+// must be able to make its own.
+void forget_signal_pipe_of_parent();
+
 }  // namespace distsgd::comm
