@@ -1,7 +1,7 @@
 // The simulator's prediction for each cell of a study: the same configuration (algorithm, its settings, workers,
 // servers) on a cluster description of the cell's network, from a profile of its model at its batch size and thread
-// count. `distsgd profile` and `distsgd simulate` run as child commands, as a user would run them, so the study takes
-// whatever the simulator has gained since (its flags are read from `distsgd simulate --help`); their outputs stay
+// count. `distsgd profile` and `distsgd simulate` run as child commands, as a user would run them (the settings handed
+// on are the ones sim::simulator_options() declares, a compile-time list, not read from --help); their outputs stay
 // under DIR/simulation/ and are reused while the command that made them is the same. The analytical fidelity is asked
 // first; where it refuses a configuration (a straggler, compression), the discrete-event one (--fidelity des).
 #pragma once
