@@ -21,6 +21,7 @@ TEST(ProfileCommand, MeasuresEveryTensorIntoAProfileTheSimulatorReads) {
   EXPECT_EQ(profile.tensors[0].name, "conv1.weight");
   EXPECT_EQ(profile.tensors[0].parameters, 150);
   EXPECT_EQ(profile.batch_size, 32);
+  EXPECT_EQ(profile.input_shape, (std::vector<int64_t>{1, 28, 28}));  // the data's: a virtual run checks it
   EXPECT_DOUBLE_EQ(profile.gradient_bytes(), 61706.0 * 4);
   EXPECT_GT(profile.update_seconds_per_byte, 0);
   EXPECT_GT(profile.data_seconds, 0);

@@ -40,6 +40,11 @@ TEST(ModelProfile, ReadsAndWritesTheSameProfile) {
   EXPECT_EQ(profile.bytes_per_parameter, 4);
   const auto again = model_profile_from_json(to_json(profile), "again.json");
   EXPECT_EQ(to_json(again), to_json(profile));
+  EXPECT_TRUE(profile.input_shape.empty());  // older profiles do not say
+  auto with_shape = three_tensor_json();
+  with_shape["input_shape"] = {1, 28, 28};
+  EXPECT_EQ(model_profile_from_json(with_shape, "p.json").input_shape, (std::vector<int64_t>{1, 28, 28}));
+  EXPECT_EQ(to_json(model_profile_from_json(with_shape, "p.json"))["input_shape"], with_shape["input_shape"]);
 }
 
 TEST(ModelProfile, BadFieldsNameTheFileTheFieldAndWhatWasExpected) {
@@ -52,6 +57,10 @@ TEST(ModelProfile, BadFieldsNameTheFileTheFieldAndWhatWasExpected) {
   j = three_tensor_json();
   j["batch_size"] = 0;
   EXPECT_EQ(error_of_profile(j), "p.json: batch_size: expected a positive integer, got 0");
+  j = three_tensor_json();
+  j["input_shape"] = {28, 28};
+  EXPECT_EQ(error_of_profile(j),
+            "p.json: input_shape: expected [channels, height, width], positive integers, got [28,28]");
   j = three_tensor_json();
   j["tensors"] = nlohmann::json::array();
   EXPECT_EQ(error_of_profile(j), "p.json: tensors: expected a non-empty array, got []");

@@ -206,7 +206,10 @@ class VirtualTraining : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     dir_ = new TempDir();
-    auto r = run_distsgd("profile --model lenet5 --device titan-v --batch-size 16 --out " + profile());
+    auto r = run_distsgd(
+        "profile --model lenet5 --device titan-v --batch-size 16 --input-shape 1x28x28 --classes 10 "
+        "--out " +
+        profile());
     ASSERT_EQ(r.exit_code, 0) << r.output;
   }
   static void TearDownTestSuite() { delete dir_; }
@@ -431,6 +434,13 @@ TEST_F(VirtualTraining, BadInputIsRefusedWithOneLineBeforeAnythingStarts) {
   auto timeout = run_distsgd(base + " --virtual --profile " + profile() + " --timeout 30");
   EXPECT_EQ(timeout.exit_code, 1);
   EXPECT_NE(timeout.output.find("--timeout does not apply"), std::string::npos) << timeout.output;
+  // A profile of other inputs: its times are not this run's.
+  auto r = run_distsgd("profile --model lenet5 --device titan-v --batch-size 16 --out " + (dir / "224.json"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  auto other_inputs = run_distsgd(base + " --virtual --profile " + (dir / "224.json"));
+  EXPECT_EQ(other_inputs.exit_code, 1);
+  EXPECT_NE(other_inputs.output.find("was made for 3x224x224 inputs, this run's are 1x28x28"), std::string::npos)
+      << other_inputs.output;
   auto huge = run_distsgd("train --algo asp --workers 200000 --servers 1" + kSmallRun + " --virtual --profile " +
                           profile() + " --out " + (dir / "y"));
   EXPECT_EQ(huge.exit_code, 1);

@@ -95,7 +95,8 @@ int run_analytical_profile(const ProfileCommand& command) {
     device.efficiency = command.efficiency;
     device.efficiency_note = "given by --efficiency";
   }
-  const auto profile = sim::analytical_profile(cost, device, batch, command.data_seconds);
+  auto profile = sim::analytical_profile(cost, device, batch, command.data_seconds);
+  profile.input_shape = parse_input_shape(command.input_shape);
   nlohmann::json json = sim::to_json(profile);
   json["analytical"] = {{"device", sim::to_json(device)},
                         {"costs", sim::cost_json(cost, batch)},
@@ -164,6 +165,7 @@ int run_profile(const ProfileCommand& command) {
   const auto measured = train::measure_profile(command.config, command.repeats);
   sim::ModelProfile profile;
   profile.model = measured.model;
+  profile.input_shape = measured.input_shape;
   profile.batch_size = measured.batch_size;
   profile.data_seconds = measured.data.median;
   profile.update_seconds_per_byte = measured.update_seconds_per_byte;

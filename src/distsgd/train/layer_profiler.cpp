@@ -48,6 +48,7 @@ MeasuredProfile measure_profile(const TrainConfig& config, int64_t repeats, int6
   const auto names = model->parameter_names();
   const std::size_t n = parameters.size();
   profile.model = model->name();
+  profile.input_shape = {dataset.channels, dataset.height, dataset.width};
   profile.batch_size = config.batch_size;
   profile.repeats = repeats;
   profile.per_block_forward = model->supports_forward_gate();

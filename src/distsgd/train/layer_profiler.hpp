@@ -28,6 +28,7 @@ struct MeasuredTensor {
 
 struct MeasuredProfile {
   std::string model;
+  std::vector<int64_t> input_shape;  // one sample, C, H, W: the dataset's
   int64_t batch_size = 0;
   int64_t threads = 0;
   int64_t repeats = 0;

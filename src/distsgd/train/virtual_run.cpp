@@ -61,11 +61,25 @@ StepTimes step_times(const sim::ModelProfile& profile, const TrainConfig& c, int
   return t;
 }
 
+std::string shape_text(const std::vector<int64_t>& shape) {
+  std::string text;
+  for (int64_t size : shape) text += (text.empty() ? "" : "x") + std::to_string(size);
+  return text;
+}
+
 // --profile: a profile file, or a device preset: the model's analytical profile on that device at the run's batch
 // size (as distsgd profile --device makes).
 sim::ModelProfile virtual_profile(const TrainConfig& c, const data::Dataset& d) {
   const auto devices = sim::device_preset_names();
-  if (std::find(devices.begin(), devices.end(), c.profile) == devices.end()) return sim::load_model_profile(c.profile);
+  if (std::find(devices.begin(), devices.end(), c.profile) == devices.end()) {
+    auto profile = sim::load_model_profile(c.profile);
+    const std::vector<int64_t> shape{d.channels, d.height, d.width};
+    // A profile of other inputs times other work (lenet5 on 3x224x224 costs ~60x its 1x28x28 step).
+    require(profile.input_shape.empty() || profile.input_shape == shape,
+            "--profile " + c.profile + " was made for " + shape_text(profile.input_shape) + " inputs, this run's are " +
+                shape_text(shape) + " (distsgd profile --input-shape " + shape_text(shape) + " ... for this data)");
+    return profile;
+  }
   const auto cost = count_model_cost(c, {d.channels, d.height, d.width}, d.classes);
   return sim::analytical_profile(cost, sim::load_device(c.profile), c.batch_size);
 }

@@ -52,6 +52,16 @@ ModelProfile model_profile_from_json(const nlohmann::json& json, const std::stri
   ModelProfile profile;
   profile.model = top.text("model");
   profile.batch_size = top.integer_at_least("batch_size", 1);
+  if (json.contains("input_shape")) {
+    const auto& shape = json["input_shape"];
+    const bool valid =
+        shape.is_array() && shape.size() == 3 && std::all_of(shape.begin(), shape.end(), [](const nlohmann::json& v) {
+          return v.is_number_integer() && v.get<int64_t>() > 0;
+        });
+    require(valid,
+            top.where("input_shape") + "expected [channels, height, width], positive integers, got " + shape.dump());
+    profile.input_shape = shape.get<std::vector<int64_t>>();
+  }
   profile.data_seconds = top.non_negative_number("data_seconds", false);
   profile.h2d_seconds = top.non_negative_number("h2d_seconds", false);
   profile.update_seconds_per_byte = top.non_negative_number("update_seconds_per_byte", false);
@@ -92,6 +102,7 @@ nlohmann::json to_json(const ModelProfile& profile) {
                       {"bytes_per_parameter", profile.bytes_per_parameter},
                       {"tensors", tensors}};
   if (profile.matmul_flops_per_second > 0) json["matmul_flops_per_second"] = profile.matmul_flops_per_second;
+  if (!profile.input_shape.empty()) json["input_shape"] = profile.input_shape;
   return json;
 }
 

@@ -28,6 +28,8 @@ struct TensorProfile {
 
 struct ModelProfile {
   std::string model;
+  // One sample's C, H, W (the compute scales with it); empty: not recorded (profiles written before it was).
+  std::vector<int64_t> input_shape;
   int64_t batch_size = 0;
   double data_seconds = 0;  // reading and preparing one batch (t_io)
   double h2d_seconds = 0;   // host-to-device copy (t_h2d); 0 on CPU
