@@ -444,6 +444,35 @@ TEST(ForkedChildren, BspEndsOnTheSameBitsAsWithExecdRanks) {
   EXPECT_EQ(a["steps"], b["steps"]);
 }
 
+// A survivable rank's death is survivable only once rank 0 said every process connected: before, the job cannot
+// form without it (its peers would wait in their connections until Gloo's timeout), so it fails the run at once.
+TEST(Launcher, ASurvivableRankThatDiesBeforeEveryoneConnectedFailsTheJob) {
+  TempDir dir;
+  const std::string flag = dir / "connected";
+  // Rank 1 dies before rank 0's notice: an error naming it, and rank 0 (asleep) is stopped, not waited for.
+  auto before = shell_job(2,
+                          "if [ \"$RANK\" = 1 ]; then exit 3; fi\n"
+                          "exec sleep 60\n");
+  before.survivable = {false, true};
+  const auto failed = launch_captured(before);
+  EXPECT_EQ(failed.status, 1) << failed.err;
+  EXPECT_NE(
+      failed.err.find("distsgd: error: worker 1 (rank 1) exited with status 3 before every process had connected"),
+      std::string::npos)
+      << failed.err;
+  EXPECT_LT(failed.seconds, 30) << failed.err;
+  // After it: a warning, and rank 0 ends the job.
+  auto after = shell_job(2, "if [ \"$RANK\" = 0 ]; then printf 'connected\\n' >&3; touch " + flag +
+                                "; sleep 1; exit 0; fi\n"
+                                "while [ ! -e " +
+                                flag + " ]; do sleep 0.02; done; sleep 0.3; exit 3\n");
+  after.survivable = {false, true};
+  const auto survived = launch_captured(after);
+  EXPECT_EQ(survived.status, 0) << survived.err;
+  EXPECT_NE(survived.err.find("distsgd: warning: worker 1 (rank 1) exited with status 3"), std::string::npos)
+      << survived.err;
+}
+
 TEST(LauncherLineForwarder, WritesWholePrefixedLinesAndFlushesTheLastPartialOne) {
   TempDir dir;
   const std::string path = dir / "lines";

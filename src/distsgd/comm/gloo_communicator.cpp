@@ -1,4 +1,5 @@
 #include "distsgd/comm/gloo_communicator.hpp"
+#include "distsgd/comm/launcher_notice.hpp"
 
 #include "distsgd/comm/listen_address.hpp"
 #include "distsgd/core/error.hpp"
@@ -135,10 +136,15 @@ GlooCommunicator::GlooCommunicator(const ProcessEnv& env, int64_t workers, std::
           c10::make_intrusive<c10d::ProcessGroupGloo>(c10::make_intrusive<c10d::PrefixStore>("workers", groups_->store),
                                                       static_cast<int>(env.rank), static_cast<int>(workers), options);
     }
+    // Every process connected in every group before any goes on: a rank finishes its own connections while
+    // others may still be making theirs, and one killed then left a peer connecting to it until Gloo's timeout
+    // while the rest trained on and waited for that peer in their first collective.
+    groups_->world->barrier()->wait();
   } catch (const std::exception& e) {
     throw Error("rank " + std::to_string(env.rank) + ": connecting to the other " + std::to_string(env.world_size - 1) +
                 " processes failed: " + without_backtrace(e));
   }
+  if (env.rank == 0) tell_launcher_connected(launcher_notice_fd());
 }
 
 GlooCommunicator::~GlooCommunicator() {

@@ -212,6 +212,7 @@ class Supervisor {
       const std::string line = child.notices.substr(0, end);
       child.notices.erase(0, end + 1);
       if (const auto rank = lost_rank_of_notice(line)) kill_lost(*rank);
+      if (line == kConnectedNotice) connected_ = true;
     }
     if (child.notices.size() > LineForwarder::kMaxLineBytes) child.notices.clear();  // not a notice of ours
   }
@@ -271,15 +272,19 @@ class Supervisor {
                                      ") was declared lost, so the launcher killed it (SIGKILL)\n");
       return;
     }
-    if (child.rank < spec_.survivable.size() && spec_.survivable[child.rank]) {
+    // Before every process has connected the job cannot form without this one: the others would wait for it in
+    // their connections until Gloo's own timeout, then fail without naming it.
+    if (connected_ && child.rank < spec_.survivable.size() && spec_.survivable[child.rank]) {
       const std::string last_line = without_error_prefix(child.stderr_lines.last_line());
       write_fully(STDERR_FILENO, "distsgd: warning: " + child.label + " (rank " + std::to_string(child.rank) + ") " +
                                      (result > 0 ? describe_exit(status) : "ended") +
                                      (last_line.empty() ? "" : ": " + last_line) + "; the others go on without it\n");
       return;
     }
+    const bool survivable = child.rank < spec_.survivable.size() && spec_.survivable[child.rank];
     first_failure_ =
-        Failure{child.rank, result > 0 ? describe_exit(status) : "ended with an unknown status (reaped elsewhere)"};
+        Failure{child.rank, (result > 0 ? describe_exit(status) : "ended with an unknown status (reaped elsewhere)") +
+                                (survivable ? " before every process had connected" : "")};
     stop_all();
   }
 
@@ -352,6 +357,7 @@ class Supervisor {
   bool stopping_ = false;  // SIGTERM sent; exits from now on are consequences, not causes
   bool killed_ = false;    // SIGKILL sent
   Clock::time_point kill_time_;
+  bool connected_ = false;  // rank 0's "connected" notice arrived
   Clock::time_point give_up_time_ = Clock::now() + kKilledExitTimeout;
   struct Failure {
     std::size_t rank;

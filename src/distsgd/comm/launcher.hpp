@@ -19,7 +19,8 @@ struct LaunchSpec {
   // parentheses to the failure line; empty text adds nothing.
   std::function<std::string()> failure_context;
   // Optional, one per child: the job goes on when this child fails (a worker of a run with --on-worker-loss
-  // continue); its failure is reported as a warning and does not stop the others or change the exit status.
+  // continue) after a child's "connected" notice (every process connected); its failure is then reported as a
+  // warning and does not stop the others or change the exit status. Before that notice it fails the job.
   std::vector<bool> survivable;
   // Optional: environment entries that exist only once the children have started (the rendezvous store's port: a
   // store hosted before the fork would give the launcher threads, and then no child could skip exec). Called once;

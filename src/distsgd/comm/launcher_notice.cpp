@@ -19,15 +19,22 @@ int launcher_notice_fd() {
   return fd;
 }
 
-void tell_launcher_lost(int fd, int64_t rank) {
+namespace {
+
+void write_notice(int fd, const std::string& line) {
   if (fd < 0) return;
-  const std::string line = "lost " + std::to_string(rank) + "\n";
   // Shorter than PIPE_BUF: written whole or not at all. A full pipe (a launcher that stopped reading) loses it.
   ssize_t written;
   do {
     written = ::write(fd, line.data(), line.size());
   } while (written < 0 && errno == EINTR);
 }
+
+}  // namespace
+
+void tell_launcher_lost(int fd, int64_t rank) { write_notice(fd, "lost " + std::to_string(rank) + "\n"); }
+
+void tell_launcher_connected(int fd) { write_notice(fd, std::string(kConnectedNotice) + "\n"); }
 
 std::optional<int64_t> lost_rank_of_notice(const std::string& line) {
   const std::string prefix = "lost ";

@@ -1,7 +1,9 @@
 // What a rank tells distsgd's launcher, which started it, beside its output: through a pipe the launcher gives every
-// child on descriptor kLauncherNoticeFd (named by DISTSGD_LAUNCHER_FD), one line per notice. Today one notice: the
-// leader declared a rank lost (comm/liveness.hpp). A stopped or hung process cannot end itself, so whoever started it
-// must: the launcher kills the rank it is told about (comm/launcher.hpp).
+// child on descriptor kLauncherNoticeFd (named by DISTSGD_LAUNCHER_FD), one line per notice. Two notices: rank 0
+// says every process has connected ("connected": from then on a survivable rank's death is survivable; before it the
+// run cannot form without that rank), and the leader declared a rank lost (comm/liveness.hpp). A stopped or hung
+// process cannot end itself, so whoever started it must: the launcher kills the rank it is told about
+// (comm/launcher.hpp).
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -18,6 +20,10 @@ int launcher_notice_fd();
 
 // Writes "lost <rank>" to `fd` (-1: nothing). Never blocks for long and never throws: the notice is best effort.
 void tell_launcher_lost(int fd, int64_t rank);
+
+// Writes "connected" to `fd` (-1: nothing), as tell_launcher_lost.
+void tell_launcher_connected(int fd);
+inline constexpr const char* kConnectedNotice = "connected";
 
 // The rank of a "lost <rank>" line, or nullopt for any other line.
 std::optional<int64_t> lost_rank_of_notice(const std::string& line);
