@@ -1,6 +1,7 @@
 #include "distsgd/comm/forked_main.hpp"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -71,7 +72,12 @@ void set_entry(std::vector<std::string>& environment, const std::string& entry) 
 
 void register_program_main(ProgramMain main) {
   registered_main = main;
-  descriptors_before_main = open_descriptors();
+  // Only the libraries' own: a descriptor open at main with FD_CLOEXEC was opened by this program image (exec would
+  // have closed an inherited one); one without it was inherited, and exec'd ranks do not keep those either.
+  for (int fd : open_descriptors()) {
+    const int flags = ::fcntl(fd, F_GETFD);
+    if (fd > 2 && flags >= 0 && (flags & FD_CLOEXEC) != 0) descriptors_before_main.push_back(fd);
+  }
 }
 
 ProgramMain program_main_for_fork() {

@@ -11,8 +11,9 @@ namespace distsgd::comm {
 
 using ProgramMain = int (*)(int argc, char** argv);
 
-// Called first thing in main(): the main that forked children run, and the descriptors open before main (the
-// libraries' own, which a forked child keeps as an exec'd one would have reopened them).
+// Called first thing in main(): the main that forked children run, and the descriptors the libraries opened before
+// main (close-on-exec ones), which a forked child keeps as an exec'd one would have reopened them; inherited ones it
+// closes, as exec'd children do.
 void register_program_main(ProgramMain main);
 
 // The registered main when a child may run it without exec, else nullptr: one was registered, this process has a
