@@ -6,6 +6,7 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -134,6 +135,15 @@ ChildProcess start_child(const std::vector<std::string>& argv, const std::vector
   if (notice) child.notice_pipe = std::move(notice->read_end);
   if (release) child.release_pipe = std::move(release->write_end);
   return child;
+}
+
+void set_environment_entry(std::vector<std::string>& environment, const std::string& entry) {
+  const std::string key_equals = entry.substr(0, entry.find('=') + 1);
+  environment.erase(
+      std::remove_if(environment.begin(), environment.end(),
+                     [&](const std::string& e) { return e.compare(0, key_equals.size(), key_equals) == 0; }),
+      environment.end());
+  environment.push_back(entry);
 }
 
 void release_child(ChildProcess& child, const std::vector<std::string>& more_environment) {

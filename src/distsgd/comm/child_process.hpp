@@ -31,6 +31,9 @@ ChildProcess start_child(const std::vector<std::string>& argv, const std::vector
                          const std::vector<int>& signals_to_default, int network_namespace_fd = -1,
                          bool notice_pipe = false, ProgramMain forked_main = nullptr);
 
+// Sets "KEY=value" in a child's environment: an entry of the same KEY is replaced (a later setting wins).
+void set_environment_entry(std::vector<std::string>& environment, const std::string& entry);
+
 // Lets a child started with forked_main run, with `more_environment` ("KEY=value") over the environment it was
 // started with. A child whose release pipe closes without this exits 1 without running.
 void release_child(ChildProcess& child, const std::vector<std::string>& more_environment);

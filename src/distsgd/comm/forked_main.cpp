@@ -11,6 +11,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "distsgd/comm/child_process.hpp"
 #include "distsgd/comm/launcher_notice.hpp"
 #include "distsgd/comm/signal_pipe.hpp"
 
@@ -57,17 +58,6 @@ void close_all_but(std::vector<int> keep) {
   ::close_range(static_cast<unsigned>(next), ~0U, 0);
 }
 
-// A later entry replaces an earlier one of the same name, as in the launcher's child_environment.
-void set_entry(std::vector<std::string>& environment, const std::string& entry) {
-  const auto equals = entry.find('=');
-  const std::string key_equals = entry.substr(0, equals + 1);
-  environment.erase(
-      std::remove_if(environment.begin(), environment.end(),
-                     [&](const std::string& e) { return e.compare(0, key_equals.size(), key_equals) == 0; }),
-      environment.end());
-  environment.push_back(entry);
-}
-
 }  // namespace
 
 void register_program_main(ProgramMain main) {
@@ -108,7 +98,7 @@ void run_program_main_in_child(ProgramMain main, char** argv, std::vector<std::s
       ::close(notice_fd);
     }
     keep.push_back(target);
-    set_entry(environment, std::string(kLauncherNoticeVariable) + "=" + std::to_string(target));
+    set_environment_entry(environment, std::string(kLauncherNoticeVariable) + "=" + std::to_string(target));
   }
   close_all_but(keep);
   // The launcher's signal pipe is its own: a launcher this child starts (a study's cell) makes its own.
@@ -132,7 +122,7 @@ void run_program_main_in_child(ProgramMain main, char** argv, std::vector<std::s
   }
   for (std::size_t begin = 0; begin + 1 < message.size();) {
     const std::size_t end = message.find('\0', begin);
-    set_entry(environment, message.substr(begin, end - begin));
+    set_environment_entry(environment, message.substr(begin, end - begin));
     begin = end + 1;
   }
 

@@ -40,10 +40,7 @@ std::vector<std::string> child_environment(const LaunchSpec& spec, std::size_t r
   std::vector<std::string> environment;
   for (char** entry = environ; *entry; ++entry) environment.emplace_back(*entry);
   auto set = [&](const std::string& key, const std::string& value) {
-    const std::string key_equals = key + "=";
-    auto same_key = [&](const std::string& entry) { return entry.compare(0, key_equals.size(), key_equals) == 0; };
-    environment.erase(std::remove_if(environment.begin(), environment.end(), same_key), environment.end());
-    environment.push_back(key_equals + value);
+    set_environment_entry(environment, key + "=" + value);
   };
   for (const auto& [key, value] : spec.env) set(key, value);
   for (const auto& [key, value] : after_start) set(key, value);
@@ -272,16 +269,16 @@ class Supervisor {
                                      ") was declared lost, so the launcher killed it (SIGKILL)\n");
       return;
     }
+    const bool survivable = child.rank < spec_.survivable.size() && spec_.survivable[child.rank];
     // Before every process has connected the job cannot form without this one: the others would wait for it in
     // their connections until Gloo's own timeout, then fail without naming it.
-    if (connected_ && child.rank < spec_.survivable.size() && spec_.survivable[child.rank]) {
+    if (connected_ && survivable) {
       const std::string last_line = without_error_prefix(child.stderr_lines.last_line());
       write_fully(STDERR_FILENO, "distsgd: warning: " + child.label + " (rank " + std::to_string(child.rank) + ") " +
                                      (result > 0 ? describe_exit(status) : "ended") +
                                      (last_line.empty() ? "" : ": " + last_line) + "; the others go on without it\n");
       return;
     }
-    const bool survivable = child.rank < spec_.survivable.size() && spec_.survivable[child.rank];
     first_failure_ =
         Failure{child.rank, (result > 0 ? describe_exit(status) : "ended with an unknown status (reaped elsewhere)") +
                                 (survivable ? " before every process had connected" : "")};

@@ -1,6 +1,7 @@
 #include "distsgd/data/synthetic.hpp"
 
 #include "distsgd/core/error.hpp"
+#include "distsgd/core/text.hpp"
 #include "distsgd/data/seed_mix.hpp"
 
 #include <ATen/CPUGeneratorImpl.h>
@@ -49,12 +50,6 @@ Split draw_split(const at::Tensor& patterns, int64_t size, uint64_t seed, Stream
     images.narrow(0, begin, shape[0]).copy_(pixels);
   }
   return Split{images, labels};
-}
-
-std::string shape_text(const std::vector<int64_t>& shape) {
-  std::string text;
-  for (int64_t d : shape) text += (text.empty() ? "" : "x") + std::to_string(d);
-  return text.empty() ? "(empty)" : text;
 }
 
 }  // namespace

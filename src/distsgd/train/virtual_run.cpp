@@ -61,12 +61,6 @@ StepTimes step_times(const sim::ModelProfile& profile, const TrainConfig& c, int
   return t;
 }
 
-std::string shape_text(const std::vector<int64_t>& shape) {
-  std::string text;
-  for (int64_t size : shape) text += (text.empty() ? "" : "x") + std::to_string(size);
-  return text;
-}
-
 // --profile: a profile file, or a device preset: the model's analytical profile on that device at the run's batch
 // size (as distsgd profile --device makes).
 sim::ModelProfile virtual_profile(const TrainConfig& c, const data::Dataset& d) {
