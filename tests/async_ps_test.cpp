@@ -15,7 +15,6 @@
 
 #include <cmath>
 #include <filesystem>
-#include <iostream>
 #include <utility>
 #include <vector>
 
@@ -174,38 +173,8 @@ TEST(MomentumPlacement, FlagIsCheckedAgainstTheAlgorithm) {
   EXPECT_NE(error_of("ssp", "nowhere").find("--momentum-at must be worker, server, both or auto"), std::string::npos);
 }
 
-// The issue's acceptance runs: 4 workers, 1 server, lenet5 on Fashion-MNIST, 2 epochs, decay x0.1 at 1.5 epochs.
-// The recipes (measured over several seeds in bench/README.md):
-// - ASP and SSP apply each worker's gradient at once; with n workers that asynchrony acts as momentum of about
-//   1 - 1/n (Mitliagkas et al., "Asynchrony begets momentum", 2016), so explicit momentum 0.9 on top diverges
-//   or stalls (SSP s=3 reached 0.54): they run without momentum at lr 0.05, batch 16 (more, smaller steps:
-//   0.878-0.882 over seeds 1-2; batch 32: 0.862-0.872).
-// - ALADDIN with pi 1 (also studied in the paper): x~ takes a step per gradient, so smaller batches (16) give it
-//   more steps per epoch; local momentum 0.5, lr 0.05: 0.876-0.880 over seeds 1-5 (batch 32: 0.85-0.87).
-// - EASGD with the common recipe, batch 32.
-TEST(AsyncEndToEnd, FourWorkersReachTheIssuesAccuracy) {
-  if (!std::filesystem::exists("/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz")) {
-    GTEST_SKIP() << "dataset-fashion-mnist is not installed";
-  }
-  TempDir dir;
-  const std::vector<std::pair<std::string, double>> runs{
-      {"asp --momentum 0 --lr 0.05 --batch-size 16", 0.85},
-      {"ssp --staleness 3 --momentum 0 --lr 0.05 --batch-size 16", 0.85},
-      {"aladdin --pi 1 --lr 0.05 --momentum 0.5 --batch-size 16", 0.85},
-      {"easgd --tau 2 --lr 0.05 --batch-size 32", 0.80},
-  };
-  for (const auto& [algo, target] : runs) {
-    auto r = run_distsgd("train --algo " + algo +
-                         " --workers 4 --servers 1 --model lenet5 --dataset fashion-mnist "
-                         "--epochs 2 --lr-decay-epochs 1.5 --seed 1 --no-checkpoint --out " +
-                         (dir / "run") + " --overwrite");
-    ASSERT_EQ(r.exit_code, 0) << algo << "\n" << r.output;
-    auto summary = nlohmann::json::parse(read_file(dir / "run/summary.json"));
-    std::cout << algo << ": test accuracy " << summary["test_accuracy"] << std::endl;
-    EXPECT_GE(summary["test_accuracy"].get<double>(), target) << algo << "\n" << summary.dump(2);
-    EXPECT_EQ(summary["epochs"], 2.0) << algo;
-  }
-}
+// The issue's acceptance runs (4 workers, lenet5 on Fashion-MNIST, 2 epochs) are VirtualAcceptance.* in
+// acceptance_test.cpp, with their recipes.
 
 // Under --time-budget the asynchronous algorithms' workers stop on their own, so a straggler holds nobody: with
 // worker 2 eight times slower, the fast workers keep going and the cluster's samples/s is the sum of the workers'

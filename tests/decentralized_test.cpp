@@ -132,10 +132,13 @@ TEST(DecentralizedTermination, IdlePeersKeepEachOtherAlive) {
 
 // Under a time budget a straggler holds no GoSGD, gossip or AD-PSGD worker (each stops on its own, as the asynchronous
 // PS workers do), while SGP's step t waits for its in-neighbours' messages, so its workers keep the straggler's pace.
+// The straggler is 20x slower: a pull-gossip worker that picks it waits for its reply (up to one of its steps), so
+// free workers do about S / (1 + S/6) times its steps; with S = 8 that fell to 1.84x on a loaded fresh machine, with
+// S = 20 it stayed at 4.0-4.3x there (gosgd 7x, AD-PSGD's worker 0 above 10x; SGP 1.0x).
 TEST(DecentralizedTermination, AStragglerHoldsOnlySgpWorkersUnderATimeBudget) {
   for (const std::string algo : {"gosgd --gossip-prob 0.5", "gossip --gossip-mode pull", "adpsgd", "sgp"}) {
     TempDir dir;
-    auto summary = run_small(dir, "--algo " + algo + " --lr 0.01 --epochs 1000 --time-budget 3 --slowdown 3:8");
+    auto summary = run_small(dir, "--algo " + algo + " --lr 0.01 --epochs 1000 --time-budget 3 --slowdown 3:20");
     ASSERT_FALSE(summary.is_null()) << algo;
     EXPECT_EQ(summary["stop_reason"], "time_budget") << algo;
     const auto& workers = summary["per_worker"];
@@ -144,8 +147,8 @@ TEST(DecentralizedTermination, AStragglerHoldsOnlySgpWorkersUnderATimeBudget) {
     if (algo == "sgp") {
       EXPECT_LT(fast, 1.5 * slow) << algo << ": held by its in-neighbours\n" << summary.dump(2);
     } else {
-      // Held, they would do the straggler's steps; free, up to 8x as many, less what the fast workers' waits for
-      // replies (gossip pull) cost on the shared cores (CI saw 2.7x for pull, the others above 3x).
+      // Held, they would do the straggler's steps; free, up to 20x as many, less what the fast workers' waits for
+      // replies (gossip pull) cost on the shared cores.
       EXPECT_GT(fast, 2 * slow) << algo << ": the fast workers were held by the slow one\n" << summary.dump(2);
     }
   }
@@ -164,32 +167,8 @@ TEST(DecentralizedFlags, BadValuesAreRefused) {
   EXPECT_NE(prob.output.find("--gossip-prob"), std::string::npos) << prob.output;
 }
 
-// The acceptance runs: 4 workers, lenet5 on Fashion-MNIST, 2 epochs, the recipe of the AR-SGD end-to-end
-// test; accuracy of the average of the workers' models.
-TEST(EndToEndDecentralized, FourWorkersLenet5FashionMnist) {
-  if (!std::filesystem::exists("/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz")) {
-    GTEST_SKIP() << "dataset-fashion-mnist is not installed";
-  }
-  TempDir dir;
-  const std::vector<std::pair<std::string, double>> runs{{"--algo adpsgd", 0.85},
-                                                         {"--algo sgp --sgp-overlap 1", 0.85},
-                                                         {"--algo gossip --gossip-mode pull", 0.85},
-                                                         {"--algo gosgd --gossip-prob 0.1", 0.75}};
-  for (const auto& [algo, target] : runs) {
-    const auto start = std::chrono::steady_clock::now();
-    auto r = run_distsgd("train " + algo +
-                         " --workers 4 --model lenet5 --dataset fashion-mnist --epochs 2 "
-                         "--batch-size 32 --lr 0.05 --lr-decay-epochs 1.5 --seed 1 --no-checkpoint --out " +
-                         (dir / "run") + " --overwrite");
-    ASSERT_EQ(r.exit_code, 0) << r.output;
-    auto summary = nlohmann::json::parse(read_file(dir / "run/summary.json"));
-    EXPECT_GE(summary["test_accuracy"].get<double>(), target) << algo << "\n" << summary.dump(2);
-    EXPECT_EQ(summary["epochs"], 2.0);
-    std::cout << algo << ": test accuracy " << summary["test_accuracy"] << " (worker 0's own "
-              << summary["test_accuracy_worker0"] << "), "
-              << std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() << " s" << std::endl;
-  }
-}
+// The acceptance runs (4 workers, lenet5 on Fashion-MNIST, 2 epochs) are VirtualAcceptance.* in
+// acceptance_test.cpp.
 
 // With lr 0 push-sum conserves sum_i w_i z_i = the mean of the starting models (x0 + 0.01 i): the evaluated average
 // is that model exactly. After a few steps the weights have drifted apart (random peers) while the z_i still differ,
