@@ -184,6 +184,38 @@ TEST(VirtualTransport, PointToPointAndCollectivesOverTheIdealFabric) {
   }
 }
 
+// Gloo's rendezvous: a send's data moves only once the receiver has posted a matching receive, so a sender that
+// runs ahead of its receiver waits for it (before, the message waited at the receiver and the sender went on, and an
+// ALADDIN server that fell behind saw gradients hundreds of updates old). Worker 1 posts its receive 5 s in; worker
+// 0's send completes then, not at once, and its second send waits for the second receive (at 7 s).
+TEST(VirtualTransport, ASendWaitsForTheReceiversReceiveAsOverGloo) {
+  EventQueue queue;
+  ActorScheduler scheduler(queue);
+  auto fabric = distsgd::vcluster::Fabric::ideal(scheduler, 2, 0);
+  std::vector<double> sends_done;
+  at::Tensor first = torch::zeros({2}), second = torch::zeros({2});
+  scheduler.start("rank 0", [&] {
+    distsgd::vcluster::VirtualCommunicator comm(*fabric, 0);
+    comm.send(torch::tensor({1.0f, 2.0f}), 1, 7).wait();
+    sends_done.push_back(scheduler.now());
+    comm.send(torch::tensor({3.0f, 4.0f}), 1, 7).wait();
+    sends_done.push_back(scheduler.now());
+  });
+  scheduler.start("rank 1", [&] {
+    distsgd::vcluster::VirtualCommunicator comm(*fabric, 1);
+    distsgd::runtime::sleep_for(5.0);
+    comm.receive(first, 0, 7).wait();
+    distsgd::runtime::sleep_for(2.0);
+    comm.receive(second, 0, 7).wait();
+  });
+  scheduler.run();
+  ASSERT_EQ(sends_done.size(), 2u);
+  EXPECT_DOUBLE_EQ(sends_done[0], 5.0);
+  EXPECT_DOUBLE_EQ(sends_done[1], 7.0);
+  EXPECT_TRUE(first.equal(torch::tensor({1.0f, 2.0f})));
+  EXPECT_TRUE(second.equal(torch::tensor({3.0f, 4.0f})));
+}
+
 TEST(VirtualTransport, AMessageOfTheWrongSizeFailsTheReceiveNamingBoth) {
   EventQueue queue;
   ActorScheduler scheduler(queue);

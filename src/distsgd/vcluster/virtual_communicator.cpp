@@ -49,12 +49,14 @@ struct Fabric::Message {
   int64_t from = 0, to = 0, tag = 0;
   at::Tensor data;
   std::shared_ptr<VirtualWork> sent;
+  at::Tensor target;  // the receive it was matched with: its buffer and work
+  std::shared_ptr<VirtualWork> received;
   bool arrived = false;
 };
 
 struct Fabric::Channel {
-  std::deque<at::Tensor> arrived;                                          // delivered, not yet received
-  std::deque<std::pair<at::Tensor, std::shared_ptr<VirtualWork>>> posted;  // receives waiting for a message
+  std::deque<std::shared_ptr<Message>> waiting;                            // sends waiting for a receive
+  std::deque<std::pair<at::Tensor, std::shared_ptr<VirtualWork>>> posted;  // receives waiting for a send
 };
 
 struct Fabric::Instance {
@@ -155,13 +157,29 @@ comm::Work Fabric::send(int64_t from, int64_t to, int64_t tag, const at::Tensor&
   message->tag = tag;
   message->data = tensor.detach().contiguous().clone();  // the sender may reuse its buffer once the send is done
   message->sent = std::make_shared<VirtualWork>("send to rank " + std::to_string(to));
-  const double bytes = bytes_of(tensor);
+  comm::Work work(message->sent);
+  Channel& channel = channels_[{from, to, tag}];
+  if (channel.posted.empty()) {
+    channel.waiting.push_back(std::move(message));
+  } else {
+    std::tie(message->target, message->received) = std::move(channel.posted.front());
+    channel.posted.pop_front();
+    start(std::move(message));
+  }
+  return work;
+}
+
+// Gloo's unbound buffers rendezvous (gloo/transport/tcp/pair.cc: a send's data moves only once the peer has said
+// that a matching receive is posted), so a rank that sends faster than its peer receives waits for it, as over Gloo,
+// instead of piling messages up at the peer (an ALADDIN server that falls behind saw gradients 578 updates old).
+void Fabric::start(std::shared_ptr<Message> message) {
+  const int64_t from = message->from, to = message->to;
+  const double bytes = bytes_of(message->data);
   in_flight_[{from, to}].push_back(message);
   transfer(from, to, bytes, [this, message] {
     message->arrived = true;
     arrive(message->from, message->to);
   });
-  return comm::Work(message->sent);
 }
 
 void Fabric::arrive(int64_t from, int64_t to) {
@@ -170,19 +188,8 @@ void Fabric::arrive(int64_t from, int64_t to) {
     auto message = std::move(queue.front());
     queue.pop_front();
     message->sent->complete();
-    deliver(std::move(*message));
+    fill(message->target, message->data, *message->received);
   }
-}
-
-void Fabric::deliver(Message message) {
-  Channel& channel = channels_[{message.from, message.to, message.tag}];
-  if (channel.posted.empty()) {
-    channel.arrived.push_back(std::move(message.data));
-    return;
-  }
-  auto [target, work] = std::move(channel.posted.front());
-  channel.posted.pop_front();
-  fill(target, message.data, *work);
 }
 
 comm::Work Fabric::receive(int64_t at, int64_t from, int64_t tag, at::Tensor tensor) {
@@ -190,12 +197,14 @@ comm::Work Fabric::receive(int64_t at, int64_t from, int64_t tag, at::Tensor ten
           "virtual cluster: rank " + std::to_string(at) + " receives from rank " + std::to_string(from));
   auto work = std::make_shared<VirtualWork>("receive from rank " + std::to_string(from));
   Channel& channel = channels_[{from, at, tag}];
-  if (channel.arrived.empty()) {
+  if (channel.waiting.empty()) {
     channel.posted.emplace_back(std::move(tensor), work);
   } else {
-    const at::Tensor data = std::move(channel.arrived.front());
-    channel.arrived.pop_front();
-    fill(tensor, data, *work);
+    auto message = std::move(channel.waiting.front());
+    channel.waiting.pop_front();
+    message->target = std::move(tensor);
+    message->received = work;
+    start(std::move(message));
   }
   return comm::Work(work);
 }

@@ -1,7 +1,8 @@
 // The virtual cluster's transport (spec/virtual-cluster.md): every rank of a run is an actor of one
-// sim::ActorScheduler in this process, and a Fabric carries their messages. A send copies the tensor and moves its
-// bytes over the simulated cluster's flow network (sim/platform/cluster_network.hpp: links shared max-min fairly, alpha
-// per message); the receive completes when the last byte has arrived, at that virtual time. Collectives run as the
+// sim::ActorScheduler in this process, and a Fabric carries their messages. A send copies the tensor; once the
+// receiver has posted a matching receive (Gloo's rendezvous: no data moves before), its bytes go over the simulated
+// cluster's flow network (sim/platform/cluster_network.hpp: links shared max-min fairly, alpha per message), and the
+// send and the receive complete when the last byte has arrived, at that virtual time. Collectives run as the
 // simulator's ring collectives (sim/engine/ring_collectives.hpp: steps on the flow network, as Gloo runs them), and
 // their arithmetic is done once every worker has joined: sums in rank order, so the result is the same on every worker
 // and in every run. Without a network (Fabric::ideal) every message arrives at the instant it is sent: ranks as
@@ -63,8 +64,8 @@ class Fabric {
   struct Channel;
   struct Instance;
   void transfer(int64_t from, int64_t to, double bytes, std::function<void()> arrived);
+  void start(std::shared_ptr<Message> message);  // a matched send: its bytes go over the network
   void arrive(int64_t from, int64_t to);
-  void deliver(Message message);
   void finish_collective(int64_t index, int64_t worker);
 
   sim::ActorScheduler& scheduler_;
@@ -72,8 +73,8 @@ class Fabric {
   const sim::ClusterNetwork* cluster_ = nullptr;
   sim::RingCollectives* collectives_ = nullptr;
   int64_t workers_, servers_;
-  // Per ordered pair, messages in send order: a message is matched only after every earlier one of its pair, as
-  // over one TCP connection.
+  // Per ordered pair, the matched messages in the order their transfers started: one is delivered only after every
+  // earlier one of its pair, as over one TCP connection.
   std::map<std::pair<int64_t, int64_t>, std::deque<std::shared_ptr<Message>>> in_flight_;
   std::map<std::tuple<int64_t, int64_t, int64_t>, Channel> channels_;  // (from, to, tag)
   std::deque<Instance> instances_;
