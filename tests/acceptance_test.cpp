@@ -24,29 +24,24 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include <filesystem>
 #include <iostream>
 #include <string>
 
+using distsgd::testing::have_fashion_mnist;
+using distsgd::testing::kAcceptanceTiming;
 using distsgd::testing::run_distsgd;
 using distsgd::testing::summary_of;
 using distsgd::testing::TempDir;
 
 namespace {
 
-bool have_fashion_mnist() {
-  return std::filesystem::exists("/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz");
-}
-
 // Trains `flags` (the algorithm and its recipe) virtually into dir/run and checks the accuracy and the epochs;
 // returns the summary (empty when the run failed).
 nlohmann::json expect_accuracy(const TempDir& dir, const std::string& flags, double target) {
   const auto r = run_distsgd("train " + flags +
                              " --workers 4 --model lenet5 --dataset fashion-mnist --epochs 2 --lr 0.05 "
-                             "--lr-decay-epochs 1.5 --seed 1 --threads 1 --no-checkpoint --progress-seconds 1000 "
-                             "--virtual --profile " DISTSGD_SOURCE_DIR
-                             "/tests/fixtures/lenet5-one-core.json --cluster 100gb-ib --out " +
-                             (dir / "run"));
+                             "--lr-decay-epochs 1.5 --seed 1 --threads 1 --no-checkpoint --progress-seconds 1000" +
+                             kAcceptanceTiming + " --out " + (dir / "run"));
   EXPECT_EQ(r.exit_code, 0) << flags << "\n" << r.output;
   if (r.exit_code != 0) return {};
   const auto summary = summary_of(dir / "run");

@@ -5,21 +5,14 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <filesystem>
 
 using distsgd::testing::read_file;
 using distsgd::testing::run_distsgd;
 using distsgd::testing::TempDir;
 
-namespace {
-bool has_fashion_mnist() {
-  return std::filesystem::exists("/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz");
-}
-}  // namespace
-
 // The acceptance run: lenet5 on real Fashion-MNIST, one epoch, test accuracy >= 0.84.
 TEST(EndToEnd, Lenet5OnFashionMnistOneEpochReaches084) {
-  if (!has_fashion_mnist()) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
+  if (!distsgd::testing::have_fashion_mnist()) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
   TempDir dir;
   auto r = run_distsgd(
       "train --model lenet5 --dataset fashion-mnist --epochs 1 --batch-size 64 --lr 0.05 "

@@ -194,16 +194,13 @@ TEST(DgcRuns, ImpossibleCombinationsAreRefused) {
 // virtual cluster, as the other acceptance runs (acceptance_test.cpp says why); the real path's bytes are checked by
 // DgcRuns.EachAlgorithmSendsTheDensitysShare.
 TEST(VirtualAcceptance, BspWithDgcReaches084) {
-  if (!std::filesystem::exists("/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz")) {
-    GTEST_SKIP() << "dataset-fashion-mnist is not installed";
-  }
+  if (!distsgd::testing::have_fashion_mnist()) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
   TempDir dir;
   auto r = run_distsgd(
       "train --algo bsp --servers 1 --workers 4 --compress dgc --density 0.001 "
       "--dgc-warmup-epochs 1 --model lenet5 --dataset fashion-mnist --epochs 2 --batch-size 32 "
-      "--lr 0.05 --lr-decay-epochs 1.5 --seed 1 --threads 1 --no-checkpoint --progress-seconds 1000 "
-      "--virtual --profile " DISTSGD_SOURCE_DIR "/tests/fixtures/lenet5-one-core.json --cluster 100gb-ib --out " +
-      (dir / "run"));
+      "--lr 0.05 --lr-decay-epochs 1.5 --seed 1 --threads 1 --no-checkpoint --progress-seconds 1000" +
+      distsgd::testing::kAcceptanceTiming + " --out " + (dir / "run"));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   auto summary = summary_of(dir / "run");
   EXPECT_GE(summary["test_accuracy"].get<double>(), 0.84) << summary.dump(2);

@@ -212,9 +212,7 @@ TEST(Trace, TimelineHasARowPerRankWithNamedSpans) {
 // other algorithms' acceptance runs are VirtualAcceptance.* (acceptance_test.cpp); this one keeps the whole
 // multi-process path (launcher, store, Gloo's ring) honest on real data.
 TEST(EndToEndDistributed, FourWorkersAllreduceReaches085) {
-  if (!std::filesystem::exists("/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz")) {
-    GTEST_SKIP() << "dataset-fashion-mnist is not installed";
-  }
+  if (!distsgd::testing::have_fashion_mnist()) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
   TempDir dir;
   for (const std::string algo : {"--algo arsgd"}) {
     auto r = run_distsgd("train " + algo +

@@ -33,9 +33,7 @@ int unprefixed_errors(const std::string& output) {
 // 100 steps of batch 32, the first 4 plain allreduces (--powersgd-start 4), then rank 2: lenet5's 61,706 floats go
 // as 236 uncompressed + 472 (P) + 1,558 (Q) = 2,266, three allreduces per step.
 TEST(PowerSgdRuns, TwoAndFourWorkersTrainLenet5WithAFractionOfTheBytes) {
-  if (!std::filesystem::exists("/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz")) {
-    GTEST_SKIP() << "dataset-fashion-mnist is not installed";
-  }
+  if (!distsgd::testing::have_fashion_mnist()) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
   TempDir dir;
   constexpr int64_t kSteps = 100, kStart = 4;
   for (const int64_t workers : {2, 4}) {

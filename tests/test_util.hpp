@@ -19,6 +19,16 @@
 
 namespace distsgd::testing {
 
+// Whether Debian's dataset-fashion-mnist is installed (the runs on real data skip, saying so, where it is not).
+inline bool have_fashion_mnist() {
+  return std::filesystem::exists("/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz");
+}
+
+// The accuracy acceptance runs' timing on the virtual cluster: lenet5 measured on one core of this project's
+// machine, on a fast network (tests/acceptance_test.cpp says why).
+inline const std::string kAcceptanceTiming =
+    " --virtual --profile " DISTSGD_SOURCE_DIR "/tests/fixtures/lenet5-one-core.json --cluster 100gb-ib";
+
 // A fresh directory under the system temp dir, removed when the object goes out of scope.
 class TempDir {
  public:

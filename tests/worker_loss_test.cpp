@@ -79,9 +79,7 @@ TEST(WorkerLoss, ParameterServerRunsGoOnWithoutAKilledWorker) {
 // ASP on Fashion-MNIST: without worker 2 from its first second on, one epoch ends as accurate as an uninterrupted
 // one within noise (the others take over its share of the steps).
 TEST(WorkerLoss, AspWithoutAKilledWorkerLearnsAsWell) {
-  if (!std::filesystem::exists("/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz")) {
-    GTEST_SKIP() << "dataset-fashion-mnist is not installed";
-  }
+  if (!distsgd::testing::have_fashion_mnist()) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
   TempDir dir;
   const std::string flags =
       " --algo asp --momentum 0 --lr 0.05 --batch-size 16 --workers 4 --servers 1 --model lenet5 "
