@@ -83,9 +83,12 @@ TEST(DesAgreesWithAnalytical, ParameterServerAlgorithms) {
     EXPECT_NEAR(des("aladdin", workers, c) / predict_aladdin(p, workers, workers, 4, c).iteration_seconds, 1,
                 kFewPercent);
   }
-  // ALADDIN where the worker's uplink, not its compute, sets the pace.
+  // ALADDIN where the worker's uplink, not its compute, sets the pace: every pi gradients it rests while the
+  // servers' handlers send it their models (21% slower than without the rest, here). The analytical model rests it
+  // for the whole model's transfer; in the DES a smaller shard's handler is free again sooner, and the worker's
+  // pieces for that shard go on: 3% faster.
   const auto slow = uniform_link(2e8, kAlpha);
-  EXPECT_NEAR(des("aladdin", 4, slow) / predict_aladdin(p, 4, 4, 4, slow).iteration_seconds, 1, kFewPercent);
+  EXPECT_NEAR(des("aladdin", 4, slow) / predict_aladdin(p, 4, 4, 4, slow).iteration_seconds, 1, 0.05);
   // Wait-free backprop (the default) pushes the last layers' pieces during backward: BSP gets faster where the
   // server holding them is the one every push loads (one server; with memory sharding the last layers' shard is
   // one of several).
@@ -181,15 +184,17 @@ TEST(DesAgreesWithAnalytical, WhereTheRealCodeDiffersTheSimulatorFollowsIt) {
   EXPECT_LT(pull, 0.8 * predict_gossip(p, 4, c).iteration_seconds);
   EXPECT_NEAR(pull, p.forward_seconds() + p.backward_seconds() + 2 * 1e-10 * p.gradient_bytes(), 1e-3);
   // SSP sends its gradient without waiting (algo/ssp.cpp, a ring of send buffers) where the analytical model waits
-  // for it: the push is hidden under compute, and an iteration is the compute and update plus its share of the
-  // pulls (request, then the model back): every s + 1 iterations, and more often, as a pull also comes whenever the
-  // slowest clock the last one reported (taken while this iteration's pushes were still on their way) is more than
-  // s behind.
+  // for it: the push is hidden under compute except where a pull follows it (the pull's request goes to the
+  // server's handler of the worker after the push), and an iteration is the compute and update plus its share of
+  // the pulls (the push it waits for, the request, then the model back): every s + 1 iterations, and more often, as
+  // a pull also comes whenever the slowest clock the last one reported (taken while this iteration's pushes were
+  // still on their way) is more than s behind.
   for (int64_t staleness : {1, 3, 10}) {
     const double pull = 2 * c.alpha_seconds + p.gradient_bytes() / c.worker_bytes_per_second;
+    const double push = c.alpha_seconds + p.gradient_bytes() / c.worker_bytes_per_second;
     const double simulated = des("ssp", 4, c, [&](DesSettings& s) { s.staleness = staleness; });
     EXPECT_GT(simulated, compute_seconds(p) + pull / static_cast<double>(staleness + 1)) << staleness;
-    EXPECT_LT(simulated, compute_seconds(p) + pull) << staleness;
+    EXPECT_LT(simulated, compute_seconds(p) + push + pull) << staleness;
     EXPECT_LT(simulated, predict_ssp(p, 4, 4, staleness, c).iteration_seconds);
   }
   const auto slow = uniform_link(2e8, kAlpha);  // m / B = 35 ms: the exchange, twice that, sets the active rank's pace

@@ -370,8 +370,10 @@ TEST_F(VirtualTraining, WorkersSpendTheProfilesUpdateTimeEachStep) {
 // The virtual cluster runs the algorithms' own protocols; the DES models them. At 16 workers on the IPDPS 10 GbE
 // cluster they agree on throughput within 7% for all ten algorithms (bench/README, "The virtual cluster and the
 // DES", and within 6.4% at 8); here, at 8 workers (half the cost), one of each kind within 10%: a server round
-// (BSP), request and reply (ASP), a peer exchange (AD-PSGD) and pushes along a graph (SGP). Both engines are
-// deterministic, so the bound cannot fail by chance.
+// (BSP), request and reply (ASP), unanswered pushes to a server that cannot keep up (SSP, ALADDIN with pi = 1: the
+// server's inbound link is full, and both engines hold a push until the server's handler of its worker has posted
+// its receive, so the gradients' staleness stays bounded and agrees within 10%), a peer exchange (AD-PSGD) and
+// pushes along a graph (SGP). Both engines are deterministic, so the bounds cannot fail by chance.
 TEST_F(VirtualTraining, ThroughputAgreesWithTheDiscreteEventSimulator) {
   TempDir dir;
   const std::string lenet5_28 = dir / "lenet5-28.json";
@@ -380,7 +382,8 @@ TEST_F(VirtualTraining, ThroughputAgreesWithTheDiscreteEventSimulator) {
       "--out " +
       lenet5_28);
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  for (const std::string algorithm : {"bsp --servers 1", "asp --servers 1", "adpsgd", "sgp"}) {
+  for (const std::string algorithm :
+       {"bsp --servers 1", "asp --servers 1", "ssp --servers 1", "aladdin --servers 1 --pi 1", "adpsgd", "sgp"}) {
     const std::string name = algorithm.substr(0, algorithm.find(' '));
     const std::string cluster =
         " --algo " + algorithm + " --workers 8 --cluster ipdps2021-10gbe --profile " + lenet5_28;
@@ -392,11 +395,24 @@ TEST_F(VirtualTraining, ThroughputAgreesWithTheDiscreteEventSimulator) {
     ASSERT_EQ(r.exit_code, 0) << r.output;
     r = run_distsgd("simulate --fidelity des" + cluster + " --out " + (dir / (name + ".json")));
     ASSERT_EQ(r.exit_code, 0) << r.output;
-    const double simulated = nlohmann::json::parse(distsgd::testing::read_file(
-        dir / (name + ".json")))["predictions"][0]["samples_per_second"]
-                                 .get<double>();
-    const double virtual_rate = summary_of(dir / name)["samples_per_second"].get<double>();
+    const auto prediction =
+        nlohmann::json::parse(distsgd::testing::read_file(dir / (name + ".json")))["predictions"][0];
+    const double simulated = prediction["samples_per_second"].get<double>();
+    const auto summary = summary_of(dir / name);
+    const double virtual_rate = summary["samples_per_second"].get<double>();
     EXPECT_NEAR(virtual_rate / simulated, 1.0, 0.10) << name << ": virtual " << virtual_rate << ", DES " << simulated;
+    const auto histogram = prediction["des"].value("staleness_histogram", nlohmann::json::object());
+    if (!histogram.empty() && summary.value("staleness_mean", 0.0) > 0) {  // the parameter-server algorithms
+      double updates = 0, total = 0;
+      for (const auto& [age, count] : histogram.items()) {
+        updates += count.get<double>();
+        total += std::stod(age) * count.get<double>();
+      }
+      ASSERT_GT(updates, 0) << name;
+      const double virtual_staleness = summary["staleness_mean"].get<double>();
+      EXPECT_NEAR(total / updates / virtual_staleness, 1.0, 0.10)
+          << name << ": staleness virtual " << virtual_staleness << ", DES " << total / updates;
+    }
   }
 }
 

@@ -69,7 +69,11 @@ Prediction predict_easgd(const ModelProfile& profile, int64_t workers, int64_t s
 Prediction predict_aladdin(const ModelProfile& profile, int64_t workers, int64_t servers, int64_t pi,
                            const ClusterDescription& c, const PsLayout& layout) {
   require(pi >= 1, "ALADDIN's pi must be at least 1");
-  const double own_uplink = profile.gradient_bytes() / c.worker_share_bytes_per_second(workers);
+  // Every pi gradients the server's handler of a worker sends it the model and waits for that send before it takes
+  // the worker's next gradient (algo/aladdin.cpp; a send's bytes move only once its receive is posted), so the
+  // worker's uplink rests for one model's transfer per pi gradients.
+  const double own_uplink =
+      profile.gradient_bytes() / c.worker_share_bytes_per_second(workers) * (1 + 1.0 / static_cast<double>(pi));
   const double cycle = std::max(compute_seconds(profile), own_uplink);
   const double rate =
       std::min(static_cast<double>(workers) / cycle, server_messages_per_second(profile, servers, c, layout));

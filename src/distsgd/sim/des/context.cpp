@@ -42,6 +42,7 @@ DesContext::DesContext(const ModelProfile& p, const ClusterDescription& c, const
       trace(!s.trace_path.empty(), s.workers, servers_of(s)),
       bytes_sent(static_cast<size_t>(s.workers), 0.0),
       iteration(static_cast<size_t>(s.workers), 0),
+      handlers_(static_cast<size_t>(s.workers * servers_of(s))),
       model_bytes_(p.gradient_bytes()),
       busy_deliveries_(c.delays_busy_deliveries(s.workers + servers_of(s))),
       delivery_draws_(s.seed * 0x9e3779b97f4a7c15ULL + 17) {
@@ -112,6 +113,28 @@ void DesContext::span(int64_t rank, const std::string& name, double start, Timel
 
 void DesContext::send_to_server(int64_t worker, int64_t server, double bytes, Next arrived) {
   bytes_sent[static_cast<size_t>(worker)] += bytes;
+  Handler& h = handler(worker, server);
+  if (h.busy) {
+    h.waiting.emplace_back(bytes, std::move(arrived));
+    return;
+  }
+  h.busy = true;
+  start_send_to_server(worker, server, bytes, std::move(arrived));
+}
+
+void DesContext::handled(int64_t worker, int64_t server) {
+  Handler& h = handler(worker, server);
+  require(h.busy, "simulator: a server's handler of a worker was freed twice");
+  if (h.waiting.empty()) {
+    h.busy = false;
+    return;
+  }
+  auto [bytes, arrived] = std::move(h.waiting.front());
+  h.waiting.pop_front();
+  start_send_to_server(worker, server, bytes, std::move(arrived));
+}
+
+void DesContext::start_send_to_server(int64_t worker, int64_t server, double bytes, Next arrived) {
   network.transfer(ports.worker_to_server(worker, server), bytes, ports.alpha(), delivered(std::move(arrived)));
 }
 

@@ -3,6 +3,7 @@
 // worker's draws, the trace, and the figures the workloads count (bytes sent, staleness).
 #pragma once
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <random>
@@ -72,7 +73,14 @@ class DesContext {
   int64_t server_rank(int64_t server) const { return workers + server; }
 
   // Messages of `bytes` (one alpha each); the sender's bytes_sent counts them when it is a worker.
+  // A message to a server goes to that server's handler of the worker (algo/ps/shard_server.cpp: one thread per
+  // worker, which posts its next receive only once it has handled the last message) and, as over Gloo (a send's
+  // bytes move only once the matching receive is posted), starts moving only when that handler is free: a worker
+  // that runs ahead of a busy server waits for it instead of queueing messages there without bound. The workload
+  // frees the handler with handled() where the real one loops: once its reply has reached the worker, or its update
+  // is done where it sends none.
   void send_to_server(int64_t worker, int64_t server, double bytes, Next arrived);
+  void handled(int64_t worker, int64_t server);
   void send_to_worker(int64_t server, int64_t worker, double bytes, Next arrived);
   void send_between_workers(int64_t from, int64_t to, double bytes, Next arrived);
 
@@ -87,6 +95,14 @@ class DesContext {
   // thread) and the cores' port, so n ranks computing at once on C < n cores each get C/n of a core.
   void share_cores(int64_t cores);
 
+  struct Handler {
+    bool busy = false;                            // receiving or handling a message: its next receive is not posted
+    std::deque<std::pair<double, Next>> waiting;  // sends (bytes, arrived) not started
+  };
+  Handler& handler(int64_t worker, int64_t server) { return handlers_[static_cast<size_t>(server * workers + worker)]; }
+  void start_send_to_server(int64_t worker, int64_t server, double bytes, Next arrived);
+
+  std::vector<Handler> handlers_;  // per server, per worker
   double model_bytes_;
   bool busy_deliveries_;
   std::mt19937_64 delivery_draws_;

@@ -137,6 +137,7 @@ void GradientUplink::reply(const Piece& piece, int64_t worker, int64_t version) 
   c_.send_to_worker(piece.shard, worker, piece.bytes, [this, worker, version, &piece] {
     Worker& w = workers_[static_cast<size_t>(worker)];
     if (piece.shard == 0 && piece.last) w.version = version;  // GradientPush::finish: shard 0's last reply
+    c_.handled(worker, piece.shard);
     --w.replies_left;
     maybe_finish(worker);
   });
@@ -173,6 +174,7 @@ void ShardRequests::expect_replies(int64_t worker, Next then) {
 void ShardRequests::reply(int64_t shard, int64_t worker, int64_t version) {
   c_.send_to_worker(shard, worker, bytes_[static_cast<size_t>(shard)], [this, shard, worker, version] {
     if (shard == 0) version_[static_cast<size_t>(worker)] = version;
+    c_.handled(worker, shard);
     Pending& p = replies_[static_cast<size_t>(worker)];
     if (--p.left > 0) return;
     Next then = std::move(p.then);

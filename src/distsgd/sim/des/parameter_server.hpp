@@ -46,10 +46,14 @@ class GradientUplink {
   void push_rest(int64_t worker);
   // Answered pushes, after push_rest: "push, wait for reply" until every reply is back.
   void finish(int64_t worker, Next next);
-  // A shard answers a piece (bytes of it) to the worker, with the version the reply carries.
+  // A shard answers a piece (bytes of it) to the worker, with the version the reply carries; the shard's handler of
+  // the worker is free once the reply has arrived. Unanswered pushes free it with DesContext::handled.
   void reply(const Piece& piece, int64_t worker, int64_t version);
 
   int64_t version(int64_t worker) const { return workers_[static_cast<size_t>(worker)].version; }
+  // Unanswered pushes: the version of the parameters the worker now computes on (SSP: its last pull; ALADDIN: the
+  // last server model it mixed in), which its next pushes carry.
+  void set_version(int64_t worker, int64_t version) { workers_[static_cast<size_t>(worker)].version = version; }
   const std::vector<std::vector<Piece>>& pieces() const { return pieces_; }
 
  private:
@@ -88,7 +92,8 @@ class ShardRequests {
                    Next sent = nullptr);
   // The worker now waits for one reply from every shard; `then` runs when the last has arrived.
   void expect_replies(int64_t worker, Next then);
-  // Shard s answers with its slice (shard 0's version becomes the worker's, as PsWorker::receive does).
+  // Shard s answers with its slice (shard 0's version becomes the worker's, as PsWorker::receive does); its handler
+  // of the worker is free once the reply has arrived.
   void reply(int64_t shard, int64_t worker, int64_t version);
   int64_t version(int64_t worker) const { return version_[static_cast<size_t>(worker)]; }
 

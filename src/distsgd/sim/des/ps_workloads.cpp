@@ -296,6 +296,7 @@ class Ssp final : public PsWorkload {
       c_.run_on_server(s, nullptr, 0, [this, worker, s] {
         shard_clocks_[static_cast<size_t>(s)].set(worker, Clocks::kRetired);
         release_held(s);
+        c_.handled(worker, s);
       });
     });
   }
@@ -348,6 +349,7 @@ class Ssp final : public PsWorkload {
           release_held(s);
         },
         [this, worker, next] {
+          uplink_.set_version(worker, requests_.version(worker));
           if (pull_slowest_[static_cast<size_t>(worker)] != kNone) {
             slowest_[static_cast<size_t>(worker)] = pull_slowest_[static_cast<size_t>(worker)];
           }
@@ -392,12 +394,15 @@ class Ssp final : public PsWorkload {
     c_.run_on_server(shard, "update", c_.server_update_seconds(piece.bytes),
                      [this, shard, complete, worker, version, step] {
                        if (complete) finish_gradient(shard, worker, version, step);
+                       c_.handled(worker, shard);
                      });
   }
 
   void apply(int64_t s, int64_t worker, int64_t version, int64_t step, double bytes) {
-    c_.run_on_server(s, "update", c_.server_update_seconds(bytes),
-                     [this, s, worker, version, step] { finish_gradient(s, worker, version, step); });
+    c_.run_on_server(s, "update", c_.server_update_seconds(bytes), [this, s, worker, version, step] {
+      finish_gradient(s, worker, version, step);
+      c_.handled(worker, s);
+    });
   }
 
   // SspServer::apply once a worker's gradient of clock `step` is complete at the shard.
@@ -488,6 +493,9 @@ class Aladdin final : public PsWorkload {
     const double bytes = arrived_[static_cast<size_t>(worker)];
     arrived_[static_cast<size_t>(worker)] = 0;
     if (bytes == 0) return next();
+    int64_t& version = arrived_version_[static_cast<size_t>(worker)];
+    if (version >= 0) uplink_.set_version(worker, version);  // shard 0's model mixed in (aladdin.cpp)
+    version = -1;
     c_.run(worker, nullptr, c_.update_seconds(worker, bytes), std::move(next));
   }
 
@@ -504,12 +512,19 @@ class Aladdin final : public PsWorkload {
     c_.run_on_server(s, "accumulate", seconds, [this, s, worker, version, updates, triggered, bytes] {
       record_staleness(worker, version_of(s) - version);
       if (updates) ++version_of(s);
-      if (!triggered || c_.settings.aladdin_variant == "l1") return;
-      c_.send_to_worker(s, worker, bytes, [this, worker, bytes] { arrived_[static_cast<size_t>(worker)] += bytes; });
+      // The handler sends the model and waits for the send before it takes the worker's next gradient.
+      if (!triggered || c_.settings.aladdin_variant == "l1") return c_.handled(worker, s);
+      c_.send_to_worker(s, worker, bytes, [this, s, worker, bytes, version = version_of(s)] {
+        arrived_[static_cast<size_t>(worker)] += bytes;
+        if (s == 0) arrived_version_[static_cast<size_t>(worker)] = version;
+        c_.handled(worker, s);
+      });
     });
   }
 
-  std::vector<double> arrived_;                   // per worker: bytes of shard models arrived since its last mix
+  std::vector<double> arrived_;  // per worker: bytes of shard models arrived since its last mix
+  std::vector<int64_t> arrived_version_ =
+      std::vector<int64_t>(static_cast<size_t>(c_.workers), -1);  // per worker: shard 0's arrived model's version
   std::vector<std::vector<int64_t>> since_push_;  // per shard, per worker: gradients since its last push
 };
 
