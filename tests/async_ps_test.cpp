@@ -126,13 +126,15 @@ TEST(Ssp, BoundHoldsUnderSlowWorkersAndStalenessZeroIsLockstep) {
   }
 }
 
-// Every asynchronous algorithm runs to the end with evaluation on the servers' model, and reports staleness.
-TEST(AsyncAlgorithms, EachRunsAndReportsItsFigures) {
+// Every asynchronous algorithm and variant runs to the end with evaluation on the servers' model, and reports
+// staleness. On the virtual cluster (the algorithms' own workers and servers in one process: deterministic, beside
+// other tests); each algorithm's multi-process run is EmulatedCluster.EveryAlgorithmTrainsAsOnLoopback's.
+TEST(VirtualAsyncAlgorithms, EachRunsAndReportsItsFigures) {
   TempDir dir;
   for (const std::string algo : {"asp", "ssp --staleness 3", "easgd --tau 2", "aladdin", "aladdin --aladdin-variant l1",
                                  "aladdin --aladdin-variant l2 --aladdin-alpha count", "aladdin --momentum-at both"}) {
     auto r = run_distsgd("train --algo " + algo + " --workers 3 --servers 1 --max-steps 30 --lr 0.01" + kAsyncSmallRun +
-                         " --out " + (dir / "run") + " --overwrite");
+                         distsgd::testing::kAcceptanceTiming + " --out " + (dir / "run") + " --overwrite");
     ASSERT_EQ(r.exit_code, 0) << algo << "\n" << r.output;
     auto summary = nlohmann::json::parse(read_file(dir / "run/summary.json"));
     EXPECT_EQ(summary["steps"], 30) << algo;

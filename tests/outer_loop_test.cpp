@@ -250,9 +250,12 @@ const std::string kFourWorkers =
     "--synthetic-test-size 64 --max-steps 12 --epochs 1 --seed 5 --threads 1 --no-checkpoint "
     "--progress-seconds 1000 --workers 4 --batch-size 8 --lr 0.05";
 
+// The equivalences below are of the algorithms' math, so they run on the virtual cluster: the algorithms' own code
+// on in-process workers, in one process, deterministic and beside other tests (a third of the multi-process runs'
+// time). The multi-process path of the family is the other tests' (bytes, resume, DiLoCo with PowerSGD).
 at::Tensor trained(const std::string& flags, const std::string& run = kSmallRun) {
   TempDir dir;
-  auto r = run_distsgd("train" + run + " " + flags + " --out " + (dir / "run"));
+  auto r = run_distsgd("train" + run + distsgd::testing::kAcceptanceTiming + " " + flags + " --out " + (dir / "run"));
   EXPECT_EQ(r.exit_code, 0) << r.output;
   return r.exit_code == 0 ? parameters_of(dir / "run") : torch::zeros({1});
 }
@@ -261,7 +264,7 @@ double relative_error(const at::Tensor& a, const at::Tensor& b) { return ((a - b
 
 }  // namespace
 
-TEST(LowCommunication, LocalSgdWithHOneIsArSgdWithoutOverlap) {
+TEST(OuterLoopEquivalence, LocalSgdWithHOneIsArSgdWithoutOverlap) {
   // Momentum SGD is linear in the gradient, so averaging the models after every step is averaging the gradients.
   const auto arsgd = trained("--algo arsgd --overlap none");
   const auto local = trained("--algo localsgd --sync-every 1");
@@ -274,7 +277,7 @@ TEST(LowCommunication, LocalSgdWithHOneIsArSgdWithoutOverlap) {
 // ends with the exact average of the models just gossiped, which gossip does not change (it conserves the push-sum
 // mass), and the next gradients are taken at that average (a message from a peer that ran ahead waits): slowmo over
 // SGP is slowmo over local SGD, and with alpha 1 and beta 0 it is AR-SGD without overlap.
-TEST(LowCommunication, SlowMoOverSgpWithHOneIsSlowMoOverLocalSgd) {
+TEST(OuterLoopEquivalence, SlowMoOverSgpWithHOneIsSlowMoOverLocalSgd) {
   const auto arsgd = trained("--algo arsgd --overlap none", kFourWorkers);
   const auto plain = trained("--algo slowmo --base sgp --sync-every 1 --slow-lr 1 --slow-momentum 0", kFourWorkers);
   EXPECT_LT(relative_error(plain, arsgd), 1e-5);
@@ -287,7 +290,7 @@ TEST(LowCommunication, SlowMoOverSgpWithHOneIsSlowMoOverLocalSgd) {
   EXPECT_GT(relative_error(spaced_sgp, spaced_local), 1e-4) << "between the averages, SGP's gossip mixes the models";
 }
 
-TEST(LowCommunication, DiLoCoWithOuterLrOneAndNoMomentumIsLocalSgd) {
+TEST(OuterLoopEquivalence, DiLoCoWithOuterLrOneAndNoMomentumIsLocalSgd) {
   const auto local = trained("--algo localsgd --sync-every 4");
   const auto diloco = trained("--algo diloco --sync-every 4 --outer-lr 1 --outer-momentum 0");
   const auto nesterov = trained("--algo diloco --sync-every 4");
