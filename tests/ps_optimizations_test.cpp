@@ -170,15 +170,16 @@ TEST(LocalAggregation, WorkersWithTheSameHostKeyFormOneGroup) {
 }
 
 // Wait-free backprop changes when the pieces travel, not what the shards sum: BSP's parameters are the same, bit
-// for bit, with and without it, for contiguous and for scattered (layer) shards.
-TEST(BspWaitFreeBackprop, SameParametersAsWithoutOverlap) {
+// for bit, with and without it, for contiguous and for scattered (layer) shards. On the virtual cluster (BSP's own
+// workers and shards in one process, beside other tests); TimelineShowsPushesInsideBackward runs wfbp over sockets.
+TEST(VirtualBspWaitFreeBackprop, SameParametersAsWithoutOverlap) {
   TempDir dir;
   for (const std::string sharding : {"--servers 2 --sharding memory", "--servers 3 --sharding layer"}) {
     std::map<std::string, at::Tensor> parameters;
     for (const std::string overlap : {"none", "wfbp"}) {
       const std::string out = dir / (overlap + std::to_string(sharding.size()));
       auto r = run_distsgd("train --algo bsp " + sharding + " --overlap " + overlap + kSmallBuckets +
-                           kPsEquivalenceRun + " --out " + out);
+                           kPsEquivalenceRun + distsgd::testing::kAcceptanceTiming + " --out " + out);
       ASSERT_EQ(r.exit_code, 0) << r.output;
       parameters[overlap] = parameters_of(out);
       const auto summary = summary_of(out);
