@@ -260,14 +260,16 @@ TEST(BspLocalAggregation, SameParametersWithFewerBytesPushed) {
   EXPECT_NE(asp.output.find("--local-aggregation applies to bsp only"), std::string::npos) << asp.output;
 }
 
-// ASP and SSP run with wfbp over scattered shards and count each gradient once; ASP with one worker stays
-// single-process SGD with its gradient in pieces.
-TEST(AsyncWaitFreeBackprop, PiecesCountAsOneUpdatePerGradient) {
+// ASP and SSP run with wfbp over scattered shards and count each gradient once. On the virtual cluster (their own
+// workers and shards in one process, beside other tests); over sockets, ASP and SSP push in pieces by default in
+// EmulatedCluster.EveryAlgorithmTrainsAsOnLoopback.
+TEST(VirtualAsyncWaitFreeBackprop, PiecesCountAsOneUpdatePerGradient) {
   TempDir dir;
   for (const std::string algo : {"asp", "ssp --staleness 2", "asp --momentum-at worker"}) {
     const std::string out = dir / "run";
-    auto r = run_distsgd("train --algo " + algo + " --workers 3 --servers 2 --sharding layer --max-steps 20" +
-                         kSmallBuckets + kAsyncRun + " --out " + out + " --overwrite");
+    auto r =
+        run_distsgd("train --algo " + algo + " --workers 3 --servers 2 --sharding layer --max-steps 20" +
+                    kSmallBuckets + kAsyncRun + distsgd::testing::kAcceptanceTiming + " --out " + out + " --overwrite");
     ASSERT_EQ(r.exit_code, 0) << algo << "\n" << r.output;
     const auto summary = summary_of(out);
     EXPECT_EQ(summary["overlap"], "wfbp") << algo;
