@@ -136,9 +136,14 @@ void run_program_main_in_child(ProgramMain main, char** argv, std::vector<std::s
   int argc = 0;
   while (argv[argc]) ++argc;
   const int status = main(argc, argv);
+  // Out without static destructors: main has written and closed its files, and what is left to tear down is the
+  // libraries' state, above all libtorch's operator registry, which deregisters every kernel. In a fork that writes
+  // to pages still shared with the launcher, so each one is copied first: about 2 s of CPU per rank at the end of
+  // every run (a 1-step run of 3 workers and a server took 3.7 s, 1.1 s of it training).
   std::cout.flush();
   std::cerr.flush();
-  std::exit(status);
+  std::fflush(nullptr);
+  ::_exit(status);
 }
 
 }  // namespace distsgd::comm
