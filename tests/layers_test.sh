@@ -52,6 +52,7 @@ expect fail report cli/report_command.hpp
 expect fail sim experiment/study_spec.hpp
 expect ok   cli report/report_html.hpp
 expect ok   sim catalog/algorithm_catalog.hpp
+expect ok   algo catalog/algorithm_defaults.hpp
 expect fail catalog sim/simulator_settings.hpp
 expect fail catalog algo/algorithm.hpp
 # The harness and the report take no command-line library (CLI11 is a system header, so the include root cannot

@@ -49,10 +49,14 @@ struct BasicOptionSpec {
   // The value of a default Config, for --help.
   std::string default_text() const {
     if (!shown_default.empty()) return shown_default;
-    const auto j = value(Config{});
+    const Config defaults;  // default-initialised, not Config{}: GCC 12 takes an aggregate's base for uninitialised
+    const auto j = value(defaults);
     return j.is_string() ? j.template get<std::string>() : j.dump();
   }
-  bool is_default(const Config& c) const { return value(c) == value(Config{}); }
+  bool is_default(const Config& c) const {
+    const Config defaults;
+    return value(c) == value(defaults);
+  }
 
   BasicOptionSpec named(std::string json_key) && {
     key = std::move(json_key);

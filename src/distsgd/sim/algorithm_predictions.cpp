@@ -107,36 +107,20 @@ Prediction predict_analytical(const SimulatorSettings& c, const ModelProfile& pr
 
 DesSettings des_settings(const SimulatorSettings& c, int64_t workers) {
   DesSettings s;
-  s.algorithm = c.algorithm;
+  static_cast<AlgorithmSettings&>(s) = c;  // the algorithm, its settings and the run's length, as given
   s.workers = workers;
-  s.overlap = c.overlap;
   s.bucket_bytes = c.bucket_mb * kMB;
   s.first_bucket_bytes = c.first_bucket_mb * kMB;
   s.density = c.compress == "dgc" ? c.density : 0;
   s.powersgd_rank = c.compress == "powersgd" ? c.rank : 0;
-  s.powersgd_start = c.powersgd_start;
-  s.servers = c.servers;
-  s.sharding = c.sharding;
-  s.local_aggregation = c.local_aggregation;
-  s.staleness = c.staleness;
-  s.tau = c.tau;
-  s.pi = c.pi;
-  s.aladdin_variant = c.aladdin_variant;
-  s.gossip_probability = c.gossip_probability;
-  s.gossip_mode = c.gossip_mode;
-  s.sgp_overlap = c.sgp_overlap;
-  s.sync_every = c.sync_every;
-  s.slowmo_base = c.slowmo_base;
   // Only diloco takes fragments, a delay and quantised payloads (as distsgd train).
-  const bool diloco = c.algorithm == "diloco";
-  s.fragments = diloco ? c.fragments : 1;
-  s.fragment_delay = diloco ? c.fragment_delay : 0;
-  s.outer_bits = diloco ? c.outer_bits : 32;
-  s.iterations = c.iterations;
-  s.warmup = c.warmup;
+  if (c.algorithm != "diloco") {
+    const AlgorithmSettings defaults;
+    s.fragments = defaults.fragments;
+    s.fragment_delay = defaults.fragment_delay;
+    s.outer_bits = defaults.outer_bits;
+  }
   s.seed = static_cast<uint64_t>(c.seed);
-  s.prefetch = c.prefetch;
-  s.collectives = c.collectives;
   auto& h = s.heterogeneity;
   const int64_t most = *std::max_element(c.workers.begin(), c.workers.end());
   h.slowdowns = rank_factors("--slowdown", c.slowdowns, workers, most);

@@ -7,10 +7,21 @@
 #include "distsgd/sim/analytical/synchronous_model.hpp"
 #include "distsgd/sim/platform/cluster_description.hpp"
 
+#include <type_traits>
+#include <utility>
+
 namespace distsgd::sim {
 namespace {
 
 using S = SimulatorSettings;
+
+// An option held in a field of SimulatorSettings or of the AlgorithmSettings it extends (a member of the base, whose
+// pointer field_option takes as one of S once its types are given).
+template <class T, class Owner>
+SimulatorOption option(std::string flag, T Owner::*field, std::string help, Rule<T> rule = {}) {
+  static_assert(std::is_base_of_v<Owner, S>);
+  return field_option<T, S>(std::move(flag), field, std::move(help), std::move(rule));
+}
 
 Rule<std::string> one_of(std::vector<std::string> names) {
   const std::string must = "must be " + join_or(names);
@@ -27,80 +38,76 @@ Rule<std::vector<int64_t>> worker_counts() {
 std::vector<SimulatorOption> declare_options() {
   const std::string des = "des: ";
   return {
-      field_option("--profile", &S::profile, "profile JSON written by distsgd profile (required)"),
-      field_option("--cluster", &S::cluster, "cluster JSON file, or a preset: " + join(cluster_preset_names())),
-      field_option("--algo", &S::algorithm, join_or(catalog::simulated_algorithms()),
-                   one_of(catalog::simulated_algorithms()))
+      option("--profile", &S::profile, "profile JSON written by distsgd profile (required)"),
+      option("--cluster", &S::cluster, "cluster JSON file, or a preset: " + join(cluster_preset_names())),
+      option("--algo", &S::algorithm, join_or(catalog::simulated_algorithms()), one_of(catalog::simulated_algorithms()))
           .named("algorithm"),
-      field_option("--gossip-prob", &S::gossip_probability, "gosgd: probability of a push per step", within(0.0, 1.0)),
-      field_option("--sgp-overlap", &S::sgp_overlap, "sgp: 1 overlaps the push with the next step, 0 does not",
-                   within<int64_t>(0, 1)),
-      field_option("--sync-every", &S::sync_every, "localsgd, slowmo, diloco: inner steps between exchanges (H)",
-                   at_least<int64_t>(1)),
-      field_option("--base", &S::slowmo_base,
-                   "slowmo: localsgd (local steps between the exact averages) or sgp (an SGP push to the exponential "
-                   "graph's peer every step, without overlap)",
-                   one_of({"localsgd", "sgp"})),
-      field_option("--fragments", &S::fragments, "diloco: fragments synchronised in turn (Streaming DiLoCo)",
-                   at_least<int64_t>(1)),
-      field_option("--fragment-delay", &S::fragment_delay, "diloco: inner steps a fragment's exchange overlaps",
-                   non_negative<int64_t>()),
-      field_option("--outer-bits", &S::outer_bits, "diloco: bits per exchanged value: 32, 16, 8 or 4"),
-      field_option("--overlap", &S::overlap,
-                   "arsgd: none, wfbp (bucketed, as distsgd train), mgwfbp (MG-WFBP's merged layers), merge-optimal "
-                   "(the best merge, found exactly) or multistep (as distsgd train)")
+      option("--gossip-prob", &S::gossip_probability, "gosgd: probability of a push per step", within(0.0, 1.0)),
+      option("--sgp-overlap", &S::sgp_overlap, "sgp: 1 overlaps the push with the next step, 0 does not",
+             within<int64_t>(0, 1)),
+      option("--sync-every", &S::sync_every, "localsgd, slowmo, diloco: inner steps between exchanges (H)",
+             at_least<int64_t>(1)),
+      option("--base", &S::slowmo_base,
+             "slowmo: localsgd (local steps between the exact averages) or sgp (an SGP push to the exponential "
+             "graph's peer every step, without overlap)",
+             one_of({"localsgd", "sgp"})),
+      option("--fragments", &S::fragments, "diloco: fragments synchronised in turn (Streaming DiLoCo)",
+             at_least<int64_t>(1)),
+      option("--fragment-delay", &S::fragment_delay, "diloco: inner steps a fragment's exchange overlaps",
+             non_negative<int64_t>()),
+      option("--outer-bits", &S::outer_bits, "diloco: bits per exchanged value: 32, 16, 8 or 4"),
+      option("--overlap", &S::overlap,
+             "arsgd: none, wfbp (bucketed, as distsgd train), mgwfbp (MG-WFBP's merged layers), merge-optimal "
+             "(the best merge, found exactly) or multistep (as distsgd train)")
           .checked([](const S& s) { allreduce_settings(s.overlap, 0, 0); }),  // throws naming the valid ones
-      field_option("--bucket-mb", &S::bucket_mb, "arsgd wfbp: bucket size, MB", non_negative<double>()),
-      field_option("--first-bucket-mb", &S::first_bucket_mb, "arsgd wfbp: first bucket size, MB",
-                   non_negative<double>()),
-      field_option("--servers", &S::servers, "parameter-server shards", at_least<int64_t>(1)),
-      field_option("--staleness", &S::staleness, "ssp: staleness bound s", non_negative<int64_t>()),
-      field_option("--tau", &S::tau, "easgd: iterations between exchanges", at_least<int64_t>(1)),
-      field_option("--pi", &S::pi, "aladdin: gradients between the server's replies", at_least<int64_t>(1)),
+      option("--bucket-mb", &S::bucket_mb, "arsgd wfbp: bucket size, MB", non_negative<double>()),
+      option("--first-bucket-mb", &S::first_bucket_mb, "arsgd wfbp: first bucket size, MB", non_negative<double>()),
+      option("--servers", &S::servers, "parameter-server shards", at_least<int64_t>(1)),
+      option("--staleness", &S::staleness, "ssp: staleness bound s", non_negative<int64_t>()),
+      option("--tau", &S::tau, "easgd: iterations between exchanges", at_least<int64_t>(1)),
+      option("--pi", &S::pi, "aladdin: gradients between the server's replies", at_least<int64_t>(1)),
       list_option("--workers", &S::workers, "worker counts to predict, e.g. 1,2,4,8", worker_counts()).split_at(','),
-      field_option("--out", &S::out, "JSON file for the predictions"),
-      field_option("--fidelity", &S::fidelity,
-                   "analytical (the default: closed forms, microseconds a prediction, for sweeps; homogeneous "
-                   "workers, no contention) or des (discrete-event simulation of every worker, server and flow: "
-                   "contention, asynchrony, stragglers, a trace; about a second per 100,000 worker iterations)",
-                   one_of({"analytical", "des"})),
-      field_option("--iterations", &S::iterations, des + "iterations each worker runs after the warm-up",
-                   at_least<int64_t>(1)),
-      field_option("--warmup", &S::warmup, des + "iterations each worker runs first, not measured",
-                   non_negative<int64_t>()),
-      field_option("--seed", &S::seed, des + "seed of every random draw (jitter, stragglers, peers)",
-                   non_negative<int64_t>()),
-      field_option("--prefetch", &S::prefetch, des + "batches the loader reads ahead (0: on demand), as distsgd train",
-                   non_negative<int64_t>()),
-      field_option(
-          "--collectives", &S::collectives,
-          des + "steps (every step of a ring), flows (one flow per ring edge) or auto (steps up to 64 workers)",
-          one_of({"auto", "steps", "flows"})),
-      field_option("--shared-cores", &S::shared_cores,
-                   "every rank (workers, servers) shares this many cores, as on the one host where distsgd validate "
-                   "and the emulated cluster run (0: a processor per rank, as on a real cluster; -1, the default: the "
-                   "cluster's shared_cores, which commbench --cluster-out sets to this host's). des: fair sharing; "
-                   "analytical: compute times x max(1, workers / cores)",
-                   within<int64_t>(-1, int64_t{1} << 20)),
-      field_option("--sharding", &S::sharding, "parameter-server sharding: memory or layer, as distsgd train",
-                   one_of({"memory", "layer"})),
-      field_option("--local-aggregation", &S::local_aggregation,
-                   "bsp: none, or host (the workers of a node sum their gradients and one of them pushes, as "
-                   "distsgd train)",
-                   one_of({"none", "host"})),
-      field_option("--compress", &S::compress,
-                   "none, dgc (des: arsgd, bsp, asp, ssp: the sparse gradient uplink) or powersgd (arsgd: rank "
-                   "--rank approximations after backward; diloco: of the pseudo-gradient at each exchange; "
-                   "analytical: from --powersgd-start on)",
-                   one_of({"none", "dgc", "powersgd"})),
-      field_option("--rank", &S::rank, "powersgd: the rank of each matrix's approximation"),
-      field_option("--powersgd-start", &S::powersgd_start, des + "powersgd: plain allreduce steps before compression",
-                   non_negative<int64_t>()),
-      field_option("--density", &S::density, des + "dgc: fraction of each tensor sent"),
-      field_option("--aladdin-variant", &S::aladdin_variant, des + "aladdin: full, l1 or l2, as distsgd train",
-                   one_of({"full", "l1", "l2"})),
-      field_option("--gossip-mode", &S::gossip_mode, des + "gossip: pull or push, as distsgd train",
-                   one_of({"pull", "push"})),
+      option("--out", &S::out, "JSON file for the predictions"),
+      option("--fidelity", &S::fidelity,
+             "analytical (the default: closed forms, microseconds a prediction, for sweeps; homogeneous "
+             "workers, no contention) or des (discrete-event simulation of every worker, server and flow: "
+             "contention, asynchrony, stragglers, a trace; about a second per 100,000 worker iterations)",
+             one_of({"analytical", "des"})),
+      option("--iterations", &S::iterations, des + "iterations each worker runs after the warm-up",
+             at_least<int64_t>(1)),
+      option("--warmup", &S::warmup, des + "iterations each worker runs first, not measured", non_negative<int64_t>()),
+      option("--seed", &S::seed, des + "seed of every random draw (jitter, stragglers, peers)",
+             non_negative<int64_t>()),
+      option("--prefetch", &S::prefetch, des + "batches the loader reads ahead (0: on demand), as distsgd train",
+             non_negative<int64_t>()),
+      option("--collectives", &S::collectives,
+             des + "steps (every step of a ring), flows (one flow per ring edge) or auto (steps up to 64 workers)",
+             one_of({"auto", "steps", "flows"})),
+      option("--shared-cores", &S::shared_cores,
+             "every rank (workers, servers) shares this many cores, as on the one host where distsgd validate "
+             "and the emulated cluster run (0: a processor per rank, as on a real cluster; -1, the default: the "
+             "cluster's shared_cores, which commbench --cluster-out sets to this host's). des: fair sharing; "
+             "analytical: compute times x max(1, workers / cores)",
+             within<int64_t>(-1, int64_t{1} << 20)),
+      option("--sharding", &S::sharding, "parameter-server sharding: memory or layer, as distsgd train",
+             one_of({"memory", "layer"})),
+      option("--local-aggregation", &S::local_aggregation,
+             "bsp: none, or host (the workers of a node sum their gradients and one of them pushes, as "
+             "distsgd train)",
+             one_of({"none", "host"})),
+      option("--compress", &S::compress,
+             "none, dgc (des: arsgd, bsp, asp, ssp: the sparse gradient uplink) or powersgd (arsgd: rank "
+             "--rank approximations after backward; diloco: of the pseudo-gradient at each exchange; "
+             "analytical: from --powersgd-start on)",
+             one_of({"none", "dgc", "powersgd"})),
+      option("--rank", &S::rank, "powersgd: the rank of each matrix's approximation"),
+      option("--powersgd-start", &S::powersgd_start, des + "powersgd: plain allreduce steps before compression",
+             non_negative<int64_t>()),
+      option("--density", &S::density, des + "dgc: fraction of each tensor sent"),
+      option("--aladdin-variant", &S::aladdin_variant, des + "aladdin: full, l1 or l2, as distsgd train",
+             one_of({"full", "l1", "l2"})),
+      option("--gossip-mode", &S::gossip_mode, des + "gossip: pull or push, as distsgd train",
+             one_of({"pull", "push"})),
       list_option("--slowdown", &S::slowdowns,
                   des + "worker RANK takes FACTOR times its compute time, as distsgd train --slowdown (repeatable; "
                         "with several --workers counts, where RANK exists)")
@@ -111,18 +118,18 @@ std::vector<SimulatorOption> declare_options() {
       list_option("--link-multiplier", &S::link_multipliers,
                   des + "worker RANK's link takes FACTOR times as long (its rate / FACTOR; repeatable)")
           .shown_as("RANK:FACTOR"),
-      field_option("--jitter-cv", &S::jitter_cv,
-                   des + "each iteration's compute times a random factor of mean 1 and this coefficient of variation",
-                   non_negative<double>()),
-      field_option("--jitter", &S::jitter, des + "the jitter's distribution: lognormal or normal",
-                   one_of({"lognormal", "normal"})),
-      field_option("--straggler-prob", &S::straggler_probability,
-                   des + "probability, per worker and iteration, that a straggler episode starts", within(0.0, 1.0)),
-      field_option("--straggler-factor", &S::straggler_factor, des + "compute slowdown during an episode"),
-      field_option("--straggler-iterations", &S::straggler_iterations, des + "iterations an episode lasts"),
-      field_option("--trace", &S::trace,
-                   des + "Chrome trace of the simulated run (one --workers count), spans named as distsgd train "
-                         "--trace names them"),
+      option("--jitter-cv", &S::jitter_cv,
+             des + "each iteration's compute times a random factor of mean 1 and this coefficient of variation",
+             non_negative<double>()),
+      option("--jitter", &S::jitter, des + "the jitter's distribution: lognormal or normal",
+             one_of({"lognormal", "normal"})),
+      option("--straggler-prob", &S::straggler_probability,
+             des + "probability, per worker and iteration, that a straggler episode starts", within(0.0, 1.0)),
+      option("--straggler-factor", &S::straggler_factor, des + "compute slowdown during an episode"),
+      option("--straggler-iterations", &S::straggler_iterations, des + "iterations an episode lasts"),
+      option("--trace", &S::trace,
+             des + "Chrome trace of the simulated run (one --workers count), spans named as distsgd train "
+                   "--trace names them"),
   };
 }
 

@@ -7,6 +7,7 @@
 // k = H/F - delay prepares fragment (round mod F) and k = H/F merges it.
 #pragma once
 #include "distsgd/algo/algorithm_state.hpp"
+#include "distsgd/catalog/algorithm_defaults.hpp"
 #include "distsgd/core/timer.hpp"
 #include "distsgd/optim/sgd.hpp"
 
@@ -35,13 +36,13 @@ struct Fragment {
 
 struct OuterSettings {
   OuterRule rule = OuterRule::kAverage;
-  int64_t sync_every = 16;          // H
-  std::vector<Fragment> fragments;  // in order, covering the vector; empty: one, the whole vector
-  int64_t delay = 0;                // below H / F
-  double alpha = 0;                 // merge: x = alpha x_local + (1 - alpha) x_global
-  int64_t bits = 32;                // of the exchanged values: 32 (float allreduce), 16, 8, 4 (quantised)
-  double lr = 1;                    // DiLoCo: outer lr; SlowMo: alpha
-  double momentum = 0;              // DiLoCo: outer momentum; SlowMo: beta
+  int64_t sync_every = catalog::defaults::kSyncEvery;  // H
+  std::vector<Fragment> fragments;                     // in order, covering the vector; empty: one, the whole vector
+  int64_t delay = catalog::defaults::kFragmentDelay;   // below H / F
+  double alpha = 0;                                    // merge: x = alpha x_local + (1 - alpha) x_global
+  int64_t bits = catalog::defaults::kOuterBits;        // exchanged values: 32 (float allreduce), 16, 8, 4 (quantised)
+  double lr = 1;                                       // DiLoCo: outer lr; SlowMo: alpha
+  double momentum = 0;                                 // DiLoCo: outer momentum; SlowMo: beta
   // Replaces the exchange of a whole-model pseudo-gradient (one fragment, 32 bits, no delay): turns this worker's
   // payload into the workers' mean in place and returns the bytes sent (DiLoCo with --compress powersgd). `exchange`
   // counts the exchanges from 0.

@@ -1,10 +1,11 @@
 #include "distsgd/algo/outer/outer_options.hpp"
+#include "distsgd/catalog/algorithm_defaults.hpp"
 
 namespace distsgd::algo::outer {
 
 const StoredOption<int64_t> kSyncEvery{
-    "--sync-every", 16, "localsgd, slowmo, diloco: inner steps between two exchanges of the whole model (H)",
-    at_least<int64_t>(1)};
+    "--sync-every", catalog::defaults::kSyncEvery,
+    "localsgd, slowmo, diloco: inner steps between two exchanges of the whole model (H)", at_least<int64_t>(1)};
 const StoredOption<double> kOuterLr{"--outer-lr", 0.7, "diloco: learning rate of the outer Nesterov SGD",
                                     positive<double>()};
 const StoredOption<double> kOuterMomentum{"--outer-momentum",
@@ -25,12 +26,12 @@ const StoredOption<SlowMoBase> kSlowMoBase{
     "slowmo: between the exact averages, local steps (localsgd) or SGP's push-sum gossip on the exponential graph "
     "(sgp, without overlap)"};
 const StoredOption<int64_t> kFragments{
-    "--fragments", 1,
+    "--fragments", catalog::defaults::kFragments,
     "diloco: fragments of the model (contiguous groups of whole parameters) synchronised in turn, one every "
     "H/F steps (Streaming DiLoCo)",
     at_least<int64_t>(1)};
 const StoredOption<int64_t> kFragmentDelay{
-    "--fragment-delay", 0,
+    "--fragment-delay", catalog::defaults::kFragmentDelay,
     "diloco: inner steps a fragment's exchange overlaps before it is merged (Streaming DiLoCo's tau; below H/F)",
     at_least<int64_t>(0)};
 const StoredOption<double> kFragmentAlpha{
@@ -39,7 +40,7 @@ const StoredOption<double> kFragmentAlpha{
     within<double>(0, 1)};
 const StoredOption<int64_t> kOuterBits{
     "--outer-bits",
-    32,
+    catalog::defaults::kOuterBits,
     "diloco: bits per value of the exchanged pseudo-gradients: 32 (float allreduce) or 16, 8, 4 (blockwise "
     "min-max quantised, 64 values per block with a float minimum and step; reduce-scatter by alltoall, "
     "allgather)",

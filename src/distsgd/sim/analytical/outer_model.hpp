@@ -11,6 +11,7 @@
 #pragma once
 #include <cstdint>
 
+#include "distsgd/catalog/algorithm_defaults.hpp"
 #include "distsgd/sim/analytical/prediction.hpp"
 #include "distsgd/sim/platform/cluster_description.hpp"
 #include "distsgd/sim/platform/model_profile.hpp"
@@ -18,10 +19,10 @@
 namespace distsgd::sim {
 
 struct OuterLoopSettings {
-  int64_t sync_every = 16;    // H
-  int64_t fragments = 1;      // F
-  int64_t delay = 0;          // steps an exchange overlaps
-  int64_t bits = 32;          // of the exchanged values
+  int64_t sync_every = catalog::defaults::kSyncEvery;  // H
+  int64_t fragments = catalog::defaults::kFragments;   // F
+  int64_t delay = catalog::defaults::kFragmentDelay;   // steps an exchange overlaps
+  int64_t bits = catalog::defaults::kOuterBits;        // of the exchanged values
   int64_t powersgd_rank = 0;  // diloco --compress powersgd: the rank (0: off; one fragment, 32 bits, no delay)
   bool sgp_base = false;      // slowmo --base sgp: an SGP push every inner step (one fragment, 32 bits, no delay)
 };
