@@ -28,7 +28,7 @@
 #include <string>
 
 using distsgd::testing::have_fashion_mnist;
-using distsgd::testing::kAcceptanceTiming;
+using distsgd::testing::kVirtualLenet5Timing;
 using distsgd::testing::run_distsgd;
 using distsgd::testing::summary_of;
 using distsgd::testing::TempDir;
@@ -41,7 +41,7 @@ nlohmann::json expect_accuracy(const TempDir& dir, const std::string& flags, dou
   const auto r = run_distsgd("train " + flags +
                              " --workers 4 --model lenet5 --dataset fashion-mnist --epochs 2 --lr 0.05 "
                              "--lr-decay-epochs 1.5 --seed 1 --threads 1 --no-checkpoint --progress-seconds 1000" +
-                             kAcceptanceTiming + " --out " + (dir / "run"));
+                             kVirtualLenet5Timing + " --out " + (dir / "run"));
   EXPECT_EQ(r.exit_code, 0) << flags << "\n" << r.output;
   if (r.exit_code != 0) return {};
   const auto summary = summary_of(dir / "run");

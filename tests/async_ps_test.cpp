@@ -134,7 +134,7 @@ TEST(VirtualAsyncAlgorithms, EachRunsAndReportsItsFigures) {
   for (const std::string algo : {"asp", "ssp --staleness 3", "easgd --tau 2", "aladdin", "aladdin --aladdin-variant l1",
                                  "aladdin --aladdin-variant l2 --aladdin-alpha count", "aladdin --momentum-at both"}) {
     auto r = run_distsgd("train --algo " + algo + " --workers 3 --servers 1 --max-steps 30 --lr 0.01" + kAsyncSmallRun +
-                         distsgd::testing::kAcceptanceTiming + " --out " + (dir / "run") + " --overwrite");
+                         distsgd::testing::kVirtualLenet5Timing + " --out " + (dir / "run") + " --overwrite");
     ASSERT_EQ(r.exit_code, 0) << algo << "\n" << r.output;
     auto summary = nlohmann::json::parse(read_file(dir / "run/summary.json"));
     EXPECT_EQ(summary["steps"], 30) << algo;

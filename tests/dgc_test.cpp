@@ -200,7 +200,7 @@ TEST(VirtualAcceptance, BspWithDgcReaches084) {
       "train --algo bsp --servers 1 --workers 4 --compress dgc --density 0.001 "
       "--dgc-warmup-epochs 1 --model lenet5 --dataset fashion-mnist --epochs 2 --batch-size 32 "
       "--lr 0.05 --lr-decay-epochs 1.5 --seed 1 --threads 1 --no-checkpoint --progress-seconds 1000" +
-      distsgd::testing::kAcceptanceTiming + " --out " + (dir / "run"));
+      distsgd::testing::kVirtualLenet5Timing + " --out " + (dir / "run"));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   auto summary = summary_of(dir / "run");
   EXPECT_GE(summary["test_accuracy"].get<double>(), 0.84) << summary.dump(2);

@@ -255,7 +255,8 @@ const std::string kFourWorkers =
 // time). The multi-process path of the family is the other tests' (bytes, resume, DiLoCo with PowerSGD).
 at::Tensor trained(const std::string& flags, const std::string& run = kSmallRun) {
   TempDir dir;
-  auto r = run_distsgd("train" + run + distsgd::testing::kAcceptanceTiming + " " + flags + " --out " + (dir / "run"));
+  auto r =
+      run_distsgd("train" + run + distsgd::testing::kVirtualLenet5Timing + " " + flags + " --out " + (dir / "run"));
   EXPECT_EQ(r.exit_code, 0) << r.output;
   return r.exit_code == 0 ? parameters_of(dir / "run") : torch::zeros({1});
 }

@@ -179,7 +179,7 @@ TEST(VirtualBspWaitFreeBackprop, SameParametersAsWithoutOverlap) {
     for (const std::string overlap : {"none", "wfbp"}) {
       const std::string out = dir / (overlap + std::to_string(sharding.size()));
       auto r = run_distsgd("train --algo bsp " + sharding + " --overlap " + overlap + kSmallBuckets +
-                           kPsEquivalenceRun + distsgd::testing::kAcceptanceTiming + " --out " + out);
+                           kPsEquivalenceRun + distsgd::testing::kVirtualLenet5Timing + " --out " + out);
       ASSERT_EQ(r.exit_code, 0) << r.output;
       parameters[overlap] = parameters_of(out);
       const auto summary = summary_of(out);
@@ -267,9 +267,9 @@ TEST(VirtualAsyncWaitFreeBackprop, PiecesCountAsOneUpdatePerGradient) {
   TempDir dir;
   for (const std::string algo : {"asp", "ssp --staleness 2", "asp --momentum-at worker"}) {
     const std::string out = dir / "run";
-    auto r =
-        run_distsgd("train --algo " + algo + " --workers 3 --servers 2 --sharding layer --max-steps 20" +
-                    kSmallBuckets + kAsyncRun + distsgd::testing::kAcceptanceTiming + " --out " + out + " --overwrite");
+    auto r = run_distsgd("train --algo " + algo + " --workers 3 --servers 2 --sharding layer --max-steps 20" +
+                         kSmallBuckets + kAsyncRun + distsgd::testing::kVirtualLenet5Timing + " --out " + out +
+                         " --overwrite");
     ASSERT_EQ(r.exit_code, 0) << algo << "\n" << r.output;
     const auto summary = summary_of(out);
     EXPECT_EQ(summary["overlap"], "wfbp") << algo;

@@ -24,9 +24,10 @@ inline bool have_fashion_mnist() {
   return std::filesystem::exists("/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz");
 }
 
-// The accuracy acceptance runs' timing on the virtual cluster: lenet5 measured on one core of this project's
-// machine, on a fast network (tests/acceptance_test.cpp says why).
-inline const std::string kAcceptanceTiming =
+// The timing of the tests that train lenet5 on the virtual cluster (the accuracy acceptance runs, and the checks of
+// an algorithm's math or figures that need no sockets): lenet5 measured on one core of this project's machine, on a
+// fast network (tests/acceptance_test.cpp says why).
+inline const std::string kVirtualLenet5Timing =
     " --virtual --profile " DISTSGD_SOURCE_DIR "/tests/fixtures/lenet5-one-core.json --cluster 100gb-ib";
 
 // A fresh directory under the system temp dir, removed when the object goes out of scope.
