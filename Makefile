@@ -35,7 +35,7 @@ bench: build
 	bench/decentralized.sh
 
 # The code's one style (.clang-format: Google, 120 columns). format-check is also a CTest test (Format.*).
-SOURCES = $(shell git ls-files 'src/*.cpp' 'src/*.hpp' 'tests/*.cpp' 'tests/*.hpp')
+SOURCES = $(shell git ls-files 'src/*.cpp' 'src/*.hpp' 'tests/*.cpp' 'tests/*.hpp' 'examples/*.cpp')
 format:
 	@clang-format -i $(SOURCES)
 format-check:

@@ -9,6 +9,7 @@
 #include "distsgd/catalog/algorithm_catalog.hpp"
 #include "distsgd/experiment/algorithm_recipes.hpp"
 #include "distsgd/sim/algorithm_predictions.hpp"
+#include "test_util.hpp"
 
 namespace distsgd::testing {
 namespace {
@@ -39,6 +40,37 @@ TEST(Catalog, EveryPredictedAlgorithmAndEveryRecipeIsCatalogued) {
   EXPECT_TRUE(catalog::peers_only("sgp"));
   EXPECT_FALSE(catalog::peers_only("slowmo"));  // its models differ, but it averages them all, no peer needed
   EXPECT_EQ(catalog::family_name(catalog::find("aladdin")->family), "asynchronous");
+}
+
+// An extension registers its entry, models and recipe (examples/extension/, tests/extension_seam_test.cpp runs one);
+// a name already taken, or a recipe or model of nothing, is one clear error and changes nothing.
+TEST(Catalog, RegisteringATakenNameOrAnUnknownAlgorithmIsRefused) {
+  const auto entries = catalog::algorithms().size();
+  const auto models = sim::predicted_algorithms().size();
+  const auto recipes = experiment::algorithm_recipes().size();
+  catalog::AlgorithmEntry arsgd;
+  arsgd.name = "arsgd";
+  EXPECT_EQ(error_of_call([&] { catalog::register_algorithm(arsgd); }),
+            "the catalogue already holds an algorithm named 'arsgd'");
+  sim::AlgorithmModel model = sim::algorithm_model("arsgd");
+  EXPECT_EQ(error_of_call([&] { sim::register_algorithm_model(model); }),
+            "the simulator already has a model of 'arsgd'");
+  model.workload = nullptr;
+  model.name = "no-such-algorithm";
+  EXPECT_NE(error_of_call([&] { sim::register_algorithm_model(model); }).find("needs a name"), std::string::npos);
+  EXPECT_NE(error_of_call([] { sim::algorithm_model("no-such-algorithm"); }).find("--algo must be arsgd"),
+            std::string::npos);
+  EXPECT_NE(error_of_call([] {
+              experiment::register_recipe({"no-such-algorithm", {}});
+            }).find("the catalogue has no such algorithm"),
+            std::string::npos);
+  EXPECT_EQ(error_of_call([] {
+              experiment::register_recipe({"bsp", {}});
+            }),
+            "a recipe named 'bsp' is already registered");
+  EXPECT_EQ(catalog::algorithms().size(), entries);
+  EXPECT_EQ(sim::predicted_algorithms().size(), models);
+  EXPECT_EQ(experiment::algorithm_recipes().size(), recipes);
 }
 
 }  // namespace

@@ -1,13 +1,17 @@
 #include "distsgd/catalog/algorithm_catalog.hpp"
 
 #include <algorithm>
+#include <utility>
+
+#include "distsgd/core/error.hpp"
 
 namespace distsgd::catalog {
+namespace {
 
-const std::vector<AlgorithmEntry>& algorithms() {
+std::deque<AlgorithmEntry>& entries() {
   using F = Family;
   // name, family, needs servers, models differ, independent workers, workers update, outer loop, simulated
-  static const std::vector<AlgorithmEntry> all = {
+  static std::deque<AlgorithmEntry> all = {
       {"sgd", F::kSingleProcess, false, false, false, true, false, false},
       {"arsgd", F::kSynchronous, false, false, false},
       {"bsp", F::kSynchronous, true, false, false, false},
@@ -25,6 +29,16 @@ const std::vector<AlgorithmEntry>& algorithms() {
       {"diloco", F::kSynchronous, false, true, false, true, true},
   };
   return all;
+}
+
+}  // namespace
+
+const std::deque<AlgorithmEntry>& algorithms() { return entries(); }
+
+void register_algorithm(AlgorithmEntry entry) {
+  require(!entry.name.empty(), "an algorithm needs a name");
+  require(find(entry.name) == nullptr, "the catalogue already holds an algorithm named '" + entry.name + "'");
+  entries().push_back(std::move(entry));
 }
 
 std::vector<std::string> simulated_algorithms() {

@@ -2,6 +2,7 @@
 // that the simulator, the harness and the report ask about. Torch-free, so that sim/ and experiment/ read it as
 // algo/ does; algo/'s registry (the code) says the same, and tests/catalog_test.cpp checks that it does.
 #pragma once
+#include <deque>
 #include <string>
 #include <vector>
 
@@ -25,9 +26,14 @@ struct AlgorithmEntry {
   bool simulated = true;             // distsgd simulate predicts it (both fidelities; not the single process)
 };
 
-// Every built-in algorithm, in the README's order.
-const std::vector<AlgorithmEntry>& algorithms();
-// The entry of `name`, or null for a name the catalogue does not hold (an algorithm registered by an extension).
+// Every algorithm: the built-ins in the README's order, then those an extension registered (a deque, so that the
+// pointers find() returns stay valid).
+const std::deque<AlgorithmEntry>& algorithms();
+// An extension's algorithm (examples/extension/): its entry, registered before any command runs, beside its code
+// (algo::register_algorithm), its simulator models (sim::register_algorithm_model) and its recipe
+// (experiment::register_recipe). A name already taken is refused.
+void register_algorithm(AlgorithmEntry entry);
+// The entry of `name`, or null for a name the catalogue does not hold.
 const AlgorithmEntry* find(const std::string& name);
 // "synchronous", "asynchronous", "decentralized", "single-process": in tables and validate's report.
 std::string family_name(Family family);

@@ -1,6 +1,7 @@
 #include "distsgd/experiment/algorithm_recipes.hpp"
 
 #include <algorithm>
+#include <utility>
 
 #include "distsgd/core/error.hpp"
 #include "distsgd/core/text.hpp"
@@ -8,12 +9,13 @@
 #include "distsgd/sim/simulator_settings.hpp"
 
 namespace distsgd::experiment {
+namespace {
 
 // bench/emulated_network.sh's list (bench/README.md, "The algorithms on an emulated cluster"), and for GoSGD and
 // gossip scripts/compare.sh's (p = 0.1: at the IPDPS default of 0.01 a worker barely communicates). Every setting is
 // given explicitly, as the simulator's defaults differ from train's in places (--tau 1, --sgp-overlap 1).
-const std::vector<AlgorithmRecipe>& algorithm_recipes() {
-  static const std::vector<AlgorithmRecipe> all = {
+std::deque<AlgorithmRecipe>& recipes() {
+  static std::deque<AlgorithmRecipe> all = {
       {"arsgd", {"--overlap", "wfbp", "--bucket-mb", "25", "--first-bucket-mb", "1"}},
       // PowerSGD at rank 2 after 10 plain steps, as powerSGD_hook's defaults (bench/README.md: PowerSGD vs DDP).
       {"arsgd",
@@ -36,6 +38,19 @@ const std::vector<AlgorithmRecipe>& algorithm_recipes() {
       {"diloco", {"--sync-every", "8", "--outer-lr", "0.5", "--outer-momentum", "0.7"}},
   };
   return all;
+}
+
+}  // namespace
+
+const std::deque<AlgorithmRecipe>& algorithm_recipes() { return recipes(); }
+
+void register_recipe(AlgorithmRecipe recipe) {
+  require(catalog::find(recipe.algorithm) != nullptr,
+          "a recipe of '" + recipe.algorithm + "': the catalogue has no such algorithm (register it first)");
+  const bool taken =
+      std::any_of(recipes().begin(), recipes().end(), [&](const auto& r) { return r.name() == recipe.name(); });
+  require(!taken, "a recipe named '" + recipe.name() + "' is already registered");
+  recipes().push_back(std::move(recipe));
 }
 
 double mape_target(const AlgorithmRecipe& recipe) { return recipe.family() == "synchronous" ? 0.10 : 0.15; }

@@ -4,6 +4,7 @@
 // the very configuration that ran.
 #pragma once
 #include <cstdint>
+#include <deque>
 #include <string>
 #include <vector>
 #include "distsgd/catalog/algorithm_catalog.hpp"
@@ -27,8 +28,11 @@ struct AlgorithmRecipe {
 // the asynchronous and decentralized ones.
 double mape_target(const AlgorithmRecipe& recipe);
 
-// Every algorithm's, in the README's order, and the variants after their algorithm.
-const std::vector<AlgorithmRecipe>& algorithm_recipes();
+// Every algorithm's, in the README's order, and the variants after their algorithm; then those registered.
+const std::deque<AlgorithmRecipe>& algorithm_recipes();
+// An extension's recipe (examples/extension/), registered before any command runs; its algorithm must be in the
+// catalogue (catalog::register_algorithm first), and a name already taken is refused.
+void register_recipe(AlgorithmRecipe recipe);
 std::vector<std::string> recipe_names();
 
 // The recipes of `names`, in that order; throws Error naming `flag` for an unknown or repeated name.

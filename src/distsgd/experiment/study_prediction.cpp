@@ -10,6 +10,7 @@
 #include "distsgd/experiment/run_directory.hpp"
 #include "distsgd/experiment/self_command.hpp"
 #include "distsgd/experiment/simulate_in_process.hpp"
+#include "distsgd/sim/algorithm_predictions.hpp"
 #include "distsgd/sim/platform/cluster_description.hpp"
 #include "distsgd/sim/simulator_settings.hpp"
 
@@ -32,6 +33,16 @@ constexpr double kEmulatedAlphaSeconds = 100e-6;
 // clipping threshold is chosen): a prediction holds whatever they are.
 const std::vector<std::string> kTimingNeutralFlags{"--momentum-at", "--aladdin-alpha", "--moving-rate",
                                                    "--dgc-clip-norm"};
+
+// One of those, or one the algorithm's simulator model names (an extension's algorithm: sim::AlgorithmModel).
+bool timing_neutral(const std::string& algorithm, const std::string& flag) {
+  const auto holds = [](const std::vector<std::string>& list, const std::string& word) {
+    return std::find(list.begin(), list.end(), word) != list.end();
+  };
+  if (holds(kTimingNeutralFlags, flag)) return true;
+  return holds(sim::predicted_algorithms(), algorithm) &&
+         holds(sim::algorithm_model(algorithm).timing_neutral_flags, flag);
+}
 
 // FNV-1a (64 bits) of the words: a stable file name for a command's output.
 std::string digest(const std::vector<std::string>& words) {
@@ -86,8 +97,7 @@ std::vector<std::string> simulate_settings(const TrainConfig& c, std::string& no
   for (const OptionSpec* option : info.options) {
     if (sim::simulator_takes_flag(option->flag)) {
       args.insert(args.end(), {option->flag, text_of_json(option->value(c))});
-    } else if (!option->is_default(c) && std::find(kTimingNeutralFlags.begin(), kTimingNeutralFlags.end(),
-                                                   option->flag) == kTimingNeutralFlags.end()) {
+    } else if (!option->is_default(c) && !timing_neutral(c.algorithm, option->flag)) {
       note = "the simulator does not model " + option->flag + " " + text_of_json(option->value(c));
       return {};
     }

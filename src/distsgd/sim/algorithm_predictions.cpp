@@ -1,7 +1,7 @@
 #include "distsgd/sim/algorithm_predictions.hpp"
 
 #include <algorithm>
-#include <functional>
+#include <deque>
 #include <utility>
 
 #include "distsgd/catalog/algorithm_catalog.hpp"
@@ -13,6 +13,7 @@
 #include "distsgd/sim/analytical/outer_model.hpp"
 #include "distsgd/sim/analytical/powersgd_model.hpp"
 #include "distsgd/sim/analytical/synchronous_model.hpp"
+#include "distsgd/sim/des/workload.hpp"
 #include "distsgd/sim/platform/heterogeneity.hpp"
 
 namespace distsgd::sim {
@@ -20,44 +21,52 @@ namespace {
 
 constexpr double kMB = 1024.0 * 1024.0;  // as --bucket-mb of distsgd train (AllreduceWorker::buckets_from_flags)
 
-using Predictor = std::function<Prediction(const SimulatorSettings&, const ModelProfile&, const ClusterDescription&,
-                                           int64_t workers)>;
-
 PsLayout ps_layout(const SimulatorSettings& c) { return {c.sharding, c.local_aggregation == "host"}; }
 
-// Every algorithm the simulator predicts, by its name in `distsgd train --algo`.
-const std::vector<std::pair<std::string, Predictor>>& predictors() {
+// The built-in algorithms' models, by their names in `distsgd train --algo`.
+std::deque<AlgorithmModel> builtin_models() {
   using C = const SimulatorSettings&;
   using P = const ModelProfile&;
   using L = const ClusterDescription&;
-  static const std::vector<std::pair<std::string, Predictor>> all = {
+  const WorkloadFactory allreduce = make_allreduce_workload, ps = make_parameter_server_workload,
+                        decentralized = make_decentralized_workload, outer = make_outer_workload;
+  return {
       {"arsgd",
        [](C c, P p, L l, int64_t w) {
          if (c.compress == "powersgd") return predict_powersgd(p, w, c.rank, l);
          return predict_allreduce_sgd(p, w, l,
                                       allreduce_settings(c.overlap, c.bucket_mb * kMB, c.first_bucket_mb * kMB));
-       }},
-      {"bsp", [](C c, P p, L l, int64_t w) { return predict_bsp(p, w, c.servers, l, ps_layout(c)); }},
-      {"asp", [](C c, P p, L l, int64_t w) { return predict_asp(p, w, c.servers, l, ps_layout(c)); }},
-      {"ssp", [](C c, P p, L l, int64_t w) { return predict_ssp(p, w, c.servers, c.staleness, l, ps_layout(c)); }},
-      {"easgd", [](C c, P p, L l, int64_t w) { return predict_easgd(p, w, c.servers, c.tau, l, ps_layout(c)); }},
-      {"aladdin", [](C c, P p, L l, int64_t w) { return predict_aladdin(p, w, c.servers, c.pi, l, ps_layout(c)); }},
-      {"gosgd", [](C c, P p, L l, int64_t w) { return predict_gosgd(p, w, c.gossip_probability, l); }},
-      {"gossip", [](C, P p, L l, int64_t w) { return predict_gossip(p, w, l); }},
-      {"sgp", [](C c, P p, L l, int64_t w) { return predict_sgp(p, w, c.sgp_overlap > 0, l); }},
-      {"adpsgd", [](C, P p, L l, int64_t w) { return predict_adpsgd(p, w, l); }},
+       },
+       allreduce},
+      {"bsp", [](C c, P p, L l, int64_t w) { return predict_bsp(p, w, c.servers, l, ps_layout(c)); }, ps},
+      {"asp", [](C c, P p, L l, int64_t w) { return predict_asp(p, w, c.servers, l, ps_layout(c)); }, ps},
+      {"ssp", [](C c, P p, L l, int64_t w) { return predict_ssp(p, w, c.servers, c.staleness, l, ps_layout(c)); }, ps},
+      {"easgd", [](C c, P p, L l, int64_t w) { return predict_easgd(p, w, c.servers, c.tau, l, ps_layout(c)); }, ps},
+      {"aladdin", [](C c, P p, L l, int64_t w) { return predict_aladdin(p, w, c.servers, c.pi, l, ps_layout(c)); }, ps},
+      {"gosgd", [](C c, P p, L l, int64_t w) { return predict_gosgd(p, w, c.gossip_probability, l); }, decentralized},
+      {"gossip", [](C, P p, L l, int64_t w) { return predict_gossip(p, w, l); }, decentralized},
+      {"sgp", [](C c, P p, L l, int64_t w) { return predict_sgp(p, w, c.sgp_overlap > 0, l); }, decentralized},
+      {"adpsgd", [](C, P p, L l, int64_t w) { return predict_adpsgd(p, w, l); }, decentralized},
       // Slow momentum and the outer optimizer cost an update over the fragment, as the plain average does.
-      {"localsgd", [](C c, P p, L l, int64_t w) { return predict_outer_loop(p, w, l, {c.sync_every}); }},
+      {"localsgd", [](C c, P p, L l, int64_t w) { return predict_outer_loop(p, w, l, {c.sync_every}); }, outer},
       {"slowmo",
        [](C c, P p, L l, int64_t w) {
          return predict_outer_loop(p, w, l, {c.sync_every, 1, 0, 32, 0, c.slowmo_base == "sgp"});
-       }},
+       },
+       outer},
       {"diloco",
        [](C c, P p, L l, int64_t w) {
          const int64_t rank = c.compress == "powersgd" ? c.rank : 0;
          return predict_outer_loop(p, w, l, {c.sync_every, c.fragments, c.fragment_delay, c.outer_bits, rank});
-       }},
+       },
+       outer},
   };
+}
+
+// Every algorithm the simulator predicts: a deque, so that registering one keeps the references algorithm_model()
+// returned.
+std::deque<AlgorithmModel>& models() {
+  static std::deque<AlgorithmModel> all = builtin_models();
   return all;
 }
 
@@ -88,21 +97,33 @@ ModelProfile on_shared_cores(ModelProfile profile, int64_t cores, int64_t worker
 
 }  // namespace
 
+void register_algorithm_model(AlgorithmModel model) {
+  require(!model.name.empty() && model.analytical && model.workload,
+          "an algorithm's simulator model needs a name, an analytical model and a workload");
+  const bool taken = std::any_of(models().begin(), models().end(), [&](const auto& m) { return m.name == model.name; });
+  require(!taken, "the simulator already has a model of '" + model.name + "'");
+  models().push_back(std::move(model));
+}
+
+const AlgorithmModel& algorithm_model(const std::string& name) {
+  const auto& all = models();
+  const auto it = std::find_if(all.begin(), all.end(), [&](const auto& m) { return m.name == name; });
+  require(it != all.end(), "--algo must be " + join_or(predicted_algorithms()) + " (got '" + name + "')");
+  return *it;
+}
+
 std::vector<std::string> predicted_algorithms() {
   std::vector<std::string> names;
-  for (const auto& entry : predictors()) names.push_back(entry.first);
+  for (const auto& model : models()) names.push_back(model.name);
   return names;
 }
 
 Prediction predict_analytical(const SimulatorSettings& c, const ModelProfile& profile,
                               const ClusterDescription& cluster, int64_t workers) {
-  const auto predictor = std::find_if(predictors().begin(), predictors().end(),
-                                      [&](const auto& entry) { return entry.first == c.algorithm; });
-  require(predictor != predictors().end(),
-          "--algo must be " + join_or(predicted_algorithms()) + " (got '" + c.algorithm + "')");
+  const auto& model = algorithm_model(c.algorithm);
   const int64_t ranks = workers + (catalog::needs_servers(c.algorithm) ? c.servers : 0);
-  return predictor->second(c, on_shared_cores(as_run_on(profile, cluster), cluster.shared_cores, workers),
-                           with_busy_delivery_in_alpha(cluster, ranks), workers);
+  return model.analytical(c, on_shared_cores(as_run_on(profile, cluster), cluster.shared_cores, workers),
+                          with_busy_delivery_in_alpha(cluster, ranks), workers);
 }
 
 DesSettings des_settings(const SimulatorSettings& c, int64_t workers) {

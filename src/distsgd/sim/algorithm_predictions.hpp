@@ -1,7 +1,10 @@
 // Each algorithm's model, by its name in `distsgd train --algo`: the closed form that predicts it (analytical
-// fidelity) and the discrete-event simulator's settings for it, both from the simulator's settings.
+// fidelity), the discrete-event simulator's workload (its protocol, des/workload.hpp) and the DES's settings for it,
+// all from the simulator's settings.
 #pragma once
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -13,7 +16,31 @@
 
 namespace distsgd::sim {
 
-// The algorithms the simulator predicts.
+class DesContext;
+class Workload;
+
+// The closed form of one worker count: the profile as it runs on the cluster (predict_analytical adjusts both).
+using AnalyticalModel = std::function<Prediction(const SimulatorSettings&, const ModelProfile&,
+                                                 const ClusterDescription&, int64_t workers)>;
+// The algorithm's protocol in the discrete-event simulator, over the context's network and compute.
+using WorkloadFactory = std::function<std::unique_ptr<Workload>(DesContext&)>;
+
+struct AlgorithmModel {
+  std::string name;  // --algo, as the catalogue names it
+  AnalyticalModel analytical;
+  WorkloadFactory workload;
+  // The algorithm's own train flags that do not change the time of an iteration (a step's scale, a mixing weight):
+  // the models need not see them, so a prediction holds whatever their values (the study predicts such runs).
+  std::vector<std::string> timing_neutral_flags = {};
+};
+
+// An extension's algorithm (examples/extension/): both its models, registered before any command runs, beside its
+// catalogue entry (catalog::register_algorithm, with `simulated`). A name already taken is refused.
+void register_algorithm_model(AlgorithmModel model);
+// The model of `name`; throws distsgd::Error listing the predicted algorithms.
+const AlgorithmModel& algorithm_model(const std::string& name);
+
+// The algorithms the simulator predicts: the built-ins, then the registered ones.
 std::vector<std::string> predicted_algorithms();
 
 // The analytical prediction of one worker count, as `distsgd simulate` prints it: the profile as it runs on the

@@ -8,6 +8,7 @@
 
 #include "distsgd/core/error.hpp"
 #include "distsgd/core/text.hpp"
+#include "distsgd/sim/algorithm_predictions.hpp"
 #include "distsgd/sim/des/context.hpp"
 #include "distsgd/sim/des/worker_loop.hpp"
 #include "distsgd/sim/des/workload.hpp"
@@ -19,13 +20,7 @@ bool one_of(const std::string& value, std::initializer_list<const char*> names) 
   return std::any_of(names.begin(), names.end(), [&](const char* n) { return value == n; });
 }
 
-std::unique_ptr<Workload> make_workload(DesContext& c) {
-  const auto& a = c.settings.algorithm;
-  if (a == "arsgd") return make_allreduce_workload(c);
-  if (catalog::needs_servers(a)) return make_parameter_server_workload(c);
-  if (catalog::find(a)->outer_loop) return make_outer_workload(c);  // check() has found it
-  return make_decentralized_workload(c);
-}
+std::unique_ptr<Workload> make_workload(DesContext& c) { return algorithm_model(c.settings.algorithm).workload(c); }
 
 }  // namespace
 
