@@ -105,7 +105,11 @@ TEST(Calibration, RecoversTheFiguresThatMadeItsPointsWithinTheNoise) {
   truth = sim::with_unknown(truth, base, Unknown::kAlpha, 4e-4);
   truth = sim::with_unknown(truth, base, Unknown::kServerSecondsPerByte, 1e-9);
   sim::CalibrationRequest request;
-  request.points = measured_on(truth, mixed_points(), 0.02);
+  // A server's cost per request and per byte move every point alike when every shard has the same size (each message
+  // to a server is one request of one shard): BSP over two servers halves the shard and tells them apart.
+  auto points = mixed_points();
+  for (int64_t w : {2, 4, 8}) points.push_back(point("bsp", w, {"--servers", "2"}));
+  request.points = measured_on(truth, points, 0.02);
   request.base = base;
   const auto result = sim::calibrate(request, predicted);
   EXPECT_LT(result.rms_relative_error, 0.03);

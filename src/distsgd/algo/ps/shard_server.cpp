@@ -39,6 +39,7 @@ double payload_delay_from_environment() {
 at::Tensor& WorkerChannel::receive_payload() {
   server_.delay_payload();
   server_.comm().receive(payload_, worker_, kPayloadTag).wait();
+  server_.spend_processing(0, static_cast<double>(payload_.nbytes()));
   server_.spend_update(payload_.numel());
   return payload_;
 }
@@ -46,12 +47,14 @@ at::Tensor& WorkerChannel::receive_payload() {
 at::Tensor WorkerChannel::receive_gradient(const Request& request, Processing processing) {
   const int64_t shard_numel = server_.range().numel;
   at::Tensor piece;
+  double bytes = 0;  // as they came over the wire
   if (request.entries < 0) {
     // decode_request() has checked that [offset, offset + numel) lies within the shard.
     const int64_t numel = payload_numel(request, shard_numel);
     piece = payload_.narrow(0, request.offset, numel);
     server_.delay_payload();
     server_.comm().receive(piece, worker_, kPayloadTag).wait();
+    bytes = static_cast<double>(piece.nbytes());
   } else {
     payload_.zero_();
     piece = payload_;
@@ -59,9 +62,11 @@ at::Tensor WorkerChannel::receive_gradient(const Request& request, Processing pr
       auto packed = at::empty({2 * request.entries});
       server_.delay_payload();
       server_.comm().receive(packed, worker_, kPayloadTag).wait();
+      bytes = static_cast<double>(packed.nbytes());
       compression::add_sparse(payload_, compression::unpack(packed));  // indexed in the shard's buffer
     }
   }
+  server_.spend_processing(0, bytes);
   if (processing == Processing::kPerPayload) server_.spend_update(piece.numel());
   gradient_received_ += piece.numel();
   require(gradient_received_ <= shard_numel,
@@ -105,7 +110,14 @@ ShardServer::ShardServer(comm::Communicator& comm, int64_t shard, ShardRange ran
 void ShardServer::delay_payload() const { runtime::sleep_for(payload_delay_seconds_); }
 
 void ShardServer::spend_update(int64_t numel) {
-  const double seconds = runtime::parameter_pass_seconds(static_cast<double>(numel));
+  spend_on_compute(runtime::parameter_pass_seconds(static_cast<double>(numel)));
+}
+
+void ShardServer::spend_processing(double requests, double bytes) {
+  spend_on_compute(runtime::server_processing_seconds(requests, bytes));
+}
+
+void ShardServer::spend_on_compute(double seconds) {
   if (seconds <= 0) return;
   std::unique_lock<std::mutex> lock(compute_mutex_);
   compute_free_.wait(
@@ -158,6 +170,7 @@ void ShardServer::serve(const Handler& handle, const DoneHandler& on_done, const
         while (true) {
           comm_.receive(header, w, kHeaderTag).wait();
           const Request request = decode_request(header, {w, shard_, range_.numel, workers()});
+          spend_processing(1, 0);
           if (request.kind == RequestKind::kDone) {
             if (on_done) on_done(channel);
             break;

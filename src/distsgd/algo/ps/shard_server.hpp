@@ -88,6 +88,9 @@ class ShardServer {
   // time per server (as the DES's server resource); nothing in a real run. Not under mutex(): it yields. Called for
   // every payload received (WorkerChannel), or by an algorithm that charges its own update.
   void spend_update(int64_t numel);
+  // Inside a virtual cluster: the server's processing of what a worker sent (the cluster's cost per message and per
+  // byte), on the same compute; called for every request header and every payload received.
+  void spend_processing(double requests, double bytes);
 
   // Under mutex(): the number of updates applied to x~, and the staleness of the gradient just applied.
   int64_t version() const { return version_; }
@@ -115,6 +118,7 @@ class ShardServer {
   nlohmann::json extra_ = nlohmann::json::object();
   double payload_delay_seconds_ = 0;  // DISTSGD_SERVER_DELAY_MS
   void delay_payload() const;
+  void spend_on_compute(double seconds);  // one at a time per server (virtual clusters only)
   std::mutex compute_mutex_;
   runtime::Condition compute_free_;
   bool computing_ = false;

@@ -14,12 +14,14 @@ Prediction from_rate(const ModelProfile& profile, int64_t workers, double iterat
 }
 
 // Messages of m bytes the servers can take in (or send out) per second: each server takes its shard of each over
-// its link, and handles it (a push and the pull that follows) in its processing time, whichever is slower.
+// its link, and processes it in its time per request and per byte, whichever is slower. `requests`: the messages a
+// worker sends a server per message of m (its push; SSP's pulls add theirs), each charged as the DES and the virtual
+// cluster charge it (DesContext::send_to_server, ShardServer::spend_processing).
 double server_messages_per_second(const ModelProfile& profile, int64_t servers, const ClusterDescription& c,
-                                  const PsLayout& layout) {
+                                  const PsLayout& layout, double requests = 1) {
   require(servers >= 1, "a parameter-server algorithm needs at least one server");
   const double shard = largest_shard_bytes(profile, servers, layout.sharding);
-  return 1.0 / std::max(shard / c.server_bytes_per_second, server_processing_seconds(c, 2, shard));
+  return 1.0 / std::max(shard / c.server_bytes_per_second, server_processing_seconds(c, requests, shard));
 }
 
 // Iterations per second (all workers) the nodes' links carry when each iteration sends `messages` of m bytes up
@@ -50,9 +52,9 @@ Prediction predict_ssp(const ModelProfile& profile, int64_t workers, int64_t ser
   }
   const double pulls_per_iteration = 1.0 / static_cast<double>(staleness + 1);
   const double cycle = compute_seconds(profile) + (1 + pulls_per_iteration) * model_transfer_seconds(profile, c);
-  const double rate =
-      std::min({static_cast<double>(workers) / cycle, server_messages_per_second(profile, servers, c, layout),
-                node_link_iterations_per_second(profile, workers, 1, c)});
+  const double rate = std::min({static_cast<double>(workers) / cycle,
+                                server_messages_per_second(profile, servers, c, layout, 1 + pulls_per_iteration),
+                                node_link_iterations_per_second(profile, workers, 1, c)});
   return from_rate(profile, workers, rate);
 }
 

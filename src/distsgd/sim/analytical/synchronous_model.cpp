@@ -151,8 +151,8 @@ Prediction predict_bsp(const ModelProfile& profile, int64_t workers, int64_t ser
   const double pull = push;  // symmetric
   const double aggregate = pushers * shard * cluster.gamma_seconds_per_byte;
   const double update = profile.update_seconds_per_byte * shard;  // each shard updates its part, in parallel
-  // Each server handles every pusher's push and pull of its shard in turn.
-  const double processing = server_processing_seconds(cluster, 2 * pushers, pushers * shard);
+  // Each server processes every pusher's push of its shard in turn (one request each: the reply is its answer).
+  const double processing = server_processing_seconds(cluster, pushers, pushers * shard);
   double host = 0;  // local aggregation: gradients in to the node's leader, their sum, parameters out
   if (per_node > 1) {
     const double members = static_cast<double>(per_node - 1);

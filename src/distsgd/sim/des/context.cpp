@@ -135,6 +135,12 @@ void DesContext::handled(int64_t worker, int64_t server) {
 }
 
 void DesContext::start_send_to_server(int64_t worker, int64_t server, double bytes, Next arrived) {
+  const double processing = server_processing_seconds(cluster, 1, bytes);
+  if (processing > 0) {
+    arrived = [this, server, processing, arrived = std::move(arrived)] {
+      run_on_server(server, "process request", processing, arrived);
+    };
+  }
   network.transfer(ports.worker_to_server(worker, server), bytes, ports.alpha(), delivered(std::move(arrived)));
 }
 

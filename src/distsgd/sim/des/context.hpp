@@ -55,12 +55,10 @@ class DesContext {
   double model_bytes() const { return model_bytes_; }
   // The optimizer step over `bytes` on this worker (the profile's update cost, times its compute factor).
   double update_seconds(int64_t worker, double bytes) const;
-  // The same work on a server (servers are homogeneous).
-  // A push applied at a server: the update, and the server's processing of a request of `bytes` (cluster figures;
-  // the DES does not yet charge the pulls' requests, the analytical models do).
-  double server_update_seconds(double bytes) const {
-    return profile.update_seconds_per_byte * bytes + server_processing_seconds(cluster, 1, bytes);
-  }
+  // The same work on a server (servers are homogeneous). Its processing of each message (the cluster's cost per
+  // request and per byte) is charged where the message arrives (send_to_server), as a virtual run's ShardServer
+  // charges it.
+  double server_update_seconds(double bytes) const { return profile.update_seconds_per_byte * bytes; }
   bool measuring(int64_t worker) const { return iteration[static_cast<size_t>(worker)] >= settings.warmup; }
 
   // A task on the worker's compute (in submission order), then `next`; `span` (may be null) names it on the trace.
@@ -78,7 +76,9 @@ class DesContext {
   // bytes move only once the matching receive is posted), starts moving only when that handler is free: a worker
   // that runs ahead of a busy server waits for it instead of queueing messages there without bound. The workload
   // frees the handler with handled() where the real one loops: once its reply has reached the worker, or its update
-  // is done where it sends none.
+  // is done where it sends none. Every message (a push, a pull request, a model) then costs the server its
+  // processing, the cluster's server_seconds_per_request + server_seconds_per_byte x bytes, on the server's compute
+  // before `arrived`.
   void send_to_server(int64_t worker, int64_t server, double bytes, Next arrived);
   void handled(int64_t worker, int64_t server);
   void send_to_worker(int64_t server, int64_t worker, double bytes, Next arrived);

@@ -44,6 +44,12 @@ class ActorScheduler final : public runtime::Executive {
   void join(int64_t id) override;
   double update_seconds_per_byte() const override { return update_seconds_per_byte_; }
   void set_update_seconds_per_byte(double seconds) { update_seconds_per_byte_ = seconds; }
+  double server_seconds_per_request() const override { return server_seconds_per_request_; }
+  double server_seconds_per_byte() const override { return server_seconds_per_byte_; }
+  void set_server_processing(double seconds_per_request, double seconds_per_byte) {
+    server_seconds_per_request_ = seconds_per_request;
+    server_seconds_per_byte_ = seconds_per_byte;
+  }
 
   int64_t actors_started() const { return static_cast<int64_t>(actors_.size()); }
   EventQueue& queue() { return queue_; }
@@ -73,6 +79,7 @@ class ActorScheduler final : public runtime::Executive {
   int64_t running_ = -1;
   int64_t finished_ = 0;  // actors that have ended
   double update_seconds_per_byte_ = 0;
+  double server_seconds_per_request_ = 0, server_seconds_per_byte_ = 0;
   std::string error_;
 };
 
