@@ -66,6 +66,15 @@ TEST(StudyRun, TwoCellsEndToEndThenResumeSkipsTheFinishedCell) {
     std::ifstream metrics(out + "/cells/" + cell + "/metrics.jsonl");
     for (std::string line; std::getline(metrics, line);) ++evaluations;
   }
+  // The model's profile, measured in the study's process: the file the predictions read, and profile's table in its
+  // log.
+  int profiles = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(out + "/simulation/logs")) {
+    if (entry.path().filename().string().rfind("profile-", 0) != 0) continue;
+    ++profiles;
+    EXPECT_NE(read_file(entry.path()).find("sum of tensors: forward"), std::string::npos) << entry.path();
+  }
+  EXPECT_EQ(profiles, 1);  // one model, batch and thread count
   const auto curves = read_csv(out + "/curves.csv");
   ASSERT_EQ(curves.rows.size(), evaluations);
   EXPECT_EQ(evaluations, 4u);  // epochs 1 and 2 of each cell

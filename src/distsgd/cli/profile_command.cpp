@@ -21,29 +21,17 @@
 #include "distsgd/train/model_cost.hpp"
 #include "distsgd/train/options.hpp"
 #include "distsgd/train/process.hpp"
+#include "distsgd/train/profile_file.hpp"
 
 namespace distsgd::cli {
 
 using experiment::kModelAndDataFlags;
 namespace {
 
-nlohmann::json spread_json(const train::Spread& s) { return {{"median", s.median}, {"iqr", s.iqr}, {"min", s.min}}; }
-
 std::string micros(double seconds) {
   char text[32];
   std::snprintf(text, sizeof text, "%10.1f", seconds * 1e6);
   return text;
-}
-
-// One line per tensor: name, parameters, forward and backward microseconds.
-void print_tensors(const sim::ModelProfile& profile) {
-  std::cout << "  tensor                              parameters   forward  backward\n";
-  for (const auto& t : profile.tensors) {
-    std::string name = t.name.substr(0, 34);
-    name.resize(34, ' ');
-    std::cout << "  " << name << std::string(12 - std::min<size_t>(12, std::to_string(t.parameters).size()), ' ')
-              << t.parameters << micros(t.forward_seconds) << micros(t.backward_seconds) << "\n";
-  }
 }
 
 // "CxHxW" -> {C, H, W}.
@@ -106,7 +94,7 @@ int run_analytical_profile(const ProfileCommand& command) {
   const double iteration = sim::analytical_iteration_seconds(cost, device, batch);
   std::cout << profile.model << ", batch " << batch << ", input " << command.input_shape << ", on " << device.name
             << " (efficiency " << device.efficiency << ", " << device.efficiency_note << "); analytical, us\n";
-  print_tensors(profile);
+  std::cout << train::tensor_table(profile);
   std::cout << "  forward " << cost.forward_flops_per_sample() / 1e9 << " GFLOPs per sample; sum of tensors: forward"
             << micros(profile.forward_seconds()) << ", backward" << micros(profile.backward_seconds()) << "; update"
             << micros(profile.update_seconds_per_byte * profile.gradient_bytes()) << "; h2d (hidden)"
@@ -163,36 +151,8 @@ int run_profile(const ProfileCommand& command) {
   if (!command.device.empty()) return run_analytical_profile(command);
   train::validate(command.config);
   const auto measured = train::measure_profile(command.config, command.repeats);
-  sim::ModelProfile profile;
-  profile.model = measured.model;
-  profile.input_shape = measured.input_shape;
-  profile.batch_size = measured.batch_size;
-  profile.data_seconds = measured.data.median;
-  profile.update_seconds_per_byte = measured.update_seconds_per_byte;
-  profile.matmul_flops_per_second = measured.matmul_flops_per_second;
-  for (const auto& t : measured.tensors) {
-    profile.tensors.push_back({t.name, t.parameters, t.forward.median, t.backward.median, t.shape});
-  }
-  nlohmann::json json = sim::to_json(profile);
-  json["threads"] = measured.threads;
-  json["repeats"] = measured.repeats;
-  json["per_block_forward"] = measured.per_block_forward;
-  json["data_spread"] = spread_json(measured.data);
-  json["iteration_seconds"] = spread_json(measured.iteration);
-  for (std::size_t i = 0; i < measured.tensors.size(); ++i) {
-    json["tensors"][i]["forward_iqr_seconds"] = measured.tensors[i].forward.iqr;
-    json["tensors"][i]["backward_iqr_seconds"] = measured.tensors[i].backward.iqr;
-  }
-  write_json_atomically(command.out, json);
-
-  std::cout << profile.model << ", batch " << profile.batch_size << ", " << measured.threads << " thread(s), "
-            << measured.repeats << " repeats (medians, us)\n";
-  print_tensors(profile);
-  std::cout << "  sum of tensors: forward" << micros(profile.forward_seconds()) << ", backward"
-            << micros(profile.backward_seconds()) << "; whole iteration" << micros(measured.iteration.median)
-            << "; data" << micros(profile.data_seconds) << "; update"
-            << micros(profile.update_seconds_per_byte * profile.gradient_bytes()) << "\nwrote " << command.out
-            << std::endl;
+  write_json_atomically(command.out, train::measured_profile_json(measured));
+  std::cout << train::measured_profile_text(measured, command.out) << std::flush;
   return 0;
 }
 

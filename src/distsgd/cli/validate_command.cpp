@@ -29,6 +29,7 @@
 #include "distsgd/core/timer.hpp"
 #include "distsgd/experiment/algorithm_recipes.hpp"
 #include "distsgd/experiment/forwarded_flags.hpp"
+#include "distsgd/experiment/profile_in_process.hpp"
 #include "distsgd/experiment/resumable_step.hpp"
 #include "distsgd/experiment/run_directory.hpp"
 #include "distsgd/experiment/self_command.hpp"
@@ -48,6 +49,7 @@ using experiment::Interrupted;
 using experiment::kModelAndDataFlags;
 using experiment::kTrainOnlyDataFlags;
 using experiment::mape_target;
+using experiment::profile_in_process;
 using experiment::recipe_names;
 using experiment::recipes_for;
 using experiment::ResumableStep;
@@ -506,13 +508,18 @@ std::map<int64_t, std::string> profile_per_thread_count(const ValidateCommand& c
     std::vector<std::string> args = {"profile"};
     const auto model = given_flags(*c.command, kModelAndDataFlags);
     args.insert(args.end(), model.begin(), model.end());
-    args.insert(args.end(),
-                {"--batch-size", std::to_string(c.config.batch_size), "--threads", std::to_string(k.threads),
-                 "--repeats", std::to_string(c.profile_repeats), "--out", base + ".json"});
+    args.insert(args.end(), {"--batch-size", std::to_string(c.config.batch_size), "--threads",
+                             std::to_string(k.threads), "--repeats", std::to_string(c.profile_repeats)});
     const ResumableStep step(base + ".step.json", c.out + "/logs/profile-t" + std::to_string(k.threads) + ".log");
     const bool done = fs::exists(base + ".json");
     if (!(done && step.same_command(args))) log::info("validate: profiling: " + command_text(args));
-    step.run(args, done, "profiling the model");
+    step.run_in_process(args, done, "profiling the model", [&] {
+      try {
+        profile_in_process(args, base + ".json", step.log_path());
+      } catch (const Error& e) {
+        throw Error(std::string("profiling the model failed: ") + e.what() + " (log: " + step.log_path() + ")");
+      }
+    });
     profiles[k.threads] = base + ".json";
   }
   return profiles;

@@ -28,13 +28,20 @@ nlohmann::json ResumableStep::record() const {
 }
 
 bool ResumableStep::run(const std::vector<std::string>& args, bool output_complete, const std::string& what) const {
+  return run_in_process(args, output_complete, what, [&] {
+    const int status = run_self(args, log_path_);
+    require(status == 0, what + " failed: " + error_line_of(log_path_) + " (log: " + log_path_ + ")");
+  });
+}
+
+bool ResumableStep::run_in_process(const std::vector<std::string>& args, bool output_complete, const std::string& what,
+                                   const std::function<void()>& make) const {
   if (output_complete && same_command(args)) return false;
   std::error_code ignored;
   std::filesystem::remove(log_path_, ignored);  // the log of this attempt only
   const double load = load_average();
   const auto start = Clock::now();
-  const int status = run_self(args, log_path_);
-  require(status == 0, what + " failed: " + error_line_of(log_path_) + " (log: " + log_path_ + ")");
+  make();
   write_json_atomically(record_path_, {{"args", args},
                                        {"command", command_text(args)},
                                        {"load_average_before", load},

@@ -1,6 +1,7 @@
-// Running another `distsgd` command as a child process: validate and advise drive train, profile, simulate and
-// commbench through their command lines, as a user would, so every run is an ordinary run directory and every
-// prediction is the simulator's own output (whatever flags the simulator has gained since).
+// Running another `distsgd` command as a child process: study, validate and advise start training runs and commbench
+// (they start ranks of their own) through their command lines, as a user would, so every run is an ordinary run
+// directory. Profiles and predictions are made in this process from the same words (profile_in_process,
+// simulate_in_process).
 #pragma once
 #include "distsgd/core/error.hpp"
 

@@ -6,7 +6,7 @@
 #include "distsgd/core/json_file.hpp"
 #include "distsgd/core/text.hpp"
 #include "distsgd/experiment/forwarded_flags.hpp"
-#include "distsgd/experiment/resumable_step.hpp"
+#include "distsgd/experiment/profile_in_process.hpp"
 #include "distsgd/experiment/run_directory.hpp"
 #include "distsgd/experiment/self_command.hpp"
 #include "distsgd/experiment/simulate_in_process.hpp"
@@ -69,7 +69,8 @@ int64_t threads_of(const TrainConfig& c) {
   return std::max<int64_t>(1, cores / std::max<int64_t>(1, c.processes()));
 }
 
-// `distsgd profile` of the cell's model and data at its batch size and thread count (the seed does not matter).
+// The words of `distsgd profile` of the cell's model and data at its batch size and thread count (the seed does not
+// matter).
 std::vector<std::string> profile_args(const StudyCell& cell, const SimulationSpec& spec) {
   std::vector<std::string> args{"profile"};
   for (const auto& flag : cell.flags) {
@@ -202,10 +203,10 @@ std::map<std::string, CellPrediction> predict_cells(const std::vector<StudyCell>
       if (!profiles.count(key)) {
         const std::string out = dir + "/profile-" + digest(args) + ".json";
         try {
-          std::vector<std::string> with_out = args;
-          with_out.insert(with_out.end(), {"--out", out});
-          ResumableStep(out + ".command.json", dir + "/logs/profile-" + digest(args) + ".log")
-              .run(with_out, std::filesystem::exists(out), "distsgd profile");
+          // The file's name digests the words, so a changed model, batch or thread count is profiled anew.
+          if (!std::filesystem::exists(out)) {
+            profile_in_process(args, out, dir + "/logs/profile-" + digest(args) + ".log");
+          }
           profiles[key] = out;
         } catch (const Interrupted&) {
           throw;
