@@ -9,6 +9,7 @@
 #include <limits>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "distsgd/core/error.hpp"
@@ -474,7 +475,7 @@ class Aladdin final : public PsWorkload {
  public:
   explicit Aladdin(DesContext& c)
       : PsWorkload(c, /*replies=*/false, /*wfbp_allowed=*/false),
-        arrived_(static_cast<size_t>(c.workers), 0),
+        arrived_(static_cast<size_t>(c.workers)),
         since_push_(static_cast<size_t>(c.servers), std::vector<int64_t>(static_cast<size_t>(c.workers), 0)) {}
 
   void before_backward(int64_t worker, int64_t, Next next) override { uplink_.start(worker, std::move(next)); }
@@ -490,13 +491,10 @@ class Aladdin final : public PsWorkload {
   // x_i <- (1 - alpha) x_i + alpha x~ for each arrived shard model: a pass over the slice (no span, as the real code's
   // mix_arrived_models).
   void mix(int64_t worker, Next next) {
-    const double bytes = arrived_[static_cast<size_t>(worker)];
-    arrived_[static_cast<size_t>(worker)] = 0;
-    if (bytes == 0) return next();
-    int64_t& version = arrived_version_[static_cast<size_t>(worker)];
-    if (version >= 0) uplink_.set_version(worker, version);  // shard 0's model mixed in (aladdin.cpp)
-    version = -1;
-    c_.run(worker, nullptr, c_.update_seconds(worker, bytes), std::move(next));
+    const Arrived arrived = std::exchange(arrived_[static_cast<size_t>(worker)], Arrived{});
+    if (arrived.bytes == 0) return next();
+    if (arrived.version >= 0) uplink_.set_version(worker, arrived.version);  // shard 0's model mixed in (aladdin.cpp)
+    c_.run(worker, nullptr, c_.update_seconds(worker, arrived.bytes), std::move(next));
   }
 
   void at_server(int64_t worker, const Piece& piece, int64_t version, int64_t) override {
@@ -515,16 +513,20 @@ class Aladdin final : public PsWorkload {
       // The handler sends the model and waits for the send before it takes the worker's next gradient.
       if (!triggered || c_.settings.aladdin_variant == "l1") return c_.handled(worker, s);
       c_.send_to_worker(s, worker, bytes, [this, s, worker, bytes, version = version_of(s)] {
-        arrived_[static_cast<size_t>(worker)] += bytes;
-        if (s == 0) arrived_version_[static_cast<size_t>(worker)] = version;
+        Arrived& arrived = arrived_[static_cast<size_t>(worker)];
+        arrived.bytes += bytes;
+        if (s == 0) arrived.version = version;
         c_.handled(worker, s);
       });
     });
   }
 
-  std::vector<double> arrived_;  // per worker: bytes of shard models arrived since its last mix
-  std::vector<int64_t> arrived_version_ =
-      std::vector<int64_t>(static_cast<size_t>(c_.workers), -1);  // per worker: shard 0's arrived model's version
+  // The shard models that reached a worker since its last mix.
+  struct Arrived {
+    double bytes = 0;
+    int64_t version = -1;  // of shard 0's model among them (-1: none)
+  };
+  std::vector<Arrived> arrived_;                  // per worker
   std::vector<std::vector<int64_t>> since_push_;  // per shard, per worker: gradients since its last push
 };
 
