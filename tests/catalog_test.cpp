@@ -4,11 +4,16 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <string>
+
+#include <nlohmann/json.hpp>
 
 #include "distsgd/algo/algorithm.hpp"
 #include "distsgd/catalog/algorithm_catalog.hpp"
+#include "distsgd/catalog/algorithm_options.hpp"
 #include "distsgd/experiment/algorithm_recipes.hpp"
 #include "distsgd/sim/algorithm_predictions.hpp"
+#include "distsgd/sim/simulator_settings.hpp"
 #include "test_util.hpp"
 
 namespace distsgd::testing {
@@ -71,6 +76,43 @@ TEST(Catalog, RegisteringATakenNameOrAnUnknownAlgorithmIsRefused) {
   EXPECT_EQ(catalog::algorithms().size(), entries);
   EXPECT_EQ(sim::predicted_algorithms().size(), models);
   EXPECT_EQ(experiment::algorithm_recipes().size(), recipes);
+}
+
+// The numeric settings train and simulate share are declared once (catalog/algorithm_options.hpp): both commands
+// show the same help and default and keep the same rule.
+template <class T>
+void expect_declared_once(const catalog::options::Declared<T>& declared, const std::string& bad_value) {
+  const auto& train = algo::algorithm_options();
+  const auto t = std::find_if(train.begin(), train.end(), [&](const auto& o) { return o.flag == declared.flag; });
+  ASSERT_NE(t, train.end()) << declared.flag;
+  const auto& simulate = sim::simulator_options();
+  const auto s = std::find_if(simulate.begin(), simulate.end(), [&](const auto& o) { return o.flag == declared.flag; });
+  ASSERT_NE(s, simulate.end()) << declared.flag;
+  EXPECT_EQ(t->help, declared.help);
+  EXPECT_EQ(s->help, declared.help);
+  EXPECT_EQ(t->value(TrainConfig{}), nlohmann::json(declared.default_value)) << declared.flag;
+  const std::string train_error = error_of_call([&] {
+    TrainConfig c;
+    t->parse(c, {bad_value});
+    t->check(c);
+  });
+  const std::string simulate_error = error_of_call([&] {
+    sim::simulator_settings_from({"--profile", "p.json", declared.flag, bad_value});
+  });
+  EXPECT_NE(train_error.find(declared.rule.must), std::string::npos) << train_error;
+  EXPECT_NE(simulate_error.find(declared.rule.must), std::string::npos) << simulate_error;
+}
+
+TEST(Catalog, SharedSettingsAreDeclaredOnceForTrainAndSimulate) {
+  expect_declared_once(catalog::options::kStaleness, "-1");
+  expect_declared_once(catalog::options::kTau, "0");
+  expect_declared_once(catalog::options::kPi, "0");
+  expect_declared_once(catalog::options::kGossipProbability, "1.5");
+  expect_declared_once(catalog::options::kSgpOverlap, "2");
+  expect_declared_once(catalog::options::kSyncEvery, "0");
+  expect_declared_once(catalog::options::kFragments, "0");
+  expect_declared_once(catalog::options::kFragmentDelay, "-1");
+  expect_declared_once(catalog::options::kOuterBits, "12");
 }
 
 }  // namespace

@@ -13,7 +13,7 @@
 #include "distsgd/algo/ps/momentum_placement.hpp"
 #include "distsgd/algo/ps/ps_worker.hpp"
 #include "distsgd/algo/ps/shard_server.hpp"
-#include "distsgd/catalog/algorithm_defaults.hpp"
+#include "distsgd/catalog/algorithm_options.hpp"
 #include "distsgd/comm/communicator.hpp"
 #include "distsgd/core/error.hpp"
 #include "distsgd/core/runtime.hpp"
@@ -43,8 +43,7 @@ const EnumNames<Variant>& enum_names(Variant) {
   return names;
 }
 
-const StoredOption<int64_t> kPi{"--pi", catalog::defaults::kPi,
-                                "ALADDIN: gradients of one worker that trigger a global update", at_least<int64_t>(1)};
+const StoredOption<int64_t> kPi = catalog::options::stored_option(catalog::options::kPi);
 const StoredOption<ps::AlphaRule> kAlpha{
     "--aladdin-alpha", ps::AlphaRule::kText,
     "ALADDIN mixing weight: text (1 - 1/sqrt(n*pi)) or count (1 - 1/sqrt(gradients accumulated))"};

@@ -6,7 +6,7 @@
 #include "distsgd/algo/ps/ps_options.hpp"
 #include "distsgd/algo/ps/ps_worker.hpp"
 #include "distsgd/algo/ps/shard_server.hpp"
-#include "distsgd/catalog/algorithm_defaults.hpp"
+#include "distsgd/catalog/algorithm_options.hpp"
 #include "distsgd/comm/communicator.hpp"
 #include "distsgd/core/error.hpp"
 #include "distsgd/core/timed_phase.hpp"
@@ -19,8 +19,7 @@
 namespace distsgd::algo {
 namespace {
 
-const StoredOption<int64_t> kTau{"--tau", catalog::defaults::kTau, "EASGD: iterations between elastic exchanges",
-                                 at_least<int64_t>(1)};
+const StoredOption<int64_t> kTau = catalog::options::stored_option(catalog::options::kTau);
 const StoredOption<double> kMovingRate{"--moving-rate", 0, "EASGD: moving rate alpha (0: 0.9 / workers)",
                                        within<double>(0, 1)};
 

@@ -12,7 +12,7 @@
 #include "distsgd/algo/ps/momentum_placement.hpp"
 #include "distsgd/algo/ps/ps_worker.hpp"
 #include "distsgd/algo/ps/shard_server.hpp"
-#include "distsgd/catalog/algorithm_defaults.hpp"
+#include "distsgd/catalog/algorithm_options.hpp"
 #include "distsgd/comm/communicator.hpp"
 #include "distsgd/core/error.hpp"
 #include "distsgd/core/runtime.hpp"
@@ -35,10 +35,7 @@ namespace {
 
 constexpr bool kMomentumOnWorkerByDefault = false;  // the PS applies gradients as in ASP
 
-const StoredOption<int64_t> kStaleness{"--staleness", catalog::defaults::kStaleness,
-                                       "SSP: staleness bound s (pull every s+1 iterations, and whenever the "
-                                       "slowest worker is more than s clocks behind)",
-                                       non_negative<int64_t>()};
+const StoredOption<int64_t> kStaleness = catalog::options::stored_option(catalog::options::kStaleness);
 
 class SspWorker final : public ps::PsWorker {
  public:

@@ -1,6 +1,7 @@
 #include "distsgd/sim/simulator_settings.hpp"
 
 #include "distsgd/catalog/algorithm_catalog.hpp"
+#include "distsgd/catalog/algorithm_options.hpp"
 #include "distsgd/core/error.hpp"
 #include "distsgd/core/text.hpp"
 #include "distsgd/sim/algorithm_predictions.hpp"
@@ -23,6 +24,12 @@ SimulatorOption option(std::string flag, T Owner::*field, std::string help, Rule
   return field_option<T, S>(std::move(flag), field, std::move(help), std::move(rule));
 }
 
+// One declared in the catalogue, as distsgd train takes it (catalog/algorithm_options.hpp).
+template <class T, class Owner>
+SimulatorOption option(const catalog::options::Declared<T>& declared, T Owner::*field) {
+  return option(declared.flag, field, declared.help, declared.rule);
+}
+
 Rule<std::string> one_of(std::vector<std::string> names) {
   const std::string must = "must be " + join_or(names);
   return {[names](const std::string& v) { return std::find(names.begin(), names.end(), v) != names.end(); }, must};
@@ -42,20 +49,16 @@ std::vector<SimulatorOption> declare_options() {
       option("--cluster", &S::cluster, "cluster JSON file, or a preset: " + join(cluster_preset_names())),
       option("--algo", &S::algorithm, join_or(catalog::simulated_algorithms()), one_of(catalog::simulated_algorithms()))
           .named("algorithm"),
-      option("--gossip-prob", &S::gossip_probability, "gosgd: probability of a push per step", within(0.0, 1.0)),
-      option("--sgp-overlap", &S::sgp_overlap, "sgp: 1 overlaps the push with the next step, 0 does not",
-             within<int64_t>(0, 1)),
-      option("--sync-every", &S::sync_every, "localsgd, slowmo, diloco: inner steps between exchanges (H)",
-             at_least<int64_t>(1)),
+      option(catalog::options::kGossipProbability, &S::gossip_probability),
+      option(catalog::options::kSgpOverlap, &S::sgp_overlap),
+      option(catalog::options::kSyncEvery, &S::sync_every),
       option("--base", &S::slowmo_base,
              "slowmo: localsgd (local steps between the exact averages) or sgp (an SGP push to the exponential "
              "graph's peer every step, without overlap)",
              one_of({"localsgd", "sgp"})),
-      option("--fragments", &S::fragments, "diloco: fragments synchronised in turn (Streaming DiLoCo)",
-             at_least<int64_t>(1)),
-      option("--fragment-delay", &S::fragment_delay, "diloco: inner steps a fragment's exchange overlaps",
-             non_negative<int64_t>()),
-      option("--outer-bits", &S::outer_bits, "diloco: bits per exchanged value: 32, 16, 8 or 4"),
+      option(catalog::options::kFragments, &S::fragments),
+      option(catalog::options::kFragmentDelay, &S::fragment_delay),
+      option(catalog::options::kOuterBits, &S::outer_bits),
       option("--overlap", &S::overlap,
              "arsgd: none, wfbp (bucketed, as distsgd train), mgwfbp (MG-WFBP's merged layers), merge-optimal "
              "(the best merge, found exactly) or multistep (as distsgd train)")
@@ -63,9 +66,9 @@ std::vector<SimulatorOption> declare_options() {
       option("--bucket-mb", &S::bucket_mb, "arsgd wfbp: bucket size, MB", non_negative<double>()),
       option("--first-bucket-mb", &S::first_bucket_mb, "arsgd wfbp: first bucket size, MB", non_negative<double>()),
       option("--servers", &S::servers, "parameter-server shards", at_least<int64_t>(1)),
-      option("--staleness", &S::staleness, "ssp: staleness bound s", non_negative<int64_t>()),
-      option("--tau", &S::tau, "easgd: iterations between exchanges", at_least<int64_t>(1)),
-      option("--pi", &S::pi, "aladdin: gradients between the server's replies", at_least<int64_t>(1)),
+      option(catalog::options::kStaleness, &S::staleness),
+      option(catalog::options::kTau, &S::tau),
+      option(catalog::options::kPi, &S::pi),
       list_option("--workers", &S::workers, "worker counts to predict, e.g. 1,2,4,8", worker_counts()).split_at(','),
       option("--out", &S::out, "JSON file for the predictions"),
       option("--fidelity", &S::fidelity,

@@ -4,7 +4,7 @@
 #include "distsgd/algo/decentralized/protocol.hpp"
 #include "distsgd/algo/decentralized/pull_gossip.hpp"
 #include "distsgd/algo/decentralized/push_gossip.hpp"
-#include "distsgd/catalog/algorithm_defaults.hpp"
+#include "distsgd/catalog/algorithm_options.hpp"
 #include "distsgd/core/peer_topology.hpp"
 
 namespace distsgd::algo {
@@ -21,15 +21,11 @@ const EnumNames<GossipMode>& enum_names(GossipMode) {
   return names;
 }
 
-const StoredOption<double> kGossipProb{"--gossip-prob", catalog::defaults::kGossipProbability,
-                                       "GoSGD: probability of a push after each iteration (IPDPS: 0.01)",
-                                       within<double>(0, 1)};
+const StoredOption<double> kGossipProb = catalog::options::stored_option(catalog::options::kGossipProbability);
 const StoredOption<GossipMode> kGossipMode{
     "--gossip-mode", GossipMode::kPull,
     "gossip: pull (average with a random peer's model) or push (push-sum to a random peer)"};
-const StoredOption<int64_t> kSgpOverlap{
-    "--sgp-overlap", catalog::defaults::kSgpOverlap,
-    "SGP: 0 waits for each iteration's message, 1 lets it arrive one iteration late", within<int64_t>(0, 1)};
+const StoredOption<int64_t> kSgpOverlap = catalog::options::stored_option(catalog::options::kSgpOverlap);
 
 }  // namespace
 
