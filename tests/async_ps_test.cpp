@@ -210,8 +210,10 @@ TEST(AsyncAlgorithms, TimeBudgetLetsIndependentWorkersStopOnTheirOwn) {
       // While the slow worker trains, a fast one is at most s + 1 clocks ahead; once it retires (each worker's
       // budget runs from its own start) the others run free for what is left of theirs (CI once saw 36 vs 32).
       // So here the bound shows as far fewer steps than ASP's fast workers get (> 3x); the exact per-clock bound
-      // is checked by Ssp.BoundHoldsUnderSlowWorkersAndStalenessZeroIsLockstep.
-      EXPECT_LT(fast, 2 * slow) << "fast workers are held by the staleness bound\n" << summary.dump(2);
+      // is checked by Ssp.BoundHoldsUnderSlowWorkersAndStalenessZeroIsLockstep. The s + 1 clocks a fast worker may
+      // lead by are added: on a loaded host the slow worker may finish a single step in the budget (a full run
+      // beside a study saw 4 vs 1), and 4 is within the bound there.
+      EXPECT_LT(fast, 2 * slow + 3) << "fast workers are held by the staleness bound\n" << summary.dump(2);
     } else {
       EXPECT_GT(fast, 3 * slow) << algo << ": the fast workers were not held by the slow one\n" << summary.dump(2);
     }

@@ -103,6 +103,22 @@ void expect_declared_once(const catalog::options::Declared<T>& declared, const s
   EXPECT_NE(simulate_error.find(declared.rule.must), std::string::npos) << simulate_error;
 }
 
+// A model's timing-neutral flags (a study predicts runs whatever their values) are flags its algorithm takes and the
+// simulator does not: a misspelt or a timing flag there would let a prediction stand for a run it does not model.
+TEST(Catalog, TimingNeutralFlagsAreTheAlgorithmsOwnAndNotTheSimulators) {
+  int flags = 0;
+  for (const auto& name : sim::predicted_algorithms()) {
+    const auto& options = algo::find_algorithm(name).options;
+    for (const auto& flag : sim::algorithm_model(name).timing_neutral_flags) {
+      ++flags;
+      EXPECT_TRUE(std::any_of(options.begin(), options.end(), [&](const OptionSpec* o) { return o->flag == flag; }))
+          << name << " does not take " << flag;
+      EXPECT_FALSE(sim::simulator_takes_flag(flag)) << flag;
+    }
+  }
+  EXPECT_EQ(flags, 9);  // --dgc-clip-norm x4, --momentum-at x3, --moving-rate, --aladdin-alpha
+}
+
 TEST(Catalog, SharedSettingsAreDeclaredOnceForTrainAndSimulate) {
   expect_declared_once(catalog::options::kStaleness, "-1");
   expect_declared_once(catalog::options::kTau, "0");

@@ -29,17 +29,13 @@ constexpr double kGoodput = 0.95;
 // Per-message latency of those presets (fitted by commbench over the emulated links).
 constexpr double kEmulatedAlphaSeconds = 100e-6;
 
-// Flags whose values do not change the time an iteration takes (where momentum lives, how a mixing weight or a
-// clipping threshold is chosen): a prediction holds whatever they are.
-const std::vector<std::string> kTimingNeutralFlags{"--momentum-at", "--aladdin-alpha", "--moving-rate",
-                                                   "--dgc-clip-norm"};
-
-// One of those, or one the algorithm's simulator model names (an extension's algorithm: sim::AlgorithmModel).
+// Whether a flag's value leaves the time of an iteration as it is (where momentum lives, how a mixing weight or a
+// clipping threshold is chosen, an extension's step scale): the algorithm's simulator model names such flags
+// (sim::AlgorithmModel), and a prediction holds whatever their values.
 bool timing_neutral(const std::string& algorithm, const std::string& flag) {
   const auto holds = [](const std::vector<std::string>& list, const std::string& word) {
     return std::find(list.begin(), list.end(), word) != list.end();
   };
-  if (holds(kTimingNeutralFlags, flag)) return true;
   return holds(sim::predicted_algorithms(), algorithm) &&
          holds(sim::algorithm_model(algorithm).timing_neutral_flags, flag);
 }
