@@ -377,12 +377,8 @@ TEST_F(VirtualTraining, WorkersSpendTheProfilesUpdateTimeEachStep) {
 // pushes along a graph (SGP). Both engines are deterministic, so the bounds cannot fail by chance.
 TEST_F(VirtualTraining, ThroughputAgreesWithTheDiscreteEventSimulator) {
   TempDir dir;
-  const std::string lenet5_28 = dir / "lenet5-28.json";
-  auto r = run_distsgd(
-      "profile --model lenet5 --device titan-v --batch-size 16 --input-shape 1x28x28 --classes 10 "
-      "--out " +
-      lenet5_28);
-  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::string lenet5_28 = profile();  // the suite's TITAN V lenet5 profile, 1x28x28, batch 16
+  distsgd::testing::CommandResult r;
   for (const std::string algorithm :
        {"bsp --servers 1", "asp --servers 1", "ssp --servers 1", "aladdin --servers 1 --pi 1", "adpsgd", "sgp"}) {
     const std::string name = algorithm.substr(0, algorithm.find(' '));
@@ -427,12 +423,8 @@ TEST_F(VirtualTraining, AServersProcessingCostIsChargedByBothEnginesAlike) {
   const std::string cluster_file = dir / "busy-server.json";
   std::ofstream(cluster_file) << R"({"name": "busy-server", "worker_bytes_per_second": 1.25e9, "alpha_seconds": 5e-5,
       "server_seconds_per_request": 1e-3, "server_seconds_per_byte": 2e-9})";
-  const std::string lenet5_28 = dir / "lenet5-28.json";
-  auto r = run_distsgd(
-      "profile --model lenet5 --device titan-v --batch-size 16 --input-shape 1x28x28 --classes 10 "
-      "--out " +
-      lenet5_28);
-  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::string lenet5_28 = profile();  // the suite's TITAN V lenet5 profile, 1x28x28, batch 16
+  distsgd::testing::CommandResult r;
   const double gradient_bytes = 4.0 * 61706;  // lenet5's parameters
   const double most_gradients_per_second = 1.0 / (1e-3 + 2e-9 * gradient_bytes);
   // SSP's pushes get no reply, so when its workers end, up to 4 pushes each still wait at the server: a virtual run

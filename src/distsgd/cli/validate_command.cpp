@@ -513,13 +513,8 @@ std::map<int64_t, std::string> profile_per_thread_count(const ValidateCommand& c
     const ResumableStep step(base + ".step.json", c.out + "/logs/profile-t" + std::to_string(k.threads) + ".log");
     const bool done = fs::exists(base + ".json");
     if (!(done && step.same_command(args))) log::info("validate: profiling: " + command_text(args));
-    step.run_in_process(args, done, "profiling the model", [&] {
-      try {
-        profile_in_process(args, base + ".json", step.log_path());
-      } catch (const Error& e) {
-        throw Error(std::string("profiling the model failed: ") + e.what() + " (log: " + step.log_path() + ")");
-      }
-    });
+    step.run_in_process(args, done, "profiling the model",
+                        [&] { profile_in_process(args, base + ".json", step.log_path()); });
     profiles[k.threads] = base + ".json";
   }
   return profiles;

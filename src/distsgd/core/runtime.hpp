@@ -35,10 +35,9 @@ class Executive {
   virtual void join(int64_t id) = 0;
   // The simulated device's optimizer pass, per byte of parameters (the profile's update_seconds_per_byte).
   virtual double update_seconds_per_byte() const { return 0; }
-  // A parameter server's processing of what workers send it, beyond the update: per message and per byte (the
-  // cluster's server_seconds_per_request and server_seconds_per_byte).
-  virtual double server_seconds_per_request() const { return 0; }
-  virtual double server_seconds_per_byte() const { return 0; }
+  // A parameter server's processing of `requests` messages and `bytes` bytes from workers, beyond the update (the
+  // simulator's rule for the cluster's server_seconds_per_request and server_seconds_per_byte).
+  virtual double server_processing_seconds(double requests, double bytes) const { return 0; }
 };
 
 // The executive of the calling thread: null outside a virtual cluster.
@@ -104,7 +103,7 @@ inline void spend_parameter_pass(double values) { spend_compute(parameter_pass_s
 // being simulated: 0 in a real run. The discrete-event simulator charges the same (DesContext::send_to_server).
 inline double server_processing_seconds(double requests, double bytes) {
   auto* x = executive();
-  return x ? requests * x->server_seconds_per_request() + bytes * x->server_seconds_per_byte() : 0.0;
+  return x ? x->server_processing_seconds(requests, bytes) : 0.0;
 }
 
 // std::condition_variable with the same waits, that yields to the scheduler inside a virtual cluster. Callers hold

@@ -15,20 +15,20 @@ void profile_in_process(const std::vector<std::string>& command, const std::stri
   require(!command.empty() && command.front() == "profile", "profile_in_process: the words of distsgd profile");
   std::ofstream log(log_path);
   log << command_text(command) << "\n";
-  TrainConfig config;
-  int64_t repeats = 20;  // as distsgd profile
-  for (size_t i = 1; i < command.size();) {
-    const std::string& flag = command[i];
-    require(flag.rfind("--", 0) == 0, "profile: '" + flag + "' is not a flag");
-    std::vector<std::string> values;
-    for (++i; i < command.size() && command[i].rfind("--", 0) != 0; ++i) values.push_back(command[i]);
-    if (flag == "--repeats") {
-      require(values.size() == 1, "profile: --repeats takes one value");
-      repeats = parse_text<int64_t>("--repeats", values[0]);
-    } else {
-      train::set_option(config, flag, values);
+  // --repeats is profile's own; the other words are train's flags, parsed as the command line parses them.
+  int64_t repeats = 0;
+  std::vector<std::string> train_words;
+  for (size_t i = 1; i < command.size(); ++i) {
+    if (command[i] != "--repeats") {
+      train_words.push_back(command[i]);
+      continue;
     }
+    require(i + 1 < command.size(), "profile: --repeats needs a value");
+    repeats = parse_text<int64_t>("--repeats", command[++i]);
   }
+  require(repeats > 0, "profile_in_process: give --repeats");
+  TrainConfig config;
+  parse_option_words(train::train_options(), train_words, config);
   train::validate(config);
   const auto measured = train::measure_profile(config, repeats);
   write_json_atomically(out, train::measured_profile_json(measured));

@@ -28,10 +28,8 @@ nlohmann::json ResumableStep::record() const {
 }
 
 bool ResumableStep::run(const std::vector<std::string>& args, bool output_complete, const std::string& what) const {
-  return run_in_process(args, output_complete, what, [&] {
-    const int status = run_self(args, log_path_);
-    require(status == 0, what + " failed: " + error_line_of(log_path_) + " (log: " + log_path_ + ")");
-  });
+  return run_in_process(args, output_complete, what,
+                        [&] { require(run_self(args, log_path_) == 0, error_line_of(log_path_)); });
 }
 
 bool ResumableStep::run_in_process(const std::vector<std::string>& args, bool output_complete, const std::string& what,
@@ -41,7 +39,13 @@ bool ResumableStep::run_in_process(const std::vector<std::string>& args, bool ou
   std::filesystem::remove(log_path_, ignored);  // the log of this attempt only
   const double load = load_average();
   const auto start = Clock::now();
-  make();
+  try {
+    make();
+  } catch (const Interrupted&) {
+    throw;  // the user stopped it: not a failure of the step
+  } catch (const Error& e) {
+    throw Error(what + " failed: " + e.what() + " (log: " + log_path_ + ")");
+  }
   write_json_atomically(record_path_, {{"args", args},
                                        {"command", command_text(args)},
                                        {"load_average_before", load},

@@ -33,11 +33,9 @@ constexpr double kEmulatedAlphaSeconds = 100e-6;
 // clipping threshold is chosen, an extension's step scale): the algorithm's simulator model names such flags
 // (sim::AlgorithmModel), and a prediction holds whatever their values.
 bool timing_neutral(const std::string& algorithm, const std::string& flag) {
-  const auto holds = [](const std::vector<std::string>& list, const std::string& word) {
-    return std::find(list.begin(), list.end(), word) != list.end();
-  };
-  return holds(sim::predicted_algorithms(), algorithm) &&
-         holds(sim::algorithm_model(algorithm).timing_neutral_flags, flag);
+  const auto* model = sim::find_algorithm_model(algorithm);
+  return model != nullptr && std::find(model->timing_neutral_flags.begin(), model->timing_neutral_flags.end(), flag) !=
+                                 model->timing_neutral_flags.end();
 }
 
 // FNV-1a (64 bits) of the words: a stable file name for a command's output.

@@ -116,16 +116,20 @@ ModelProfile on_shared_cores(ModelProfile profile, int64_t cores, int64_t worker
 void register_algorithm_model(AlgorithmModel model) {
   require(!model.name.empty() && model.analytical && model.workload,
           "an algorithm's simulator model needs a name, an analytical model and a workload");
-  const bool taken = std::any_of(models().begin(), models().end(), [&](const auto& m) { return m.name == model.name; });
-  require(!taken, "the simulator already has a model of '" + model.name + "'");
+  require(find_algorithm_model(model.name) == nullptr, "the simulator already has a model of '" + model.name + "'");
   models().push_back(std::move(model));
 }
 
-const AlgorithmModel& algorithm_model(const std::string& name) {
+const AlgorithmModel* find_algorithm_model(const std::string& name) {
   const auto& all = models();
   const auto it = std::find_if(all.begin(), all.end(), [&](const auto& m) { return m.name == name; });
-  require(it != all.end(), "--algo must be " + join_or(predicted_algorithms()) + " (got '" + name + "')");
-  return *it;
+  return it == all.end() ? nullptr : &*it;
+}
+
+const AlgorithmModel& algorithm_model(const std::string& name) {
+  const auto* model = find_algorithm_model(name);
+  require(model != nullptr, "--algo must be " + join_or(predicted_algorithms()) + " (got '" + name + "')");
+  return *model;
 }
 
 std::vector<std::string> predicted_algorithms() {

@@ -37,6 +37,8 @@ struct AlgorithmModel {
 // An extension's algorithm (examples/extension/): both its models, registered before any command runs, beside its
 // catalogue entry (catalog::register_algorithm, with `simulated`). A name already taken is refused.
 void register_algorithm_model(AlgorithmModel model);
+// The model of `name`, or null when the simulator has none (the single process, an unmodelled extension).
+const AlgorithmModel* find_algorithm_model(const std::string& name);
 // The model of `name`; throws distsgd::Error listing the predicted algorithms.
 const AlgorithmModel& algorithm_model(const std::string& name);
 

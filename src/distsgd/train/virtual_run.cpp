@@ -128,7 +128,8 @@ nlohmann::json run_virtual_training(TrainConfig config, const TrainHooks& hooks)
       workers <= kMostWorkersForSteps ? sim::CollectiveModel::kSteps : sim::CollectiveModel::kFlows);
   sim::ActorScheduler scheduler(queue);
   scheduler.set_update_seconds_per_byte(profile.update_seconds_per_byte);  // the servers' passes (ShardServer)
-  scheduler.set_server_processing(cluster.server_seconds_per_request, cluster.server_seconds_per_byte);
+  scheduler.set_server_processing(
+      [&cluster](double requests, double bytes) { return sim::server_processing_seconds(cluster, requests, bytes); });
   vcluster::Fabric fabric(scheduler, network, cluster_network, collectives, workers, servers);
 
   log::info("virtual cluster: " + std::to_string(workers) + " workers" +

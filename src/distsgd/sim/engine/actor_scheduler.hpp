@@ -15,6 +15,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "distsgd/core/runtime.hpp"
@@ -44,12 +45,11 @@ class ActorScheduler final : public runtime::Executive {
   void join(int64_t id) override;
   double update_seconds_per_byte() const override { return update_seconds_per_byte_; }
   void set_update_seconds_per_byte(double seconds) { update_seconds_per_byte_ = seconds; }
-  double server_seconds_per_request() const override { return server_seconds_per_request_; }
-  double server_seconds_per_byte() const override { return server_seconds_per_byte_; }
-  void set_server_processing(double seconds_per_request, double seconds_per_byte) {
-    server_seconds_per_request_ = seconds_per_request;
-    server_seconds_per_byte_ = seconds_per_byte;
+  double server_processing_seconds(double requests, double bytes) const override {
+    return server_processing_ ? server_processing_(requests, bytes) : 0.0;
   }
+  // The cluster's rule (sim::server_processing_seconds of its description), which the DES charges too.
+  void set_server_processing(std::function<double(double, double)> seconds) { server_processing_ = std::move(seconds); }
 
   int64_t actors_started() const { return static_cast<int64_t>(actors_.size()); }
   EventQueue& queue() { return queue_; }
@@ -79,7 +79,7 @@ class ActorScheduler final : public runtime::Executive {
   int64_t running_ = -1;
   int64_t finished_ = 0;  // actors that have ended
   double update_seconds_per_byte_ = 0;
-  double server_seconds_per_request_ = 0, server_seconds_per_byte_ = 0;
+  std::function<double(double, double)> server_processing_;
   std::string error_;
 };
 
