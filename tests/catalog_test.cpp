@@ -129,6 +129,65 @@ TEST(Catalog, SharedSettingsAreDeclaredOnceForTrainAndSimulate) {
   expect_declared_once(catalog::options::kFragments, "0");
   expect_declared_once(catalog::options::kFragmentDelay, "-1");
   expect_declared_once(catalog::options::kOuterBits, "12");
+  expect_declared_once(catalog::options::kPowerSgdRank, "0");
+  expect_declared_once(catalog::options::kPowerSgdStart, "-1");
+}
+
+// So are the settings that are names: train and simulate take every word of the enumeration, start from the same
+// one, refuse a word outside it naming the others, and simulate's help is train's (plus what it models beyond).
+template <class E>
+void expect_name_declared_once(const catalog::options::Declared<E>& declared,
+                               const std::vector<std::string>& simulator_only = {}) {
+  const auto& train = algo::algorithm_options();
+  const auto t = std::find_if(train.begin(), train.end(), [&](const auto& o) { return o.flag == declared.flag; });
+  ASSERT_NE(t, train.end()) << declared.flag;
+  const auto& simulate = sim::simulator_options();
+  const auto s = std::find_if(simulate.begin(), simulate.end(), [&](const auto& o) { return o.flag == declared.flag; });
+  ASSERT_NE(s, simulate.end()) << declared.flag;
+  EXPECT_EQ(t->help, declared.help);
+  EXPECT_EQ(s->help.rfind(declared.help, 0), 0u) << s->help;
+  const std::string default_word = name_of(declared.default_value);
+  EXPECT_EQ(t->value(TrainConfig{}), default_word) << declared.flag;
+  EXPECT_EQ(s->value(sim::SimulatorSettings{}), default_word) << declared.flag;
+  for (const auto& word : enum_name_list<E>()) {
+    TrainConfig c;
+    t->parse(c, {word});
+    EXPECT_EQ(t->value(c), word);
+    sim::SimulatorSettings settings;  // the option alone: rules across settings (host: bsp only) are not its own
+    s->parse(settings, {word});
+    s->check(settings);
+    EXPECT_EQ(s->value(settings), word);
+  }
+  for (const auto& word : simulator_only) {
+    EXPECT_NE(error_of_call([&] {
+                TrainConfig c;
+                t->parse(c, {word});
+              }),
+              "")
+        << word << " is simulate's own word for " << declared.flag;
+  }
+  const std::string every_word = join_or(enum_name_list<E>());
+  const std::string train_error = error_of_call([&] {
+    TrainConfig c;
+    t->parse(c, {"no-such-word"});
+  });
+  const std::string simulate_error = error_of_call([&] {
+    sim::simulator_settings_from({"--profile", "p.json", declared.flag, "no-such-word"});
+  });
+  EXPECT_NE(train_error.find(std::string(declared.flag) + " must be " + every_word), std::string::npos) << train_error;
+  EXPECT_NE(simulate_error.find(std::string(declared.flag) + " must be "), std::string::npos) << simulate_error;
+  for (const auto& word : enum_name_list<E>())
+    EXPECT_NE(simulate_error.find(word), std::string::npos) << simulate_error;
+}
+
+TEST(Catalog, SettingsThatAreNamesAreDeclaredOnceForTrainAndSimulate) {
+  expect_name_declared_once(catalog::options::kOverlap, {"mgwfbp", "merge-optimal"});
+  expect_name_declared_once(catalog::options::kSharding);
+  expect_name_declared_once(catalog::options::kLocalAggregation);
+  expect_name_declared_once(catalog::options::kCompress);
+  expect_name_declared_once(catalog::options::kGossipMode);
+  expect_name_declared_once(catalog::options::kAladdinVariant);
+  expect_name_declared_once(catalog::options::kSlowMoBase);
 }
 
 }  // namespace

@@ -66,7 +66,7 @@ TEST(PowerSgdRuns, BadInputGetsOneClearLine) {
   const std::vector<std::pair<std::string, std::string>> cases{
       {"--algo arsgd --workers 2 --compress powersgd --rank 0", "--rank must be at least 1 (got 0)"},
       {"--algo arsgd --workers 2 --compress powersgd --powersgd-start -1",
-       "--powersgd-start must be at least 0 (got -1)"},
+       "--powersgd-start must not be negative (got -1)"},
       {"--algo bsp --servers 1 --workers 2 --compress powersgd",
        "--compress powersgd sums low-rank factors by allreduce: bsp"},
       {"--algo easgd --servers 1 --workers 2 --compress powersgd", "--compress applies to"},

@@ -256,7 +256,7 @@ TEST(ClusterPresets, SimulateOverlapsOnNodes) {
   }
   const auto bad = run_distsgd("simulate --profile " + (dir / "p.json") + " --overlap sometimes");
   EXPECT_EQ(bad.exit_code, 1);
-  EXPECT_NE(bad.output.find("--overlap must be none, wfbp, mgwfbp, merge-optimal or multistep (got 'sometimes')"),
+  EXPECT_NE(bad.output.find("--overlap must be none, wfbp, multistep, mgwfbp or merge-optimal (got 'sometimes')"),
             std::string::npos)
       << bad.output;
 }

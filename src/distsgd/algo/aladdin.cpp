@@ -37,19 +37,13 @@ namespace {
 constexpr bool kMomentumOnWorkerByDefault = true;
 
 // full: the paper's algorithm; l1: local self-update only (no pushes); l2: the server applies every gradient at once.
-enum class Variant { kFull, kL1, kL2 };
-const EnumNames<Variant>& enum_names(Variant) {
-  static const EnumNames<Variant> names{{Variant::kFull, "full"}, {Variant::kL1, "l1"}, {Variant::kL2, "l2"}};
-  return names;
-}
+using Variant = catalog::choices::AladdinVariant;
 
 const StoredOption<int64_t> kPi = catalog::options::stored_option(catalog::options::kPi);
 const StoredOption<ps::AlphaRule> kAlpha{
     "--aladdin-alpha", ps::AlphaRule::kText,
     "ALADDIN mixing weight: text (1 - 1/sqrt(n*pi)) or count (1 - 1/sqrt(gradients accumulated))"};
-const StoredOption<Variant> kVariant{
-    "--aladdin-variant", Variant::kFull,
-    "ALADDIN: full, l1 (local self-update only), l2 (mixing, PS applies each gradient at once)"};
+const StoredOption<Variant> kVariant = catalog::options::stored_option(catalog::options::kAladdinVariant);
 
 class AladdinWorker final : public ps::PsWorker {
  public:

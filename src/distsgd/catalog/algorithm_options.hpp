@@ -1,8 +1,9 @@
-// The algorithms' numeric settings that `distsgd train` (algo/'s StoredOptions) and `distsgd simulate`
+// The algorithms' settings that `distsgd train` (algo/'s StoredOptions) and `distsgd simulate`
 // (sim/simulator_settings.cpp) both take, each declared once here: flag, default (algorithm_defaults.hpp), help and
-// rule. Study, validate and advise hand the same flags to both. Settings that are names (--overlap, --sharding,
-// --gossip-mode, ...) stay where their enumeration is, and the AR-SGD bucket sizes differ on purpose (simulate takes
-// --bucket-mb 0: a bucket per tensor, for MG-WFBP's comparisons; train's must be positive).
+// rule, numbers and names alike (a name's words are its enumeration's, algorithm_choices.hpp; simulate may accept
+// words of its own beside them, e.g. --overlap mgwfbp). Study, validate and advise hand the same flags to both. The
+// AR-SGD bucket sizes differ on purpose (simulate takes --bucket-mb 0: a bucket per tensor, for MG-WFBP's
+// comparisons; train's must be positive), and so does --density (simulate's 0 means no DGC).
 #pragma once
 #include <cstdint>
 
@@ -52,6 +53,59 @@ inline const Declared<int64_t> kOuterBits{
     "diloco: bits per value of the exchanged pseudo-gradients: 32 (float allreduce) or 16, 8, 4 (blockwise min-max "
     "quantised, 64 values per block with a float minimum and step; reduce-scatter by alltoall, allgather)",
     {[](const int64_t& v) { return v == 4 || v == 8 || v == 16 || v == 32; }, "must be 4, 8, 16 or 32"}};
+
+inline const Declared<int64_t> kPowerSgdRank{
+    "--rank", defaults::kPowerSgdRank,
+    "PowerSGD: rank r of each matrix's approximation P Q^T (clamped to min(n, m) per matrix; a matrix is compressed "
+    "only where (n + m) r is below n m / 2, as powerSGD_hook decides)",
+    at_least<int64_t>(1)};
+inline const Declared<int64_t> kPowerSgdStart{
+    "--powersgd-start", defaults::kPowerSgdStart,
+    "PowerSGD: steps of plain allreduce before compression starts (powerSGD_hook's start_powerSGD_iter)",
+    non_negative<int64_t>()};
+
+// Settings that are names: the words are the enumeration's, so a rule is not needed (a word outside it is refused
+// naming the others).
+inline const Declared<choices::Overlap> kOverlap{
+    "--overlap",
+    defaults::kOverlap,
+    "AR-SGD: none (one allreduce after backward), wfbp (bucketed allreduce during backward), multistep "
+    "(reduce-scatter during backward, sliced update, allgather during next forward); BSP, ASP, SSP: none (push "
+    "after backward) or wfbp (push each bucket's shard pieces during backward)",
+    {}};
+inline const Declared<choices::Sharding> kSharding{
+    "--sharding",
+    defaults::kSharding,
+    "parameter server: memory (equal contiguous ranges) or layer (whole tensors, balanced by bytes)",
+    {}};
+inline const Declared<choices::LocalAggregation> kLocalAggregation{
+    "--local-aggregation",
+    defaults::kLocalAggregation,
+    "BSP: host (workers sharing a host sum their gradients and one pushes the sum) or none",
+    {}};
+inline const Declared<choices::Compression> kCompress{
+    "--compress",
+    defaults::kCompress,
+    "gradient uplink compression: none, dgc (Deep Gradient Compression: top --density of each tensor with "
+    "momentum correction, factor masking, clipping, warm-up), or powersgd (arsgd: rank --rank approximations of "
+    "each matrix, with error feedback, as PyTorch's powerSGD_hook; diloco: of the pseudo-gradient at each exchange)",
+    {}};
+inline const Declared<choices::GossipMode> kGossipMode{
+    "--gossip-mode",
+    defaults::kGossipMode,
+    "gossip: pull (average with a random peer's model) or push (push-sum to a random peer)",
+    {}};
+inline const Declared<choices::AladdinVariant> kAladdinVariant{
+    "--aladdin-variant",
+    defaults::kAladdinVariant,
+    "ALADDIN: full, l1 (local self-update only), l2 (mixing, PS applies each gradient at once)",
+    {}};
+inline const Declared<choices::SlowMoBase> kSlowMoBase{
+    "--base",
+    defaults::kSlowMoBase,
+    "slowmo: between the exact averages, local steps (localsgd) or SGP's push-sum gossip on the exponential graph "
+    "(sgp, without overlap)",
+    {}};
 
 // distsgd train's option of a declaration (its value lives in TrainConfig::algorithm_settings).
 template <class T>

@@ -6,28 +6,30 @@
 #include <string>
 
 #include "distsgd/catalog/algorithm_defaults.hpp"
+#include "distsgd/core/enum_names.hpp"
 
 namespace distsgd::sim {
 
 struct AlgorithmSettings {
   std::string algorithm = "arsgd";
-  std::string overlap = "wfbp";  // arsgd: none, wfbp, mgwfbp, merge-optimal or multistep (des: none, wfbp, multistep)
-  int64_t powersgd_start = 10;   // powersgd: plain allreduce steps before compression
+  // Names hold the words of catalog/algorithm_choices.hpp (--overlap also the analytical mgwfbp and merge-optimal).
+  std::string overlap = distsgd::name_of(catalog::defaults::kOverlap);
+  int64_t powersgd_start = catalog::defaults::kPowerSgdStart;
   // parameter-server algorithms
   int64_t servers = 1;
-  std::string sharding = "memory";         // memory | layer
-  std::string local_aggregation = "none";  // bsp: none | host
+  std::string sharding = distsgd::name_of(catalog::defaults::kSharding);
+  std::string local_aggregation = distsgd::name_of(catalog::defaults::kLocalAggregation);
   int64_t staleness = catalog::defaults::kStaleness;
   int64_t tau = catalog::defaults::kTau;
   int64_t pi = catalog::defaults::kPi;
-  std::string aladdin_variant = "full";  // full | l1 | l2
+  std::string aladdin_variant = distsgd::name_of(catalog::defaults::kAladdinVariant);
   // decentralized
   double gossip_probability = catalog::defaults::kGossipProbability;
-  std::string gossip_mode = "pull";  // gossip: pull | push
+  std::string gossip_mode = distsgd::name_of(catalog::defaults::kGossipMode);
   int64_t sgp_overlap = catalog::defaults::kSgpOverlap;
   // the low-communication family (localsgd, slowmo, diloco)
   int64_t sync_every = catalog::defaults::kSyncEvery;
-  std::string slowmo_base = "localsgd";  // slowmo: localsgd | sgp
+  std::string slowmo_base = distsgd::name_of(catalog::defaults::kSlowMoBase);
   int64_t fragments = catalog::defaults::kFragments;
   int64_t fragment_delay = catalog::defaults::kFragmentDelay;
   int64_t outer_bits = catalog::defaults::kOuterBits;

@@ -24,15 +24,28 @@ SimulatorOption option(std::string flag, T Owner::*field, std::string help, Rule
   return field_option<T, S>(std::move(flag), field, std::move(help), std::move(rule));
 }
 
+Rule<std::string> one_of(std::vector<std::string> names) {
+  const std::string must = "must be " + join_or(names);
+  return {[names](const std::string& v) { return std::find(names.begin(), names.end(), v) != names.end(); }, must};
+}
+
 // One declared in the catalogue, as distsgd train takes it (catalog/algorithm_options.hpp).
 template <class T, class Owner>
 SimulatorOption option(const catalog::options::Declared<T>& declared, T Owner::*field) {
   return option(declared.flag, field, declared.help, declared.rule);
 }
 
-Rule<std::string> one_of(std::vector<std::string> names) {
-  const std::string must = "must be " + join_or(names);
-  return {[names](const std::string& v) { return std::find(names.begin(), names.end(), v) != names.end(); }, must};
+// A name declared in the catalogue, held as its word: train's words, and any the simulator models beyond them
+// (`simulator_words`, described by `simulator_help`).
+template <class E, class Owner>
+SimulatorOption option(const catalog::options::Declared<E>& declared, std::string Owner::*field,
+                       std::vector<std::string> simulator_words = {}, const std::string& simulator_help = "") {
+  static_assert(std::is_enum_v<E>);
+  auto words = enum_name_list<E>();
+  words.insert(words.end(), simulator_words.begin(), simulator_words.end());
+  auto spec = option(declared.flag, field, declared.help + simulator_help, one_of(words));
+  spec.value_name = join(words, "|");  // as train's --help shows an enumeration
+  return spec;
 }
 
 Rule<std::vector<int64_t>> worker_counts() {
@@ -52,17 +65,13 @@ std::vector<SimulatorOption> declare_options() {
       option(catalog::options::kGossipProbability, &S::gossip_probability),
       option(catalog::options::kSgpOverlap, &S::sgp_overlap),
       option(catalog::options::kSyncEvery, &S::sync_every),
-      option("--base", &S::slowmo_base,
-             "slowmo: localsgd (local steps between the exact averages) or sgp (an SGP push to the exponential "
-             "graph's peer every step, without overlap)",
-             one_of({"localsgd", "sgp"})),
+      option(catalog::options::kSlowMoBase, &S::slowmo_base),
       option(catalog::options::kFragments, &S::fragments),
       option(catalog::options::kFragmentDelay, &S::fragment_delay),
       option(catalog::options::kOuterBits, &S::outer_bits),
-      option("--overlap", &S::overlap,
-             "arsgd: none, wfbp (bucketed, as distsgd train), mgwfbp (MG-WFBP's merged layers), merge-optimal "
-             "(the best merge, found exactly) or multistep (as distsgd train)")
-          .checked([](const S& s) { allreduce_settings(s.overlap, 0, 0); }),  // throws naming the valid ones
+      option(catalog::options::kOverlap, &S::overlap, {"mgwfbp", "merge-optimal"},
+             "; simulate (analytical) also: mgwfbp (MG-WFBP's merged layers) or merge-optimal (the best merge, "
+             "found exactly)"),
       option("--bucket-mb", &S::bucket_mb, "arsgd wfbp: bucket size, MB", non_negative<double>()),
       option("--first-bucket-mb", &S::first_bucket_mb, "arsgd wfbp: first bucket size, MB", non_negative<double>()),
       option("--servers", &S::servers, "parameter-server shards", at_least<int64_t>(1)),
@@ -92,25 +101,15 @@ std::vector<SimulatorOption> declare_options() {
              "cluster's shared_cores, which commbench --cluster-out sets to this host's). des: fair sharing; "
              "analytical: compute times x max(1, workers / cores)",
              within<int64_t>(-1, int64_t{1} << 20)),
-      option("--sharding", &S::sharding, "parameter-server sharding: memory or layer, as distsgd train",
-             one_of({"memory", "layer"})),
-      option("--local-aggregation", &S::local_aggregation,
-             "bsp: none, or host (the workers of a node sum their gradients and one of them pushes, as "
-             "distsgd train)",
-             one_of({"none", "host"})),
-      option("--compress", &S::compress,
-             "none, dgc (des: arsgd, bsp, asp, ssp: the sparse gradient uplink) or powersgd (arsgd: rank "
-             "--rank approximations after backward; diloco: of the pseudo-gradient at each exchange; "
-             "analytical: from --powersgd-start on)",
-             one_of({"none", "dgc", "powersgd"})),
-      option("--rank", &S::rank, "powersgd: the rank of each matrix's approximation"),
-      option("--powersgd-start", &S::powersgd_start, des + "powersgd: plain allreduce steps before compression",
-             non_negative<int64_t>()),
+      option(catalog::options::kSharding, &S::sharding),
+      option(catalog::options::kLocalAggregation, &S::local_aggregation),
+      option(catalog::options::kCompress, &S::compress, {},
+             "; simulate: dgc in des only (arsgd, bsp, asp, ssp: the sparse gradient uplink)"),
+      option(catalog::options::kPowerSgdRank, &S::rank),
+      option(catalog::options::kPowerSgdStart, &S::powersgd_start),
       option("--density", &S::density, des + "dgc: fraction of each tensor sent"),
-      option("--aladdin-variant", &S::aladdin_variant, des + "aladdin: full, l1 or l2, as distsgd train",
-             one_of({"full", "l1", "l2"})),
-      option("--gossip-mode", &S::gossip_mode, des + "gossip: pull or push, as distsgd train",
-             one_of({"pull", "push"})),
+      option(catalog::options::kAladdinVariant, &S::aladdin_variant),
+      option(catalog::options::kGossipMode, &S::gossip_mode),
       list_option("--slowdown", &S::slowdowns,
                   des + "worker RANK takes FACTOR times its compute time, as distsgd train --slowdown (repeatable; "
                         "with several --workers counts, where RANK exists)")

@@ -22,10 +22,10 @@ struct SimulatorSettings : AlgorithmSettings {
   // The discrete-event fidelity (sim/des/discrete_event_simulator.hpp).
   std::string fidelity = "analytical";  // analytical | des
   int64_t seed = 1;
-  int64_t shared_cores = -1;      // -1: the cluster's; 0: a processor per rank; N: every rank shares N cores
-  std::string compress = "none";  // none | dgc | powersgd
-  double density = 0.001;         // dgc
-  int64_t rank = 2;               // powersgd
+  int64_t shared_cores = -1;  // -1: the cluster's; 0: a processor per rank; N: every rank shares N cores
+  std::string compress = distsgd::name_of(catalog::defaults::kCompress);
+  double density = 0.001;  // dgc
+  int64_t rank = catalog::defaults::kPowerSgdRank;
   std::vector<std::string> slowdowns, compute_multipliers, link_multipliers;  // RANK:FACTOR
   double jitter_cv = 0;
   std::string jitter = "lognormal";

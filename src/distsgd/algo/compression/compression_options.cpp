@@ -1,18 +1,10 @@
 #include "distsgd/algo/compression/compression_options.hpp"
 
+#include "distsgd/catalog/algorithm_options.hpp"
+
 namespace distsgd::algo::compression {
 
-const EnumNames<Compression>& enum_names(Compression) {
-  static const EnumNames<Compression> names{
-      {Compression::kNone, "none"}, {Compression::kDgc, "dgc"}, {Compression::kPowerSgd, "powersgd"}};
-  return names;
-}
-
-const StoredOption<Compression> kCompress{
-    "--compress", Compression::kNone,
-    "gradient uplink compression: none, dgc (Deep Gradient Compression: top --density of each tensor with "
-    "momentum correction, factor masking, clipping, warm-up), or powersgd (arsgd: rank --rank approximations of "
-    "each matrix, with error feedback, as PyTorch's powerSGD_hook)"};
+const StoredOption<Compression> kCompress = catalog::options::stored_option(catalog::options::kCompress);
 const StoredOption<double> kDensity{"--density",
                                     0.001,
                                     "DGC: fraction of each tensor's entries sent per step after the warm-up",
@@ -25,17 +17,8 @@ const StoredOption<double> kDgcWarmupEpochs{
     "--dgc-warmup-epochs", 4, "DGC: epochs over which the density falls 25%, 6.25%, 1.5625%, 0.4%, then --density",
     non_negative<double>()};
 
-const StoredOption<int64_t> kPowerSgdRank{
-    "--rank",
-    2,
-    "PowerSGD: rank r of each matrix's approximation P Q^T (clamped to min(n, m) per matrix; a matrix is compressed "
-    "only where (n + m) r is below n m / 2, as powerSGD_hook decides)",
-    {at_least<int64_t>(1)}};
-const StoredOption<int64_t> kPowerSgdStart{
-    "--powersgd-start",
-    10,
-    "PowerSGD: steps of plain allreduce before compression starts (powerSGD_hook's start_powerSGD_iter)",
-    {at_least<int64_t>(0)}};
+const StoredOption<int64_t> kPowerSgdRank = catalog::options::stored_option(catalog::options::kPowerSgdRank);
+const StoredOption<int64_t> kPowerSgdStart = catalog::options::stored_option(catalog::options::kPowerSgdStart);
 
 bool dgc_enabled(const TrainConfig& c) { return kCompress.of(c) == Compression::kDgc; }
 

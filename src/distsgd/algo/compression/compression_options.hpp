@@ -1,12 +1,12 @@
 // The flags of gradient compression (--compress, DGC's and PowerSGD's settings), taken by the algorithms whose uplink
 // carries gradients: AR-SGD, BSP, ASP, SSP (DGC); AR-SGD alone (PowerSGD, whose factors are summed by allreduce).
 #pragma once
+#include "distsgd/catalog/algorithm_choices.hpp"
 #include "distsgd/core/option.hpp"
 
 namespace distsgd::algo::compression {
 
-enum class Compression { kNone, kDgc, kPowerSgd };
-const EnumNames<Compression>& enum_names(Compression);
+using Compression = catalog::choices::Compression;
 
 extern const StoredOption<Compression> kCompress;
 extern const StoredOption<double> kDensity;

@@ -15,16 +15,10 @@ using topology::Topology;
 
 namespace {
 
-enum class GossipMode { kPull, kPush };
-const EnumNames<GossipMode>& enum_names(GossipMode) {
-  static const EnumNames<GossipMode> names{{GossipMode::kPull, "pull"}, {GossipMode::kPush, "push"}};
-  return names;
-}
+using catalog::choices::GossipMode;
 
 const StoredOption<double> kGossipProb = catalog::options::stored_option(catalog::options::kGossipProbability);
-const StoredOption<GossipMode> kGossipMode{
-    "--gossip-mode", GossipMode::kPull,
-    "gossip: pull (average with a random peer's model) or push (push-sum to a random peer)"};
+const StoredOption<GossipMode> kGossipMode = catalog::options::stored_option(catalog::options::kGossipMode);
 const StoredOption<int64_t> kSgpOverlap = catalog::options::stored_option(catalog::options::kSgpOverlap);
 
 }  // namespace

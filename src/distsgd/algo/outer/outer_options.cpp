@@ -15,14 +15,7 @@ const StoredOption<double> kSlowMomentum{"--slow-momentum",
                                          0.5,
                                          "slowmo: slow momentum beta",
                                          {[](const double& v) { return v >= 0 && v < 1; }, "must be in [0, 1)"}};
-const EnumNames<SlowMoBase>& enum_names(SlowMoBase) {
-  static const EnumNames<SlowMoBase> names{{SlowMoBase::kLocalSgd, "localsgd"}, {SlowMoBase::kSgp, "sgp"}};
-  return names;
-}
-const StoredOption<SlowMoBase> kSlowMoBase{
-    "--base", SlowMoBase::kLocalSgd,
-    "slowmo: between the exact averages, local steps (localsgd) or SGP's push-sum gossip on the exponential graph "
-    "(sgp, without overlap)"};
+const StoredOption<SlowMoBase> kSlowMoBase = catalog::options::stored_option(catalog::options::kSlowMoBase);
 const StoredOption<int64_t> kFragments = catalog::options::stored_option(catalog::options::kFragments);
 const StoredOption<int64_t> kFragmentDelay = catalog::options::stored_option(catalog::options::kFragmentDelay);
 const StoredOption<double> kFragmentAlpha{

@@ -1,14 +1,14 @@
 // The flags of the low-communication family (spec: "The low-communication family"): how often the workers
 // exchange, the outer optimizer over the pseudo-gradients, and Streaming DiLoCo's fragments and quantised payloads.
 #pragma once
+#include "distsgd/catalog/algorithm_choices.hpp"
 #include "distsgd/core/option.hpp"
 
 namespace distsgd::algo::outer {
 
 // What runs between SlowMo's exact averages (fairscale's slowmo_base_algorithm): local steps (local SGD), or SGP's
 // push-sum gossip (slowmo_over_sgp.hpp).
-enum class SlowMoBase { kLocalSgd, kSgp };
-const EnumNames<SlowMoBase>& enum_names(SlowMoBase);
+using SlowMoBase = catalog::choices::SlowMoBase;
 
 extern const StoredOption<int64_t> kSyncEvery;  // H: inner steps between exchanges (of the whole model)
 extern const StoredOption<double> kOuterLr;     // DiLoCo's outer Nesterov SGD

@@ -2,15 +2,11 @@
 
 #include "distsgd/algo/allreduce/allreduce_options.hpp"
 #include "distsgd/algo/compression/compression_options.hpp"
+#include "distsgd/catalog/algorithm_options.hpp"
 
 #include <algorithm>
 
 namespace distsgd::algo::ps {
-
-const EnumNames<Sharding>& enum_names(Sharding) {
-  static const EnumNames<Sharding> names{{Sharding::kMemory, "memory"}, {Sharding::kLayer, "layer"}};
-  return names;
-}
 
 const EnumNames<MomentumAt>& enum_names(MomentumAt) {
   static const EnumNames<MomentumAt> names{{MomentumAt::kWorker, "worker"},
@@ -20,18 +16,9 @@ const EnumNames<MomentumAt>& enum_names(MomentumAt) {
   return names;
 }
 
-const EnumNames<LocalAggregation>& enum_names(LocalAggregation) {
-  static const EnumNames<LocalAggregation> names{{LocalAggregation::kNone, "none"}, {LocalAggregation::kHost, "host"}};
-  return names;
-}
-
-const StoredOption<Sharding> kSharding{
-    "--sharding", Sharding::kMemory,
-    "parameter server: memory (equal contiguous ranges) or layer (whole tensors, balanced by bytes)"};
-
-const StoredOption<LocalAggregation> kLocalAggregation{
-    "--local-aggregation", LocalAggregation::kNone,
-    "BSP: host (workers sharing a host sum their gradients and one pushes the sum) or none"};
+const StoredOption<Sharding> kSharding = catalog::options::stored_option(catalog::options::kSharding);
+const StoredOption<LocalAggregation> kLocalAggregation =
+    catalog::options::stored_option(catalog::options::kLocalAggregation);
 
 const StoredOption<MomentumAt> kMomentumAt{
     "--momentum-at", MomentumAt::kAuto,

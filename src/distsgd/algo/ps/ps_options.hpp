@@ -3,6 +3,7 @@
 // optimizations of the gradient uplink: wait-free backprop (--overlap, shared with AR-SGD) for BSP, ASP and SSP,
 // and BSP's local aggregation.
 #pragma once
+#include "distsgd/catalog/algorithm_choices.hpp"
 #include "distsgd/core/option.hpp"
 
 #include <vector>
@@ -10,8 +11,7 @@
 namespace distsgd::algo::ps {
 
 // memory: equal contiguous ranges of the flat vector; layer: whole tensors balanced by bytes (ps/shard_layout.hpp).
-enum class Sharding { kMemory, kLayer };
-const EnumNames<Sharding>& enum_names(Sharding);
+using Sharding = catalog::choices::Sharding;
 
 // auto: the algorithm's own choice; both (ALADDIN): the workers' local steps and the server's global updates.
 enum class MomentumAt { kWorker, kServer, kBoth, kAuto };
@@ -20,8 +20,7 @@ const EnumNames<MomentumAt>& enum_names(MomentumAt);
 // none: every worker pushes its own gradient; host: workers that share a host sum their gradients (in rank order)
 // and the lowest-ranked of them pushes the sum and hands the reply to the others (spec: "Shared parameter-server
 // substrate", BSP only). Hosts: ps/host_groups.hpp.
-enum class LocalAggregation { kNone, kHost };
-const EnumNames<LocalAggregation>& enum_names(LocalAggregation);
+using LocalAggregation = catalog::choices::LocalAggregation;
 
 extern const StoredOption<Sharding> kSharding;
 extern const StoredOption<MomentumAt> kMomentumAt;

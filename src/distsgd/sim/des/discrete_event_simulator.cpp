@@ -1,5 +1,6 @@
 #include "distsgd/sim/des/discrete_event_simulator.hpp"
 #include "distsgd/catalog/algorithm_catalog.hpp"
+#include "distsgd/catalog/algorithm_choices.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -20,6 +21,13 @@ bool one_of(const std::string& value, std::initializer_list<const char*> names) 
   return std::any_of(names.begin(), names.end(), [&](const char* n) { return value == n; });
 }
 
+// `word` is one of the words distsgd train takes for `flag` (catalog/algorithm_choices.hpp).
+template <class E>
+void require_word_of(const std::string& flag, const std::string& word, const std::string& context = "") {
+  require(enum_from_name<E>(word).has_value(),
+          flag + context + " must be " + join_or(enum_name_list<E>()) + " (got '" + word + "')");
+}
+
 std::unique_ptr<Workload> make_workload(DesContext& c) { return algorithm_model(c.settings.algorithm).workload(c); }
 
 }  // namespace
@@ -32,9 +40,7 @@ void check(const DesSettings& s) {
   require(s.iterations >= 1, "--iterations must be at least 1");
   require(s.warmup >= 0, "--warmup must not be negative");
   require(s.prefetch >= 0, "--prefetch must not be negative");
-  require(one_of(s.overlap, {"none", "wfbp", "multistep"}),
-          "--overlap: the discrete-event simulator runs the real overlaps none, wfbp and multistep (got '" + s.overlap +
-              "')");
+  require_word_of<catalog::choices::Overlap>("--overlap", s.overlap, " in the discrete-event simulator (train's)");
   require(s.bucket_bytes > 0 && s.first_bucket_bytes > 0, "--bucket-mb and --first-bucket-mb must be positive");
   require(s.density >= 0 && s.density <= 1, "--density must be in [0, 1]");
   require(s.density == 0 || one_of(s.algorithm, {"arsgd", "bsp", "asp", "ssp"}),
@@ -46,22 +52,20 @@ void check(const DesSettings& s) {
           "--compress powersgd applies to arsgd and diloco (as distsgd train --compress powersgd)");
   require(s.powersgd_rank == 0 || s.density == 0, "--compress is either dgc or powersgd");
   require(s.servers >= 1, "--servers must be at least 1");
-  require(one_of(s.sharding, {"memory", "layer"}), "--sharding must be memory or layer (got '" + s.sharding + "')");
-  require(one_of(s.local_aggregation, {"none", "host"}),
-          "--local-aggregation must be none or host (got '" + s.local_aggregation + "')");
+  require_word_of<catalog::choices::Sharding>("--sharding", s.sharding);
+  require_word_of<catalog::choices::LocalAggregation>("--local-aggregation", s.local_aggregation);
   require(s.local_aggregation == "none" || s.algorithm == "bsp", "--local-aggregation host applies to bsp only");
   require(s.local_aggregation == "none" || s.density == 0,
           "--local-aggregation host sums dense gradients: it does not combine with --compress dgc");
   require(s.staleness >= 0, "--staleness must not be negative");
   require(s.tau >= 1 && s.pi >= 1, "--tau and --pi must be at least 1");
-  require(one_of(s.aladdin_variant, {"full", "l1", "l2"}),
-          "--aladdin-variant must be full, l1 or l2 (got '" + s.aladdin_variant + "')");
+  require_word_of<catalog::choices::AladdinVariant>("--aladdin-variant", s.aladdin_variant);
   require(s.gossip_probability >= 0 && s.gossip_probability <= 1, "--gossip-prob must be in [0, 1]");
-  require(one_of(s.gossip_mode, {"pull", "push"}), "--gossip-mode must be pull or push (got '" + s.gossip_mode + "')");
+  require_word_of<catalog::choices::GossipMode>("--gossip-mode", s.gossip_mode);
   require(s.sgp_overlap == 0 || s.sgp_overlap == 1, "--sgp-overlap must be 0 or 1");
   require(one_of(s.collectives, {"auto", "steps", "flows"}),
           "--collectives must be auto, steps or flows (got '" + s.collectives + "')");
-  require(one_of(s.slowmo_base, {"localsgd", "sgp"}), "--base must be localsgd or sgp (got '" + s.slowmo_base + "')");
+  require_word_of<catalog::choices::SlowMoBase>("--base", s.slowmo_base);
   require(s.slowmo_base == "localsgd" || s.algorithm == "slowmo", "--base sgp applies to slowmo only");
   require(s.slowmo_base == "localsgd" || s.workers >= 2, "--base sgp gossips: simulate 2 or more workers");
   check_outer_settings(outer_loop_settings(s));
