@@ -13,6 +13,7 @@
 #include "distsgd/cli/validate_command.hpp"
 #include "distsgd/comm/forked_main.hpp"
 #include "distsgd/core/error.hpp"
+#include "distsgd/core/memory_reuse.hpp"
 
 #include <c10/util/Exception.h>
 #include <CLI/CLI.hpp>
@@ -124,6 +125,7 @@ int run_program(int argc, char** argv) {
 namespace distsgd::cli {
 
 int program_main(int argc, char** argv) {
+  keep_freed_memory_for_reuse();
   // The ranks `train --workers N` starts run this main in a fork of the launcher, without exec (comm/forked_main.hpp).
   distsgd::comm::register_program_main(run_program);
   return run_program(argc, argv);
