@@ -99,6 +99,15 @@ TEST(StudyRun, TwoCellsEndToEndThenResumeSkipsTheFinishedCell) {
   EXPECT_EQ(modified(out + "/cells/workers=1/summary.json"), kept);
   EXPECT_NE(modified(out + "/cells/workers=2/summary.json"), redone);
   EXPECT_EQ(read_csv(out + "/results.csv").at(1, "status"), "done");
+
+  // A cell recorded done whose summary.json is gone (removed, or its run directory emptied) runs again too.
+  std::filesystem::remove(out + "/cells/workers=1/summary.json");
+  run = run_distsgd("study " + spec + " --out " + out);
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_NE(run.output.find("1 of 2 cells finished earlier (kept); running the other 1"), std::string::npos)
+      << run.output;
+  EXPECT_TRUE(std::filesystem::exists(out + "/cells/workers=1/summary.json"));
+  EXPECT_EQ(read_csv(out + "/results.csv").at(0, "status"), "done");
 }
 
 TEST(StudyRun, AFailingCellIsRecordedWithItsReasonAndTheStudyGoesOn) {

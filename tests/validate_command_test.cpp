@@ -63,6 +63,10 @@ TEST(ValidateCommand, TinyGridAgreesWithItsRunsAndResumes) {
   const auto validation = read_json(out + "/validation.json");
   const auto& rows = validation["rows"];
   ASSERT_EQ(rows.size(), 2u);
+  // The runs are a study's cells (the study runner ran them): results.csv lists both, done, for `distsgd report`.
+  const std::string results = read_file(out + "/results.csv");
+  EXPECT_EQ(count_of(results, ",done,"), 2) << results;
+  EXPECT_EQ(read_json(out + "/study.json")["cells"].size(), 2u);
   std::map<std::string, std::vector<double>> errors;
   for (const auto& row : rows) {
     const std::string run_dir = row["run_dir"];
@@ -241,7 +245,7 @@ int start_long_validate(const std::string& out) {
   const int pid = std::stoi(r.output);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(180);
   while (std::chrono::steady_clock::now() < deadline) {
-    for (int p : processes_mentioning(out + "/runs/")) {
+    for (int p : processes_mentioning(out + "/cells/")) {
       if (read_file("/proc/" + std::to_string(p) + "/cmdline").find("train") != std::string::npos) return pid;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(200));

@@ -27,22 +27,6 @@ using experiment::StudyCell;
 using experiment::StudySpec;
 namespace {
 
-// DIR/study.json: the specification as given and the cells it expanded to (the report reads the names from it).
-nlohmann::ordered_json study_json(const StudySpec& spec, const std::vector<StudyCell>& cells) {
-  nlohmann::ordered_json list = nlohmann::ordered_json::array();
-  for (const auto& cell : cells) {
-    nlohmann::ordered_json axes = nlohmann::ordered_json::array();
-    for (const auto& [axis, label] : cell.axis_labels) axes.push_back({{"axis", axis}, {"label", label}});
-    list.push_back({{"id", cell.id},
-                    {"grid", cell.grid},
-                    {"label", cell.label},
-                    {"axes", axes},
-                    {"arguments", cell.arguments()},
-                    {"simulated_only", cell.simulated_only}});
-  }
-  return {{"name", spec.name}, {"description", spec.description}, {"spec", spec.json}, {"cells", list}};
-}
-
 void print_cells(const std::vector<StudyCell>& cells) {
   size_t simulated = 0;
   for (const auto& cell : cells) {
@@ -88,7 +72,6 @@ int run_study(const StudyCommand& c) {
   std::error_code error;
   std::filesystem::create_directories(dir, error);
   require(!error, "cannot create the study directory " + dir + ": " + error.message());
-  write_json_atomically(dir + "/study.json", study_json(spec, cells));
   return run_study_cells(dir, spec, cells, c.retry_failed);
 }
 

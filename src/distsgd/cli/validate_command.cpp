@@ -26,7 +26,6 @@
 #include "distsgd/core/log.hpp"
 #include "distsgd/core/rank_factor.hpp"
 #include "distsgd/core/text.hpp"
-#include "distsgd/core/timer.hpp"
 #include "distsgd/experiment/algorithm_recipes.hpp"
 #include "distsgd/experiment/forwarded_flags.hpp"
 #include "distsgd/experiment/profile_in_process.hpp"
@@ -34,6 +33,9 @@
 #include "distsgd/experiment/run_directory.hpp"
 #include "distsgd/experiment/self_command.hpp"
 #include "distsgd/experiment/simulate_in_process.hpp"
+#include "distsgd/experiment/study_cell_record.hpp"
+#include "distsgd/experiment/study_grid.hpp"
+#include "distsgd/experiment/study_runner.hpp"
 #include "distsgd/sim/platform/cluster_description.hpp"
 #include "distsgd/sim/platform/model_profile.hpp"
 #include "distsgd/train/options.hpp"
@@ -313,35 +315,70 @@ nlohmann::json predict(const ValidateCommand& c, const Configuration& k, const s
   return prediction;
 }
 
-// Trains one configuration (or finds it done) and reads its measured figures into `row`.
-void measure(const ValidateCommand& c, const Configuration& k, const std::string& run_dir,
-             const sim::ModelProfile& profile, nlohmann::json& row) {
-  std::vector<std::string> args = {"train"};
-  const auto algorithm = train_flags_of(k.recipe, c.servers);
-  args.insert(args.end(), algorithm.begin(), algorithm.end());
-  const auto model = given_flags(*c.command, kModelAndDataFlags);
-  args.insert(args.end(), model.begin(), model.end());
-  const auto train_only = given_flags(*c.command, kTrainOnlyDataFlags);
-  args.insert(args.end(), train_only.begin(), train_only.end());
-  // A fixed number of iterations, every iteration traced (the steady-state throughput comes from trace.json), one
-  // evaluation at the end when an epoch is longer than the run.
-  args.insert(args.end(),
-              {"--workers", std::to_string(k.workers), "--batch-size", std::to_string(c.config.batch_size), "--threads",
-               std::to_string(k.threads), "--max-steps", std::to_string(c.iterations), "--epochs", "1000000", "--trace",
-               "--no-checkpoint", "--progress-seconds", "1000000", "--timeout", std::to_string(c.timeout)});
-  if (k.network != "loopback") args.insert(args.end(), {"--net", k.network});
-  if (!k.straggler.none()) args.insert(args.end(), {"--slowdown", k.straggler.text});
-  args.insert(args.end(), {"--out", run_dir, "--overwrite"});
+nlohmann::json settings_json(const ValidateCommand& c);
 
-  // The record and the log live beside the run directory: train --overwrite empties the directory first.
-  const ResumableStep step(run_dir + ".step.json", run_dir + ".log");
-  const bool done = finished_summary(run_dir).has_value() && fs::exists(run_dir + "/trace.json");
-  const bool trained = step.run(args, done, "training " + k.name());
+// The grid's runs as a study (experiment/study_runner.hpp: one progress line, Ctrl-C and resumption, a per-cell record
+// and run directory under DIR/cells/, results.csv and curves.csv for `distsgd report`). Every run has a fixed number
+// of iterations, every iteration traced (the steady-state throughput comes from trace.json), one evaluation at the end
+// when an epoch is longer than the run. The predictions are validate's own (below), not the study's.
+experiment::StudySpec validation_study(const ValidateCommand& c, const Plan& plan,
+                                       const std::set<std::string>& unavailable) {
+  std::vector<std::string> base = given_flags(*c.command, kModelAndDataFlags);
+  const auto train_only = given_flags(*c.command, kTrainOnlyDataFlags);
+  base.insert(base.end(), train_only.begin(), train_only.end());
+  base.insert(base.end(), {"--batch-size", std::to_string(c.config.batch_size), "--max-steps",
+                           std::to_string(c.iterations), "--epochs", "1000000", "--trace", "--no-checkpoint",
+                           "--progress-seconds", "1000000", "--timeout", std::to_string(c.timeout)});
+  experiment::GridSpec grid;
+  grid.base = experiment::flag_list_of(base);
+  experiment::Axis network{"network", {}}, workers{"--workers", {}}, straggler{"straggler", {}},
+      algorithm{"algorithm", {}};
+  for (const auto& n : c.networks) {
+    if (unavailable.count(n) > 0) continue;
+    network.values.push_back({n, n == "loopback" ? experiment::FlagList{} : experiment::FlagList{{"--net", {n}}}});
+  }
+  for (const int64_t w : c.workers) workers.values.push_back({std::to_string(w), {{"--workers", {std::to_string(w)}}}});
+  for (const auto& s : plan.stragglers) {
+    straggler.values.push_back(
+        {s.label(), s.none() ? experiment::FlagList{} : experiment::FlagList{{"--slowdown", {s.text}}}});
+  }
+  for (const auto& recipe : plan.recipes) {
+    algorithm.values.push_back({recipe.name(), experiment::flag_list_of(train_flags_of(recipe, c.servers))});
+  }
+  grid.axes = {network, workers, straggler, algorithm};  // the order of grid(): network slowest, algorithm fastest
+  experiment::StudySpec spec;
+  spec.name = "validation";
+  spec.description = "distsgd validate's runs (validation.json compares them with the simulator)";
+  spec.simulation.enabled = false;
+  spec.grids = {grid};
+  spec.json = nlohmann::ordered_json(settings_json(c));
+  return spec;
+}
+
+// The cell of a configuration.
+experiment::StudyCell& cell_of(std::vector<experiment::StudyCell>& cells, const Configuration& k) {
+  for (auto& cell : cells) {
+    if (cell.axis_label("network") == k.network && cell.axis_label("--workers") == std::to_string(k.workers) &&
+        cell.axis_label("straggler") == k.straggler.label() && cell.axis_label("algorithm") == k.recipe.name())
+      return cell;
+  }
+  throw Error("validate: no run of " + k.description());  // cannot happen: the study is made from the same grid
+}
+
+// Reads a configuration's finished run into `row` (throws Error naming why there is none).
+void read_measurement(const ValidateCommand& c, const experiment::StudyCell& cell, const std::string& run_dir,
+                      const sim::ModelProfile& profile, nlohmann::json& row) {
+  const auto record = experiment::read_cell_record(c.out, cell);
+  if (record && record->status == "failed") throw Error(record->reason);
   const auto summary = finished_summary(run_dir);
-  require(summary.has_value(), run_dir + "/summary.json: missing or incomplete after training");
+  require(record.has_value() && summary.has_value(), run_dir + "/summary.json: missing or incomplete after training");
   const auto steady = steady_throughput(run_dir, *summary, c.warmup);
-  row["status"] = trained ? "trained" : "cached";
-  row["train_command"] = command_text(args);
+  std::vector<std::string> command{"train"};
+  const auto words = cell.arguments();
+  command.insert(command.end(), words.begin(), words.end());
+  command.insert(command.end(), {"--out", run_dir});
+  row["train_command"] = command_text(command);
+  row["cell_seconds"] = record->seconds;
   row["measured_samples_per_second"] = steady.samples_per_second;
   row["measured_per_worker"] = steady.per_worker;
   row["timed_iterations_per_worker"] = steady.timed_iterations;
@@ -349,13 +386,12 @@ void measure(const ValidateCommand& c, const Configuration& k, const std::string
   row["seconds_per_iteration"] = summary->value("seconds_per_iteration", nlohmann::json::object());
   row["test_accuracy"] = summary->value("test_accuracy", nlohmann::json());
   row["train_seconds"] = summary->value("train_seconds", nlohmann::json());
-  row["load_average_before"] = step.record().value("load_average_before", -1.0);
   // Where a prediction misses, compute is the first suspect: the profile's forward + backward (one process alone)
   // against the run's own (every worker's mean; on a shared host the processes share the cores).
   const auto& split = row["seconds_per_iteration"];
   row["profile_compute_seconds"] = profile.forward_seconds() + profile.backward_seconds();
   row["measured_compute_seconds"] = split.value("forward", 0.0) + split.value("backward", 0.0);
-  row["train_log"] = step.log_path();
+  row["train_log"] = experiment::cell_log_path(c.out, cell);
 }
 
 nlohmann::json mape_json(const std::vector<double>& errors) {
@@ -646,6 +682,25 @@ int run_validate(ValidateCommand& c) {
   const auto unavailable = unavailable_networks(c, skipped);
   const auto profiles = profile_per_thread_count(c, configurations, unavailable);
 
+  // The runs, each with the compute threads its profile has (as train would choose them on one host; an emulated
+  // host per rank would otherwise give each rank every core).
+  const auto spec = validation_study(c, plan, unavailable);
+  auto cells = unavailable.size() < c.networks.size() ? experiment::expand_study(spec, "validate's grid")
+                                                      : std::vector<experiment::StudyCell>{};
+  std::set<std::string> finished_before;  // cells whose run an earlier validate finished: "cached"
+  for (const auto& k : configurations) {
+    if (unavailable.count(k.network) > 0) continue;
+    auto& cell = cell_of(cells, k);
+    experiment::set_flag(cell.flags, {"--threads", {std::to_string(k.threads)}});
+    const auto record = experiment::read_cell_record(c.out, cell);
+    if (record && record->status == "done" && finished_summary(experiment::cell_directory(c.out, cell)))
+      finished_before.insert(cell.id);
+  }
+  if (!cells.empty() && experiment::run_study_cells(c.out, spec, cells, /*retry_failed=*/true) == 130) {
+    throw Interrupted("interrupted: stopped distsgd train (the finished runs are kept in " + c.out +
+                      "/cells; run the same command again to resume)");
+  }
+
   SimulatorClusters clusters(c, plan);
   nlohmann::json rows = nlohmann::json::array();
   int64_t failures = 0, index = 0;
@@ -655,7 +710,8 @@ int run_validate(ValidateCommand& c) {
     if (unavailable.count(k.network) > 0) continue;
     std::string cluster_problem;
     const std::string cluster = clusters.of(k, cluster_problem);
-    const std::string run_dir = c.out + "/runs/" + k.name();
+    const auto& cell = cell_of(cells, k);
+    const std::string run_dir = experiment::cell_directory(c.out, cell);
     nlohmann::json row = {{"configuration", k.name()},
                           {"algorithm", k.recipe.name()},
                           {"family", k.recipe.family()},
@@ -668,12 +724,10 @@ int run_validate(ValidateCommand& c) {
                           {"run_dir", run_dir},
                           {"cluster", cluster},
                           {"profile", profiles.at(k.threads)}};
+    row["status"] = finished_before.count(cell.id) > 0 ? "cached" : "trained";
     const std::string counter = "[" + std::to_string(index) + "/" + std::to_string(total) + "] " + k.description();
-    const auto start = Clock::now();
     try {
-      measure(c, k, run_dir, sim::load_model_profile(profiles.at(k.threads)), row);
-    } catch (const Interrupted&) {
-      throw;
+      read_measurement(c, cell, run_dir, sim::load_model_profile(profiles.at(k.threads)), row);
     } catch (const Error& e) {
       ++failures;
       row["status"] = "failed";
@@ -684,8 +738,8 @@ int run_validate(ValidateCommand& c) {
     }
     const double measured = row["measured_samples_per_second"].get<double>();
     std::string report = counter + ": " + row["status"].get<std::string>() + " (" +
-                         std::to_string(static_cast<int>(std::lround(seconds_since(start)))) + " s), measured " +
-                         std::to_string(std::lround(measured)) + " samples/s";
+                         std::to_string(static_cast<int>(std::lround(row["cell_seconds"].get<double>()))) +
+                         " s), measured " + std::to_string(std::lround(measured)) + " samples/s";
     for (const auto& kind : prediction_kinds(c)) {
       auto p = cluster.empty() ? nlohmann::json{{"not_predicted", "no cluster: " + cluster_problem}}
                                : predict(c, k, kind, profiles.at(k.threads), cluster, run_dir, row);

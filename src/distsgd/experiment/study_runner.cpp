@@ -1,6 +1,7 @@
 #include "distsgd/experiment/study_runner.hpp"
 
 #include "distsgd/comm/signal_pipe.hpp"
+#include "distsgd/core/json_file.hpp"
 #include "distsgd/core/timer.hpp"
 #include "distsgd/experiment/run_directory.hpp"
 #include "distsgd/experiment/self_command.hpp"
@@ -43,10 +44,27 @@ CellRecord record_of(const StudyCell& cell, const CellProcessResult& result, con
   return record;
 }
 
+// DIR/study.json: the specification as given and the cells it expanded to (the report reads the names from it).
+nlohmann::ordered_json study_json(const StudySpec& spec, const std::vector<StudyCell>& cells) {
+  nlohmann::ordered_json list = nlohmann::ordered_json::array();
+  for (const auto& cell : cells) {
+    nlohmann::ordered_json axes = nlohmann::ordered_json::array();
+    for (const auto& [axis, label] : cell.axis_labels) axes.push_back({{"axis", axis}, {"label", label}});
+    list.push_back({{"id", cell.id},
+                    {"grid", cell.grid},
+                    {"label", cell.label},
+                    {"axes", axes},
+                    {"arguments", cell.arguments()},
+                    {"simulated_only", cell.simulated_only}});
+  }
+  return {{"name", spec.name}, {"description", spec.description}, {"spec", spec.json}, {"cells", list}};
+}
+
 }  // namespace
 
 int run_study_cells(const std::string& study_dir, const StudySpec& spec, const std::vector<StudyCell>& cells,
                     bool retry_failed) {
+  write_json_atomically(study_dir + "/study.json", study_json(spec, cells));
   const auto predictions = predict_cells(cells, spec.simulation, study_dir);
   std::vector<const StudyCell*> to_run;
   std::vector<double> earlier_seconds;
@@ -54,7 +72,9 @@ int run_study_cells(const std::string& study_dir, const StudySpec& spec, const s
   for (const auto& cell : cells) {
     if (cell.simulated_only) continue;
     ++measured;
-    const auto record = read_cell_record(study_dir, cell);
+    auto record = read_cell_record(study_dir, cell);
+    // A cell recorded done whose run directory has lost its summary (removed, or the run dir replaced) runs again.
+    if (record && record->status == "done" && !finished_summary(cell_directory(study_dir, cell))) record.reset();
     if (record && (record->status == "done" || !retry_failed)) {
       ++finished;
       failed += record->status == "failed";

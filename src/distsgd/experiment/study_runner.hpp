@@ -1,4 +1,5 @@
-// Runs a study's cells: predictions first (experiment/study_prediction.hpp), then every cell not finished yet, in
+// Runs a study's cells: writes DIR/study.json (the specification and its cells, which the report reads), takes the
+// predictions (experiment/study_prediction.hpp), then every cell not finished yet, in
 // order, each as `distsgd train ... --out DIR/cells/<id>`, with one progress line; results.csv and curves.csv are
 // rewritten after each cell. A cell that fails is recorded as failed (with the reason) and the study goes on. Ctrl-C
 // stops the running cell cleanly and the study with it; running the study again resumes: finished cells are kept, the

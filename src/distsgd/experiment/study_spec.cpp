@@ -275,6 +275,21 @@ std::vector<std::string> flag_words(const FlagList& list) {
   return words;
 }
 
+FlagList flag_list_of(const std::vector<std::string>& words) {
+  FlagList list;
+  for (const auto& word : words) {
+    if (word.rfind("--", 0) == 0) {  // a flag given again replaces its earlier values, as on the command line
+      list.erase(std::remove_if(list.begin(), list.end(), [&](const FlagValue& f) { return f.flag == word; }),
+                 list.end());
+      list.push_back({word, {}});
+    } else {
+      require(!list.empty(), "flag words start with a value: '" + word + "'");
+      list.back().values.push_back(word);
+    }
+  }
+  return list;
+}
+
 StudySpec parse_study_spec(const nlohmann::ordered_json& json, const std::string& source) {
   require(json.is_object(), source + ": expected a JSON object (a study specification)");
   check_fields(json, kTopFields, source);

@@ -37,6 +37,8 @@ using FlagList = std::vector<FlagValue>;
 void set_flag(FlagList& list, const FlagValue& value);
 // The flags a list gives, as command-line words in order (unset flags give none).
 std::vector<std::string> flag_words(const FlagList& list);
+// The list of command-line words ("--servers", "1", "--trace", ...): each flag with the values that follow it.
+FlagList flag_list_of(const std::vector<std::string>& words);
 
 struct AxisValue {
   std::string label;  // "4", "asp", "ssp s=3"
