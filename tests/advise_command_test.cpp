@@ -69,9 +69,11 @@ TEST(AdviseCommand, RanksByTimeToTargetNotByThroughput) {
 
   // SGP needs 3x the samples of AR-SGD to reach 0.84: it ranks below AR-SGD although faster. GoSGD never reaches
   // the target; AD-PSGD has no run.
-  write_convergence_run(dir / "a/convergence/arsgd-w4", {{60000, 0.80}, {120000, 0.86}});  // 100,000 samples
-  write_convergence_run(dir / "a/convergence/sgp-w4", {{120000, 0.70}, {240000, 0.82}, {360000, 0.86}});  // 300,000
-  write_convergence_run(dir / "a/convergence/gosgd-w4", {{60000, 0.75}, {120000, 0.80}});
+  write_convergence_run(dir / "a/convergence/cells/algorithm=arsgd-w4",
+                        {{60000, 0.80}, {120000, 0.86}});  // 100,000 samples
+  write_convergence_run(dir / "a/convergence/cells/algorithm=sgp-w4",
+                        {{120000, 0.70}, {240000, 0.82}, {360000, 0.86}});  // 300,000
+  write_convergence_run(dir / "a/convergence/cells/algorithm=gosgd-w4", {{60000, 0.75}, {120000, 0.80}});
   r = run_distsgd(advise);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_EQ(r.output.find("ranked by predicted throughput alone"), std::string::npos) << r.output;
@@ -87,7 +89,7 @@ TEST(AdviseCommand, RanksByTimeToTargetNotByThroughput) {
   EXPECT_NE(advice["assumptions"].get<std::string>().find("carry over"), std::string::npos);
 
   // With SGP needing 1.65x AR-SGD's samples, less than its throughput gains, it ranks first.
-  write_convergence_run(dir / "a/convergence/sgp-w4", {{60000, 0.70}, {180000, 0.86}});  // 165,000
+  write_convergence_run(dir / "a/convergence/cells/algorithm=sgp-w4", {{60000, 0.70}, {180000, 0.86}});  // 165,000
   ASSERT_LT(1.65, ratio);
   ASSERT_EQ(run_distsgd(advise).exit_code, 0);
   EXPECT_EQ(ranked_algorithms(read_json(dir / "a/advice.json"))[0], "sgp");
@@ -127,6 +129,8 @@ TEST(AdviseCommand, VirtualRanksByTheVirtualRunsTimeToTargetAtTheAdvisedWorkerCo
   const auto advice = read_json(dir / "a/advice.json");
   EXPECT_EQ(advice["virtual"], true);
   EXPECT_EQ(advice["ranked_by"], "time_to_target") << r.output;
+  // The runs are a study's cells (the study runner ran them), so `distsgd report DIR/virtual` draws them.
+  EXPECT_EQ(count_of(read_file(dir / "a/virtual/results.csv"), ",done,"), 2);
   double previous = 0;
   for (const auto& row : advice["ranking"]) {
     const std::string run = row["convergence_run"];

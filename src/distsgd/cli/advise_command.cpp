@@ -14,14 +14,15 @@
 #include "distsgd/cli/train_command.hpp"
 #include "distsgd/core/error.hpp"
 #include "distsgd/core/json_file.hpp"
-#include "distsgd/core/log.hpp"
 #include "distsgd/core/text.hpp"
 #include "distsgd/experiment/algorithm_recipes.hpp"
 #include "distsgd/experiment/forwarded_flags.hpp"
-#include "distsgd/experiment/resumable_step.hpp"
 #include "distsgd/experiment/run_directory.hpp"
 #include "distsgd/experiment/self_command.hpp"
 #include "distsgd/experiment/simulate_in_process.hpp"
+#include "distsgd/experiment/study_cell_record.hpp"
+#include "distsgd/experiment/study_grid.hpp"
+#include "distsgd/experiment/study_runner.hpp"
 #include "distsgd/sim/platform/cluster_description.hpp"
 #include "distsgd/sim/platform/model_profile.hpp"
 #include "distsgd/train/options.hpp"
@@ -29,7 +30,6 @@
 namespace distsgd::cli {
 
 using experiment::AlgorithmRecipe;
-using experiment::command_text;
 using experiment::evaluation_records;
 using experiment::finished_summary;
 using experiment::Interrupted;
@@ -37,7 +37,6 @@ using experiment::kModelAndDataFlags;
 using experiment::kTrainOnlyDataFlags;
 using experiment::recipe_names;
 using experiment::recipes_for;
-using experiment::ResumableStep;
 using experiment::simulate_flags_of;
 using experiment::simulate_in_process;
 using experiment::train_flags_of;
@@ -126,10 +125,44 @@ struct Candidate {
   }
 };
 
-std::string convergence_dir(const AdviseCommand& c, const AlgorithmRecipe& recipe) {
-  return c.dir + (c.virtual_cluster ? "/virtual/" : "/convergence/") + recipe.name() +
-         (recipe.uses_servers() ? "-s" + std::to_string(c.servers) : "") + "-w" +
+// The runs advise reads are a study's cells (experiment/study_runner.hpp runs them: one progress line, Ctrl-C and
+// resumption, results.csv for `distsgd report`): DIR/convergence (DIR/virtual with --virtual), one cell per
+// algorithm, labelled as its run ("arsgd-w4", "bsp-s1-w4": DIR/convergence/cells/algorithm=arsgd-w4).
+std::string runs_dir(const AdviseCommand& c) { return c.dir + (c.virtual_cluster ? "/virtual" : "/convergence"); }
+
+std::string run_label(const AdviseCommand& c, const AlgorithmRecipe& recipe) {
+  return recipe.name() + (recipe.uses_servers() ? "-s" + std::to_string(c.servers) : "") + "-w" +
          std::to_string(c.virtual_cluster ? c.workers : c.convergence_workers);
+}
+
+experiment::StudySpec convergence_study(const AdviseCommand& c, const sim::ModelProfile& profile,
+                                        const std::vector<AlgorithmRecipe>& recipes) {
+  auto base = given_flags(*c.command, kModelAndDataFlags);
+  if (std::find(base.begin(), base.end(), "--model") == base.end())
+    base.insert(base.begin(), {"--model", profile.model});
+  const auto train_only = given_flags(*c.command, kTrainOnlyDataFlags);
+  base.insert(base.end(), train_only.begin(), train_only.end());
+  base.insert(base.end(), {"--workers", std::to_string(c.virtual_cluster ? c.workers : c.convergence_workers),
+                           "--batch-size", std::to_string(profile.batch_size), "--epochs",
+                           std::to_string(c.convergence_epochs), "--no-checkpoint", "--progress-seconds", "1000000"});
+  if (c.virtual_cluster) {
+    base.insert(base.end(), {"--virtual", "--profile", c.profile, "--cluster", c.cluster, "--evals-per-epoch",
+                             std::to_string(c.evals_per_epoch)});
+  }
+  experiment::GridSpec grid;
+  grid.base = experiment::flag_list_of(base);
+  experiment::Axis algorithm{"algorithm", {}};
+  for (const auto& recipe : recipes) {
+    algorithm.values.push_back({run_label(c, recipe), experiment::flag_list_of(train_flags_of(recipe, c.servers))});
+  }
+  grid.axes = {algorithm};
+  experiment::StudySpec spec;
+  spec.name = c.virtual_cluster ? "advise-virtual" : "advise-convergence";
+  spec.description = c.virtual_cluster ? "distsgd advise --virtual's runs at the target worker count"
+                                       : "distsgd advise's convergence runs";
+  spec.simulation.enabled = false;
+  spec.grids = {grid};
+  return spec;
 }
 
 double predicted_throughput(const AdviseCommand& c, const AlgorithmRecipe& recipe, std::string& file) {
@@ -152,41 +185,15 @@ double predicted_throughput(const AdviseCommand& c, const AlgorithmRecipe& recip
   return (*json)["predictions"][0].at("samples_per_second").get<double>();
 }
 
-// The convergence run of one algorithm: trained when asked (and not already done), then read if it finished and
-// matches the profile's model and batch size.
-void find_convergence(const AdviseCommand& c, const sim::ModelProfile& profile, Candidate& k) {
-  k.run_dir = convergence_dir(c, k.recipe);
-  if (c.measure_convergence || c.virtual_cluster) {
-    std::vector<std::string> args = {"train"};
-    const auto algorithm = train_flags_of(k.recipe, c.servers);
-    args.insert(args.end(), algorithm.begin(), algorithm.end());
-    auto model = given_flags(*c.command, kModelAndDataFlags);
-    if (std::find(model.begin(), model.end(), "--model") == model.end()) {
-      model.insert(model.begin(), {"--model", profile.model});
-    }
-    args.insert(args.end(), model.begin(), model.end());
-    const auto train_only = given_flags(*c.command, kTrainOnlyDataFlags);
-    args.insert(args.end(), train_only.begin(), train_only.end());
-    args.insert(args.end(),
-                {"--workers", std::to_string(c.virtual_cluster ? c.workers : c.convergence_workers), "--batch-size",
-                 std::to_string(profile.batch_size), "--epochs", std::to_string(c.convergence_epochs),
-                 "--no-checkpoint", "--progress-seconds", "1000000", "--out", k.run_dir, "--overwrite"});
-    if (c.virtual_cluster) {
-      args.insert(args.end(), {"--virtual", "--profile", c.profile, "--cluster", c.cluster, "--evals-per-epoch",
-                               std::to_string(c.evals_per_epoch)});
-    }
-    const ResumableStep step(k.run_dir + ".step.json", k.run_dir + ".log");
-    const bool done = finished_summary(k.run_dir).has_value();
-    if (!(done && step.same_command(args))) log::info("advise: convergence run: " + command_text(args));
-    try {
-      step.run(args, done, "the convergence run of " + k.recipe.name());
-    } catch (const Interrupted&) {
-      throw;
-    } catch (const Error& e) {  // a run that diverged or failed: the others still rank
-      log::info(std::string("advise: ") + e.what());
-      k.note = e.what();
-      return;
-    }
+// The convergence run of one algorithm (its cell, run by then if asked): read if it finished and matches the
+// profile's model and batch size.
+void find_convergence(const AdviseCommand& c, const sim::ModelProfile& profile, const experiment::StudyCell& cell,
+                      Candidate& k) {
+  k.run_dir = experiment::cell_directory(runs_dir(c), cell);
+  const auto record = experiment::read_cell_record(runs_dir(c), cell);
+  if (record && record->status == "failed") {  // a run that diverged or failed: the others still rank
+    k.note = "the convergence run of " + k.recipe.name() + " failed: " + record->reason;
+    return;
   }
   const auto summary = finished_summary(k.run_dir);
   if (!summary) return;
@@ -291,12 +298,23 @@ int run_advise(AdviseCommand& c) {
   train::validate(c.config);
   fs::create_directories(c.dir + "/predictions");
 
+  // The runs' cells (read when there is a target; trained first when asked).
+  const auto spec = convergence_study(c, profile, recipes);
+  const auto cells =
+      has_target ? experiment::expand_study(spec, "advise's runs") : std::vector<experiment::StudyCell>{};
+  if (has_target && (c.measure_convergence || c.virtual_cluster)) {
+    fs::create_directories(runs_dir(c));
+    if (experiment::run_study_cells(runs_dir(c), spec, cells, /*retry_failed=*/false) == 130) {
+      throw Interrupted("interrupted: stopped distsgd train (the finished runs are kept in " + runs_dir(c) +
+                        "; run the same command again to resume)");
+    }
+  }
   std::vector<Candidate> candidates;
-  for (const auto& recipe : recipes) {
+  for (size_t i = 0; i < recipes.size(); ++i) {
     Candidate k;
-    k.recipe = recipe;
-    k.samples_per_second = predicted_throughput(c, recipe, k.prediction_file);
-    if (has_target) find_convergence(c, profile, k);
+    k.recipe = recipes[i];
+    k.samples_per_second = predicted_throughput(c, recipes[i], k.prediction_file);
+    if (has_target) find_convergence(c, profile, cells.at(i), k);
     candidates.push_back(k);
   }
 
@@ -311,9 +329,8 @@ int run_advise(AdviseCommand& c) {
     reason = "no --target-accuracy or --target-loss: ranked by predicted throughput alone";
   } else if (!any_convergence) {
     basis = "throughput";
-    reason = "no convergence runs in " + c.dir +
-             "/convergence (run with --measure-convergence): ranked by predicted "
-             "throughput alone";
+    reason = "no convergence runs in " + runs_dir(c) +
+             "/cells (run with --measure-convergence): ranked by predicted throughput alone";
   } else if (std::none_of(candidates.begin(), candidates.end(), [](const auto& k) { return k.reached(); })) {
     basis = "throughput";
     reason = "no convergence run reached the " + target_of(c).text() + ": ranked by predicted throughput alone";
