@@ -335,7 +335,7 @@ TEST_F(DelayLineTest, RefusesAnInterfaceWithoutAddressOrAQueueAlreadyBound) {
 }
 
 // TCP bulk transfer from A to B; returns Gbit/s and prints the delay line thread's CPU time. Run by hand:
-//   build/distsgd_tests --gtest_filter='DelayLine*Bulk*' --gtest_also_run_disabled_tests
+//   build/distsgd_torch_free_tests --gtest_filter='DelayLine*Bulk*' --gtest_also_run_disabled_tests
 double bulk_gbits(const dc::NetworkNamespace& a, const dc::NetworkNamespace& b, uint16_t port, size_t bytes) {
   Socket listener = bound_socket(b, SOCK_STREAM, kAddressB, port);
   EXPECT_EQ(::listen(listener.fd(), 1), 0);
