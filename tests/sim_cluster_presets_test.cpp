@@ -333,8 +333,10 @@ TEST(CommbenchCluster, EmulatedHostsGiveWorkersPerNode) {
 // A small real run on loopback: 2 processes, 4 KiB to 1 MiB, 5 repeats; its cluster file drives distsgd simulate.
 TEST(CommbenchCluster, ClusterOutIsReadBySimulate) {
   TempDir dir;
+  // Sizes up to 8 MB and each size's fastest of 10 repeats: the fit needs its times to rise with the size, which a
+  // range to 1 MB with 5 repeats failed to show once on a host loaded by two other jobs ("did not rise").
   const auto r =
-      run_distsgd("commbench --processes 2 --max-mb 1 --repeats 5 --timeout 60 --cluster-out " + (dir / "host.json"));
+      run_distsgd("commbench --processes 2 --max-mb 8 --repeats 10 --timeout 60 --cluster-out " + (dir / "host.json"));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const auto cluster = sim::load_cluster(dir / "host.json");
   EXPECT_EQ(cluster.allreduce_fit.processes, 2);
