@@ -59,6 +59,7 @@ TEST(ValidateCommand, TinyGridAgreesWithItsRunsAndResumes) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("[1/2] arsgd, 2 workers, loopback, no straggler: trained"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("mean absolute percentage error per algorithm"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("validate: 2 cells, 2 done, 0 failed"), std::string::npos) << r.output;  // the runner's
 
   const auto validation = read_json(out + "/validation.json");
   const auto& rows = validation["rows"];

@@ -162,6 +162,7 @@ experiment::StudySpec convergence_study(const AdviseCommand& c, const sim::Model
                                        : "distsgd advise's convergence runs";
   spec.simulation.enabled = false;
   spec.grids = {grid};
+  spec.command = "advise";
   return spec;
 }
 

@@ -351,6 +351,7 @@ experiment::StudySpec validation_study(const ValidateCommand& c, const Plan& pla
   spec.description = "distsgd validate's runs (validation.json compares them with the simulator)";
   spec.simulation.enabled = false;
   spec.grids = {grid};
+  spec.command = "validate";
   spec.json = nlohmann::ordered_json(settings_json(c));
   return spec;
 }

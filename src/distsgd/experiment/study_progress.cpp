@@ -6,17 +6,19 @@
 #include <cmath>
 #include <cstdio>
 #include <numeric>
+#include <utility>
 
 namespace distsgd::experiment {
 
 StudyProgress::StudyProgress(size_t cells, size_t finished, size_t failed, std::vector<double> finished_seconds,
-                             std::ostream& out, bool terminal)
+                             std::ostream& out, bool terminal, std::string command)
     : cells_(cells),
       finished_(finished),
       failed_(failed),
       seconds_(std::move(finished_seconds)),
       out_(out),
-      terminal_(terminal) {}
+      terminal_(terminal),
+      command_(std::move(command)) {}
 
 std::string StudyProgress::duration(double seconds) {
   const long total = std::lround(std::max(0.0, seconds));
@@ -32,7 +34,7 @@ std::string StudyProgress::duration(double seconds) {
 }
 
 std::string StudyProgress::line() const {
-  std::string text = "study: " + std::to_string(finished_) + "/" + std::to_string(cells_) + " cells done";
+  std::string text = command_ + ": " + std::to_string(finished_) + "/" + std::to_string(cells_) + " cells done";
   if (failed_ > 0) text += " (" + std::to_string(failed_) + " failed)";
   double elapsed = 0;
   if (!current_.empty()) {

@@ -14,8 +14,9 @@ namespace distsgd::experiment {
 class StudyProgress {
  public:
   // `finished_seconds`: the wall times of the cells finished in earlier sessions (they count toward the estimate).
+  // `command` starts the line ("study: 3/10 cells done ...", "validate: ...").
   StudyProgress(size_t cells, size_t finished, size_t failed, std::vector<double> finished_seconds, std::ostream& out,
-                bool terminal);
+                bool terminal, std::string command = "study");
 
   void start(const std::string& cell_label);
   void refresh();  // terminal only, at most once a second
@@ -34,6 +35,7 @@ class StudyProgress {
   std::vector<double> seconds_;
   std::ostream& out_;
   bool terminal_;
+  std::string command_;
   std::string current_;
   Clock::time_point current_start_;
   Clock::time_point last_print_;

@@ -85,12 +85,12 @@ int run_study_cells(const std::string& study_dir, const StudySpec& spec, const s
   }
   write_study_results(study_dir, cells, predictions);
   if (finished > 0) {
-    std::cerr << "study: " << finished << " of " << measured << " cells finished earlier (kept); running the other "
-              << to_run.size() << std::endl;
+    std::cerr << spec.command << ": " << finished << " of " << measured
+              << " cells finished earlier (kept); running the other " << to_run.size() << std::endl;
   }
 
   comm::SignalPipe signals({SIGINT, SIGTERM, SIGCHLD}, {SIGPIPE});
-  StudyProgress progress(measured, finished, failed, earlier_seconds, std::cerr, stderr_is_terminal());
+  StudyProgress progress(measured, finished, failed, earlier_seconds, std::cerr, stderr_is_terminal(), spec.command);
   bool interrupted = false;
   for (const StudyCell* cell : to_run) {
     if (interrupt_pending(signals)) {
@@ -112,7 +112,7 @@ int run_study_cells(const std::string& study_dir, const StudySpec& spec, const s
     }
     const auto record = record_of(*cell, result, study_dir, seconds_since(start), spec.cell_timeout_seconds);
     write_cell_record(study_dir, *cell, record);
-    if (record.status == "failed") progress.note("study: " + cell->label + " failed: " + record.reason);
+    if (record.status == "failed") progress.note(spec.command + ": " + cell->label + " failed: " + record.reason);
     progress.finish(record.status == "failed", record.seconds);
     failed += record.status == "failed";
     write_study_results(study_dir, cells, predictions);
@@ -120,12 +120,13 @@ int run_study_cells(const std::string& study_dir, const StudySpec& spec, const s
   progress.end();
   write_study_results(study_dir, cells, predictions);
   if (interrupted) {
-    std::cerr << "study: interrupted; finished cells are kept in " << study_dir
+    std::cerr << spec.command << ": interrupted; finished cells are kept in " << study_dir
               << " (results.csv); run the same command again to resume" << std::endl;
     return 130;
   }
-  std::cerr << "study: " << measured << " cells, " << (measured - failed) << " done, " << failed << " failed; "
-            << study_dir << "/results.csv and curves.csv; next: distsgd report " << study_dir << std::endl;
+  std::cerr << spec.command << ": " << measured << " cells, " << (measured - failed) << " done, " << failed
+            << " failed; " << study_dir << "/results.csv and curves.csv; next: distsgd report " << study_dir
+            << std::endl;
   return 0;
 }
 

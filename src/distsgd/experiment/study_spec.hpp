@@ -80,6 +80,7 @@ struct StudySpec {
   std::vector<GridSpec> grids;
   SimulationSpec simulation;
   double cell_timeout_seconds = 0;  // 0: none
+  std::string command = "study";    // the command running the cells, which starts their progress lines
   nlohmann::ordered_json json;      // as given (written to the study directory)
 };
 
