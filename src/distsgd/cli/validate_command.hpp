@@ -1,14 +1,10 @@
-// `distsgd validate`: the simulator against measured runs (spec/simulator.md, "Validation"). For every configuration
-// of a grid (algorithm x workers x network x straggler) it trains for a fixed number of iterations (`distsgd train`
-// as a child process; each configuration an ordinary run directory), profiles the model once (`distsgd profile`),
-// predicts the same configurations (`distsgd simulate`, each fidelity it offers), and writes per configuration the
-// predicted and measured samples/s and the error, and per algorithm the mean absolute percentage error (MAPE).
+// `distsgd validate`'s command line (the validation itself: experiment/validation.hpp).
 #pragma once
 #include <cstdint>
 #include <string>
 #include <vector>
 
-#include "distsgd/core/config.hpp"
+#include "distsgd/experiment/validation.hpp"
 
 namespace CLI {
 class App;
@@ -16,22 +12,10 @@ class App;
 
 namespace distsgd::cli {
 
-struct ValidateCommand {
-  TrainConfig config;                   // model, data, batch size, threads and seed of every run (train's flags)
-  std::vector<std::string> algorithms;  // default: all ten
-  std::vector<int64_t> workers{2, 4};
-  std::vector<std::string> networks{"loopback", "1gbit"};  // loopback, or a --net rate of distsgd train
-  std::vector<std::string> stragglers{"none"};             // none, or RANK:FACTOR as train's --slowdown
-  std::vector<std::string> fidelities{"analytical", "des"};
-  std::vector<std::string> clusters;  // NETWORK=FILE|PRESET: the simulator's cluster for a network
-  int64_t iterations = 200;
-  int64_t warmup = 20;  // iterations of every worker left out of the measured throughput
-  int64_t servers = 1;  // of the parameter-server algorithms
-  int64_t profile_repeats = 30;
-  double timeout = 120;  // train's --timeout
-  bool holdout = false;  // also calibrate on the smallest worker count and score the other rows
-  std::string out;
-  CLI::App* command = nullptr;  // the parsed subcommand, to pass the model and data flags on as given
+// The command line's settings: validate's (experiment/validation.hpp) and the parsed subcommand, whose model and data
+// flags are handed on as given.
+struct ValidateCommand : experiment::ValidationSettings {
+  CLI::App* command = nullptr;
 };
 
 CLI::App* add_validate_command(CLI::App& app, ValidateCommand& command);
