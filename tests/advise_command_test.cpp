@@ -8,7 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "distsgd/cli/advise_command.hpp"
+#include "distsgd/experiment/advice.hpp"
 #include "test_util.hpp"
 
 namespace distsgd::testing {
@@ -143,7 +143,7 @@ TEST(AdviseCommand, VirtualRanksByTheVirtualRunsTimeToTargetAtTheAdvisedWorkerCo
     std::ifstream metrics(run + "/metrics.jsonl");
     for (std::string line; std::getline(metrics, line);) evaluations.push_back(nlohmann::json::parse(line));
     EXPECT_GE(evaluations.size(), 4u);
-    const auto seconds = cli::samples_to_target(evaluations, 0.3, "wall_seconds");
+    const auto seconds = experiment::samples_to_target(evaluations, 0.3, "wall_seconds");
     ASSERT_TRUE(seconds.samples.has_value());
     EXPECT_DOUBLE_EQ(row["time_to_target_seconds"].get<double>(), *seconds.samples);
     EXPECT_GE(*seconds.samples, previous);  // ranked by it
@@ -155,17 +155,17 @@ TEST(AdviseCommand, SamplesToTargetInterpolatesBetweenEvaluations) {
   const std::vector<nlohmann::json> log = {{{"samples", 100}, {"test_accuracy", 0.5}},
                                            {{"samples", 200}, {"test_accuracy", 0.7}},
                                            {{"samples", 300}, {"test_accuracy", 0.65}}};
-  auto s = cli::samples_to_target(log, 0.6);
+  auto s = experiment::samples_to_target(log, 0.6);
   ASSERT_TRUE(s.samples.has_value());
   EXPECT_DOUBLE_EQ(*s.samples, 150);
   EXPECT_FALSE(s.upper_bound);
   EXPECT_DOUBLE_EQ(s.best_accuracy, 0.7);
   EXPECT_DOUBLE_EQ(s.samples_evaluated, 300);
-  s = cli::samples_to_target(log, 0.4);  // reached by the first evaluation: its samples bound it from above
+  s = experiment::samples_to_target(log, 0.4);  // reached by the first evaluation: its samples bound it from above
   EXPECT_DOUBLE_EQ(*s.samples, 100);
   EXPECT_TRUE(s.upper_bound);
-  EXPECT_FALSE(cli::samples_to_target(log, 0.8).samples.has_value());
-  EXPECT_FALSE(cli::samples_to_target({}, 0.5).samples.has_value());
+  EXPECT_FALSE(experiment::samples_to_target(log, 0.8).samples.has_value());
+  EXPECT_FALSE(experiment::samples_to_target({}, 0.5).samples.has_value());
 }
 
 // --target-loss: the first evaluation at or below the loss, linear in between, as for an accuracy.
@@ -173,13 +173,13 @@ TEST(AdviseCommand, SamplesToATargetLossInterpolatesTheLoss) {
   const std::vector<nlohmann::json> log = {{{"samples", 100}, {"test_loss", 3.0}},
                                            {{"samples", 200}, {"test_loss", 2.0}},
                                            {{"samples", 300}, {"test_loss", 2.2}}};
-  const auto s = cli::samples_to_target(log, cli::ProgressTarget{"test_loss", 2.5});
+  const auto s = experiment::samples_to_target(log, experiment::ProgressTarget{"test_loss", 2.5});
   ASSERT_TRUE(s.samples.has_value());
   EXPECT_DOUBLE_EQ(*s.samples, 150);
   EXPECT_FALSE(s.upper_bound);
   EXPECT_DOUBLE_EQ(s.best_loss, 2.0);
-  EXPECT_FALSE(cli::samples_to_target(log, cli::ProgressTarget{"test_loss", 1.5}).samples.has_value());
-  EXPECT_EQ(cli::ProgressTarget({"test_loss", 2.5}).text(), "target loss 2.5");
+  EXPECT_FALSE(experiment::samples_to_target(log, experiment::ProgressTarget{"test_loss", 1.5}).samples.has_value());
+  EXPECT_EQ(experiment::ProgressTarget({"test_loss", 2.5}).text(), "target loss 2.5");
 }
 
 TEST(AdviseCommand, BadFlagsAreOneClearError) {
