@@ -78,16 +78,21 @@ TEST(Catalog, RegisteringATakenNameOrAnUnknownAlgorithmIsRefused) {
   EXPECT_EQ(experiment::algorithm_recipes().size(), recipes);
 }
 
+// The option of `table` (train's or simulate's) that takes `flag`, or null.
+template <class Table>
+const typename Table::value_type* option_named(const Table& table, const std::string& flag) {
+  const auto o = std::find_if(table.begin(), table.end(), [&](const auto& spec) { return spec.flag == flag; });
+  return o == table.end() ? nullptr : &*o;
+}
+
 // The numeric settings train and simulate share are declared once (catalog/algorithm_options.hpp): both commands
 // show the same help and default and keep the same rule.
 template <class T>
 void expect_declared_once(const catalog::options::Declared<T>& declared, const std::string& bad_value) {
-  const auto& train = algo::algorithm_options();
-  const auto t = std::find_if(train.begin(), train.end(), [&](const auto& o) { return o.flag == declared.flag; });
-  ASSERT_NE(t, train.end()) << declared.flag;
-  const auto& simulate = sim::simulator_options();
-  const auto s = std::find_if(simulate.begin(), simulate.end(), [&](const auto& o) { return o.flag == declared.flag; });
-  ASSERT_NE(s, simulate.end()) << declared.flag;
+  const auto* t = option_named(algo::algorithm_options(), declared.flag);
+  ASSERT_NE(t, nullptr) << declared.flag;
+  const auto* s = option_named(sim::simulator_options(), declared.flag);
+  ASSERT_NE(s, nullptr) << declared.flag;
   EXPECT_EQ(t->help, declared.help);
   EXPECT_EQ(s->help, declared.help);
   EXPECT_EQ(t->value(TrainConfig{}), nlohmann::json(declared.default_value)) << declared.flag;
@@ -138,12 +143,10 @@ TEST(Catalog, SharedSettingsAreDeclaredOnceForTrainAndSimulate) {
 template <class E>
 void expect_name_declared_once(const catalog::options::Declared<E>& declared,
                                const std::vector<std::string>& simulator_only = {}) {
-  const auto& train = algo::algorithm_options();
-  const auto t = std::find_if(train.begin(), train.end(), [&](const auto& o) { return o.flag == declared.flag; });
-  ASSERT_NE(t, train.end()) << declared.flag;
-  const auto& simulate = sim::simulator_options();
-  const auto s = std::find_if(simulate.begin(), simulate.end(), [&](const auto& o) { return o.flag == declared.flag; });
-  ASSERT_NE(s, simulate.end()) << declared.flag;
+  const auto* t = option_named(algo::algorithm_options(), declared.flag);
+  ASSERT_NE(t, nullptr) << declared.flag;
+  const auto* s = option_named(sim::simulator_options(), declared.flag);
+  ASSERT_NE(s, nullptr) << declared.flag;
   EXPECT_EQ(t->help, declared.help);
   EXPECT_EQ(s->help.rfind(declared.help, 0), 0u) << s->help;
   const std::string default_word = name_of(declared.default_value);

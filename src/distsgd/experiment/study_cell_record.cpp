@@ -36,6 +36,8 @@ std::optional<CellRecord> read_cell_record(const std::string& study_dir, const S
   }
   const bool finished = record.status == "done" || record.status == "failed";
   if (!finished || record.arguments != cell.arguments()) return std::nullopt;
+  // A run recorded done whose directory has lost its summary (removed, or the directory emptied) is not finished.
+  if (record.status == "done" && !finished_summary(cell_directory(study_dir, cell))) return std::nullopt;
   return record;
 }
 

@@ -20,7 +20,8 @@ struct CellRecord {
 std::string cell_directory(const std::string& study_dir, const StudyCell& cell);
 std::string cell_log_path(const std::string& study_dir, const StudyCell& cell);
 
-// The record of the cell's last run, when it was made with the cell's present arguments.
+// The record of the cell's last run, when it was made with the cell's present arguments (and, for a run recorded
+// done, its run directory still has a complete summary.json).
 std::optional<CellRecord> read_cell_record(const std::string& study_dir, const StudyCell& cell);
 void write_cell_record(const std::string& study_dir, const StudyCell& cell, const CellRecord& record);
 // Before a run starts: an interrupted run must not look finished.

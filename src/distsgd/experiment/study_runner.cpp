@@ -72,9 +72,7 @@ int run_study_cells(const std::string& study_dir, const StudySpec& spec, const s
   for (const auto& cell : cells) {
     if (cell.simulated_only) continue;
     ++measured;
-    auto record = read_cell_record(study_dir, cell);
-    // A cell recorded done whose run directory has lost its summary (removed, or the run dir replaced) runs again.
-    if (record && record->status == "done" && !finished_summary(cell_directory(study_dir, cell))) record.reset();
+    const auto record = read_cell_record(study_dir, cell);
     if (record && (record->status == "done" || !retry_failed)) {
       ++finished;
       failed += record->status == "failed";

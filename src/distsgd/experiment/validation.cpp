@@ -614,8 +614,7 @@ int run_validation(const ValidationSettings& c) {
     auto& cell = cell_of(cells, k);
     set_flag(cell.flags, {"--threads", {std::to_string(k.threads)}});
     const auto record = read_cell_record(c.out, cell);
-    if (record && record->status == "done" && finished_summary(cell_directory(c.out, cell)))
-      finished_before.insert(cell.id);
+    if (record && record->status == "done") finished_before.insert(cell.id);
   }
   if (!cells.empty() && run_study_cells(c.out, spec, cells, /*retry_failed=*/true) == 130) {
     throw Interrupted("interrupted: stopped distsgd train (the finished runs are kept in " + c.out +
