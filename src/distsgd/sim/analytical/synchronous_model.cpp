@@ -48,10 +48,13 @@ Groups buckets(const ModelProfile& profile, const AllreduceSettings& settings) {
   return g;
 }
 
-// Each group's communication, `seconds(bytes)`.
+// Each group's communication, `seconds(cost, bytes)`, on the idle link and beside compute.
 template <class Seconds>
-std::vector<LayerTimes> with_comm(Groups g, Seconds seconds) {
-  for (std::size_t i = 0; i < g.layers.size(); ++i) g.layers[i].comm = seconds(g.bytes[i]);
+std::vector<LayerTimes> with_comm(Groups g, const LinkCost& idle, const LinkCost& computing, Seconds seconds) {
+  for (std::size_t i = 0; i < g.layers.size(); ++i) {
+    g.layers[i].comm = seconds(idle, g.bytes[i]);
+    g.layers[i].comm_computing = seconds(computing, g.bytes[i]);
+  }
   return g.layers;
 }
 
@@ -86,37 +89,51 @@ AllreduceSettings allreduce_settings(const std::string& overlap, double bucket_b
 }
 
 Prediction predict_allreduce_sgd(const ModelProfile& profile, int64_t workers, const LinkCost& ring,
-                                 const LinkCost& alltoall, const AllreduceSettings& settings) {
+                                 const LinkCost& alltoall, const AllreduceSettings& settings,
+                                 double interference_alpha) {
   require(workers >= 1, "AR-SGD needs at least one worker");
   require(!profile.tensors.empty(), "the profile has no tensors");
   const double update = profile.update_seconds_per_byte * profile.gradient_bytes();
   const double forward = profile.forward_seconds(), backward = profile.backward_seconds();
-  const auto allreduce = [&](double bytes) { return ring_allreduce_seconds(ring, workers, bytes); };
   if (!settings.wait_free) {
-    return prediction_from_iteration(profile, workers,
-                                     forward + backward + allreduce(profile.gradient_bytes()) + update);
+    return prediction_from_iteration(
+        profile, workers,
+        forward + backward + ring_allreduce_seconds(ring, workers, profile.gradient_bytes()) + update);
   }
+  // A collective that starts while the worker computes pays the interference on every step.
+  LinkCost busy_ring = ring, busy_alltoall = alltoall;
+  busy_ring.alpha += interference_alpha;
+  busy_alltoall.alpha += interference_alpha;
+  const auto allreduce = [&](const LinkCost& cost, double bytes) {
+    return ring_allreduce_seconds(cost, workers, bytes);
+  };
   switch (settings.schedule) {
     case AllreduceSchedule::kBuckets: {
-      const auto layers = with_comm(buckets(profile, settings), allreduce);
+      const auto layers = with_comm(buckets(profile, settings), ring, busy_ring, allreduce);
       return prediction_from_iteration(profile, workers,
                                        forward + backward + wfbp_exposed_communication_seconds(layers) + update);
     }
     case AllreduceSchedule::kMgwfbp:
     case AllreduceSchedule::kOptimalMerge: {
       const Groups tensors = tensor_layers(profile);
+      // The merge decides with the cost beside compute (where its groups mostly run).
+      const auto busy = [&](double bytes) { return allreduce(busy_ring, bytes); };
       const auto merged = settings.schedule == AllreduceSchedule::kMgwfbp
-                              ? merge_gradients_mgwfbp(tensors.layers, tensors.bytes, allreduce)
-                              : merge_gradients_optimal(tensors.layers, tensors.bytes, allreduce);
+                              ? merge_gradients_mgwfbp(tensors.layers, tensors.bytes, busy)
+                              : merge_gradients_optimal(tensors.layers, tensors.bytes, busy);
+      const auto layers = with_comm({merged.layers, merged.bytes}, ring, busy_ring, allreduce);
       return prediction_from_iteration(profile, workers,
-                                       forward + backward + wfbp_exposed_communication_seconds(merged.layers) + update);
+                                       forward + backward + wfbp_exposed_communication_seconds(layers) + update);
     }
     case AllreduceSchedule::kMultistep: {
       const Groups b = buckets(profile, settings);
       // The alltoall of 1/P slices and the local sum move and add what a ring reduce-scatter does.
-      const auto scatter =
-          with_comm(b, [&](double bytes) { return ring_reduce_scatter_seconds(alltoall, workers, bytes); });
-      const auto gather = with_comm(b, [&](double bytes) { return ring_allgather_seconds(ring, workers, bytes); });
+      const auto scatter = with_comm(b, alltoall, busy_alltoall, [&](const LinkCost& cost, double bytes) {
+        return ring_reduce_scatter_seconds(cost, workers, bytes);
+      });
+      const auto gather = with_comm(b, ring, busy_ring, [&](const LinkCost& cost, double bytes) {
+        return ring_allgather_seconds(cost, workers, bytes);
+      });
       const double sliced_update = update / static_cast<double>(workers);
       return prediction_from_iteration(profile, workers,
                                        forward + gathered_forward_exposed_seconds(gather) + backward +
@@ -134,7 +151,7 @@ Prediction predict_allreduce_sgd(const ModelProfile& profile, int64_t workers, c
 Prediction predict_allreduce_sgd(const ModelProfile& profile, int64_t workers, const ClusterDescription& cluster,
                                  const AllreduceSettings& settings) {
   return predict_allreduce_sgd(profile, workers, cluster.allreduce_cost(workers), cluster.alltoall_cost(workers),
-                               settings);
+                               settings, cluster.interference_alpha(workers));
 }
 
 Prediction predict_bsp(const ModelProfile& profile, int64_t workers, int64_t servers, const ClusterDescription& cluster,

@@ -24,6 +24,8 @@ Range range_of(Unknown u) {
       return {1e-3, 4, 1};
     case Unknown::kAlpha:
       return {1e-7, 0.1, std::nan("")};
+    case Unknown::kInterferenceAlpha:
+      return {1e-7, 0.1, 0};
     case Unknown::kIterationOverhead:
       return {1e-7, 10, 0};
     case Unknown::kServerSecondsPerByte:
@@ -251,10 +253,14 @@ std::pair<double, std::vector<double>> least_direction(const std::vector<std::ve
   return {a[least][least], direction};
 }
 
-// Whether some prediction depends on free unknown j where it weighs most (the others at their values in u).
+// Whether some prediction depends on free unknown j where it weighs most (the others at their values in u), or
+// within its range (an effect that saturates, as the interference, which costs at most the compute it runs beside).
 bool seen_where_costliest(const Problem& problem, std::vector<double> u, size_t j) {
-  u[j] = costliest(problem.free[j]);
-  return largest_magnitude(jacobian(problem, u)[j]) >= kSeen;
+  for (const double at : {costliest(problem.free[j]), 0.75, 0.5}) {
+    u[j] = at;
+    if (largest_magnitude(jacobian(problem, u)[j]) >= kSeen) return true;
+  }
+  return false;
 }
 
 ClusterDescription neutral(ClusterDescription c, const ClusterDescription& base, Unknown u) {
@@ -273,7 +279,8 @@ std::string names_of(const std::vector<Unknown>& unknowns) {
 const std::vector<Unknown>& all_unknowns() {
   static const std::vector<Unknown> all{
       Unknown::kComputeScale,      Unknown::kLinkEfficiency,       Unknown::kAlpha,
-      Unknown::kIterationOverhead, Unknown::kServerSecondsPerByte, Unknown::kServerSecondsPerRequest};
+      Unknown::kIterationOverhead, Unknown::kServerSecondsPerByte, Unknown::kServerSecondsPerRequest,
+      Unknown::kInterferenceAlpha};
   return all;
 }
 
@@ -285,6 +292,8 @@ std::string name_of(Unknown u) {
       return "link_efficiency";
     case Unknown::kAlpha:
       return "alpha";
+    case Unknown::kInterferenceAlpha:
+      return "interference_alpha";
     case Unknown::kIterationOverhead:
       return "iteration_overhead";
     case Unknown::kServerSecondsPerByte:
@@ -314,6 +323,9 @@ std::string what_determines(Unknown u) {
     case Unknown::kAlpha:
       return "runs that send many small messages beside ones that send few large ones (arsgd --overlap wfbp "
              "--bucket-mb 0 beside --overlap none)";
+    case Unknown::kInterferenceAlpha:
+      return "overlapped runs across nodes beside ones that do not overlap (arsgd --overlap wfbp or mgwfbp beside "
+             "--overlap none, at 2 or more nodes)";
     case Unknown::kIterationOverhead:
       return "runs of two batch sizes or two models (an overhead per iteration does not grow with the batch)";
     case Unknown::kServerSecondsPerByte:
@@ -340,6 +352,9 @@ ClusterDescription with_unknown(ClusterDescription c, const ClusterDescription& 
       }
       c.alpha_seconds = value;
       break;
+    case Unknown::kInterferenceAlpha:
+      c.interference_alpha_seconds = value;
+      break;
     case Unknown::kIterationOverhead:
       c.iteration_overhead_seconds = value;
       break;
@@ -361,6 +376,8 @@ double value_in(const ClusterDescription& c, const ClusterDescription& base, Unk
       return c.worker_bytes_per_second / base.worker_bytes_per_second;
     case Unknown::kAlpha:
       return c.alpha_seconds > 0 ? c.alpha_seconds : 5e-5;
+    case Unknown::kInterferenceAlpha:
+      return c.interference_alpha_seconds;
     case Unknown::kIterationOverhead:
       return c.iteration_overhead_seconds;
     case Unknown::kServerSecondsPerByte:

@@ -29,6 +29,7 @@ enum class Unknown {
   kComputeScale,             // compute_scale
   kLinkEfficiency,           // the links' rates as a fraction of the base's
   kAlpha,                    // alpha_seconds (the intra-node alpha keeps its ratio to it)
+  kInterferenceAlpha,        // interference_alpha_seconds
   kIterationOverhead,        // iteration_overhead_seconds
   kServerSecondsPerByte,     // server_seconds_per_byte
   kServerSecondsPerRequest,  // server_seconds_per_request

@@ -53,6 +53,10 @@ DesContext::DesContext(const ModelProfile& p, const ClusterDescription& c, const
   if (c.shared_cores > 0) share_cores(c.shared_cores);
   if (busy_deliveries_)
     collectives.set_delivery_delay([this] { return busy_delivery_delay(); }, c.busy_delivery_mean_seconds());
+  if (c.interference_alpha_seconds > 0) {
+    collectives.set_interference([this](int64_t w) { return compute[static_cast<size_t>(w)].busy(); },
+                                 c.interference_alpha_seconds);
+  }
 }
 
 double DesContext::busy_delivery_delay() {

@@ -43,6 +43,17 @@ bool RingCollectives::reduces_after(const Instance& in, int64_t step) const {
   return in.kind == CollectiveKind::kAllreduce && step < workers_ - 1;
 }
 
+void RingCollectives::set_interference(std::function<bool(int64_t)> computing, double seconds) {
+  computing_ = std::move(computing);
+  interference_ = seconds;
+}
+
+double RingCollectives::step_alpha(int64_t worker, int64_t peer) const {
+  const double alpha = cluster_.worker_to_worker_alpha(worker, peer);
+  const bool interfered = interference_ > 0 && !cluster_.same_node(worker, peer) && computing_(worker);
+  return interfered ? alpha + interference_ : alpha;
+}
+
 void RingCollectives::launch(int64_t worker, CollectiveKind kind, double bytes, std::function<void()> done,
                              std::function<void()> started) {
   if (workers_ == 1) {
@@ -100,7 +111,7 @@ void RingCollectives::advance(int64_t index, int64_t worker) {
   m.sending = true;
   const int64_t peer = send_peer(in.kind, worker, step);
   network_.transfer(cluster_.worker_to_worker(worker, peer), in.bytes / static_cast<double>(workers_),
-                    cluster_.worker_to_worker_alpha(worker, peer), [this, index, worker, step, peer] {
+                    step_alpha(worker, peer), [this, index, worker, step, peer] {
                       Member& sender = instance(index).members[static_cast<size_t>(worker)];
                       sender.sending = false;
                       ++sender.sent;
@@ -149,8 +160,7 @@ void RingCollectives::start_flows(int64_t index) {
   in.flows_left = workers_;
   for (int64_t w = 0; w < workers_; ++w) {
     const int64_t next = (w + 1) % workers_;
-    const double latency =
-        static_cast<double>(in.steps) * (cluster_.worker_to_worker_alpha(w, next) + mean_delivery_delay_) + reduction;
+    const double latency = static_cast<double>(in.steps) * (step_alpha(w, next) + mean_delivery_delay_) + reduction;
     network_.transfer(cluster_.worker_to_worker(w, next), volume, latency, [this, index] {
       if (--instance(index).flows_left > 0) return;
       for (int64_t member = 0; member < workers_; ++member) finish_member(index, member);

@@ -44,6 +44,11 @@ class RingCollectives {
   // receiver's scheduling delay (ClusterDescription::busy_delivery).
   void set_delivery_delay(std::function<double()> delay, double mean_seconds);
 
+  // A step a worker sends to another node while `computing(worker)` costs `seconds` more than alpha
+  // (ClusterDescription::interference_alpha_seconds); flows: the collective's latency, as its members computed
+  // when it started.
+  void set_interference(std::function<bool(int64_t worker)> computing, double seconds);
+
  private:
   struct Member {
     bool launched = false, joined = false, sending = false, reducing = false, finished = false;
@@ -68,10 +73,14 @@ class RingCollectives {
   void finish_member(int64_t index, int64_t worker);
   int64_t send_peer(CollectiveKind kind, int64_t worker, int64_t step) const;
   bool reduces_after(const Instance& in, int64_t step) const;
+  // The start-up of one step from `worker` to `peer`, interference included.
+  double step_alpha(int64_t worker, int64_t peer) const;
 
   EventQueue& queue_;
   std::function<double()> delivery_delay_;
   double mean_delivery_delay_ = 0;
+  std::function<bool(int64_t)> computing_;
+  double interference_ = 0;
   FlowNetwork& network_;
   const ClusterNetwork& cluster_;
   int64_t workers_;

@@ -216,6 +216,9 @@ std::string describe_links(const ClusterDescription& c) {
                   c.iteration_overhead_seconds * 1e3);
     text += adjusted;
   }
+  if (c.interference_alpha_seconds > 0) {
+    text += "; +" + microseconds(c.interference_alpha_seconds) + " per collective step across nodes under compute";
+  }
   if (c.allreduce_fit.processes > 0) {
     text += "; allreduce measured at " + std::to_string(c.allreduce_fit.processes) + " processes: alpha " +
             microseconds(c.allreduce_fit.alpha_seconds) + ", 1/beta " +
@@ -239,8 +242,8 @@ ClusterDescription cluster_from_json(const nlohmann::json& json, const std::stri
   top.reject_unknown({"name", "source", "worker_bytes_per_second", "server_bytes_per_second", "alpha_seconds",
                       "gamma_seconds_per_byte", "workers_per_node", "intra_node_bytes_per_second",
                       "intra_node_alpha_seconds", "shared_cores", "allreduce_fit", "compute_scale",
-                      "iteration_overhead_seconds", "server_seconds_per_request", "server_seconds_per_byte",
-                      "busy_delivery", "calibration"});
+                      "iteration_overhead_seconds", "interference_alpha_seconds", "server_seconds_per_request",
+                      "server_seconds_per_byte", "busy_delivery", "calibration"});
   ClusterDescription c;
   c.name = top.text("name", false, source);
   c.source = top.text("source", false, source);
@@ -254,6 +257,7 @@ ClusterDescription cluster_from_json(const nlohmann::json& json, const std::stri
   c.shared_cores = top.integer_at_least("shared_cores", 0, false, 0);
   c.compute_scale = top.positive_number("compute_scale", false, 1.0);
   c.iteration_overhead_seconds = top.non_negative_number("iteration_overhead_seconds", false);
+  c.interference_alpha_seconds = top.non_negative_number("interference_alpha_seconds", false);
   c.server_seconds_per_request = top.non_negative_number("server_seconds_per_request", false);
   c.server_seconds_per_byte = top.non_negative_number("server_seconds_per_byte", false);
   if (top.has("busy_delivery")) {
@@ -319,6 +323,7 @@ nlohmann::json to_json(const ClusterDescription& c) {
                          {"shared_cores", c.shared_cores},
                          {"compute_scale", c.compute_scale},
                          {"iteration_overhead_seconds", c.iteration_overhead_seconds},
+                         {"interference_alpha_seconds", c.interference_alpha_seconds},
                          {"server_seconds_per_request", c.server_seconds_per_request},
                          {"server_seconds_per_byte", c.server_seconds_per_byte}};
   if (!c.busy_delivery.empty()) json["busy_delivery"] = busy_delivery_json(c.busy_delivery, c.busy_delivery_cores);

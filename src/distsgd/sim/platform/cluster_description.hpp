@@ -66,6 +66,12 @@ struct ClusterDescription {
   // and every iteration costs this much more, outside any overlap (the framework's own per-step work).
   double compute_scale = 1;
   double iteration_overhead_seconds = 0;
+  // Each step of a collective across nodes that runs while its worker computes (wait-free backprop's buckets during
+  // backward, multistep's gathers during the next forward) costs this much more than alpha: computing and
+  // communicating at once slow each other (NCCL's kernels share the GPU with the backward's; over TCP the socket
+  // threads share the host with the framework's). Published figures show it as exposed communication that grows with
+  // the ring's 2(P-1) steps under overlap while a plain allreduce's does not (bench/README, "Calibration").
+  double interference_alpha_seconds = 0;
   // A parameter server's processing: per request it handles (a push or a pull) and per byte it takes in.
   double server_seconds_per_request = 0;
   double server_seconds_per_byte = 0;
@@ -75,6 +81,10 @@ struct ClusterDescription {
     return intra_node_bytes_per_second > 0 ? intra_node_bytes_per_second : worker_bytes_per_second;
   }
   double intra_node_alpha() const { return intra_node_bytes_per_second > 0 ? intra_node_alpha_seconds : alpha_seconds; }
+  // The interference per step of a ring over `workers`: none within one node.
+  double interference_alpha(int64_t workers) const {
+    return workers >= 2 && node_of(workers - 1) > 0 ? interference_alpha_seconds : 0;
+  }
 
   // Workers on the fullest node when `workers` fill nodes in rank order: the ones sharing its link.
   int64_t workers_on_fullest_node(int64_t workers) const;
