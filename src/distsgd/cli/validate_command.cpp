@@ -54,10 +54,13 @@ CLI::App* add_validate_command(CLI::App& app, ValidateCommand& c) {
   cmd->add_option("--profile-repeats", c.profile_repeats, "timed iterations of distsgd profile")->capture_default_str();
   cmd->add_option("--timeout", c.timeout, "train's --timeout: seconds any communication may take")
       ->capture_default_str();
-  cmd->add_flag("--holdout", c.holdout,
-                "also calibrate the simulator (distsgd calibrate) on each network's smallest worker count and score it "
-                "on the other rows only: held-out MAPE per algorithm, and per worker count Kendall's tau between "
-                "predicted and measured samples/s and whether the fastest algorithm was picked");
+  cmd->add_flag(
+      "--holdout", c.holdout,
+      "also calibrate the simulator (distsgd calibrate) on each network's smallest worker count and score it "
+      "on the other rows only: held-out MAPE per algorithm, and per worker count Kendall's tau between "
+      "predicted and measured samples/s and whether the fastest algorithm was picked; rows with a --straggler are "
+      "never calibrated on: they are held out and predicted by the discrete-event simulator on the "
+      "calibrated cluster");
   cmd->add_option("--out", c.out, "directory of the runs, profiles, predictions and validation.json")->required();
   c.command = cmd;
   return cmd;

@@ -45,14 +45,17 @@ std::string signed_percent(double fraction) {
 }  // namespace
 
 nlohmann::json holdout_report(const nlohmann::json& rows, const std::string& dir, std::string& text,
-                              int64_t shared_cores) {
-  // Rows measured without a straggler, by network.
-  std::map<std::string, std::vector<const nlohmann::json*>> by_network;
+                              int64_t shared_cores, const SlowedRowPredictor& predict_slowed) {
+  // Rows measured without a straggler, by network; and those with one, scored apart.
+  std::map<std::string, std::vector<const nlohmann::json*>> by_network, slowed_by_network;
   for (const auto& row : rows) {
-    if (!row.contains("measured_samples_per_second") || row.value("straggler", "none") != "none") continue;
-    by_network[row["network"].get<std::string>()].push_back(&row);
+    if (!row.contains("measured_samples_per_second")) continue;
+    const bool slowed = row.value("straggler", "none") != "none";
+    if (slowed && !predict_slowed) continue;
+    (slowed ? slowed_by_network : by_network)[row["network"].get<std::string>()].push_back(&row);
   }
-  std::map<std::string, sim::ModelProfile> profiles;  // by path
+  std::map<std::string, std::vector<double>> slowed_errors;  // algorithm -> |error| of its rows with a straggler
+  std::map<std::string, sim::ModelProfile> profiles;         // by path
   auto profile_of = [&](const nlohmann::json& row) {
     const auto path = row["profile"].get<std::string>();
     if (!profiles.count(path)) profiles.emplace(path, sim::load_model_profile(path));
@@ -66,7 +69,8 @@ nlohmann::json holdout_report(const nlohmann::json& rows, const std::string& dir
     std::vector<int64_t> workers;
     for (const auto* row : network_rows) workers.push_back((*row)["workers"].get<int64_t>());
     const auto split = sim::split_at_smallest_workers(workers);
-    if (split.held_out.empty()) {
+    const auto& slowed_rows = slowed_by_network[network];
+    if (split.held_out.empty() && slowed_rows.empty()) {
       out << "  " << network << ": one worker count only, nothing to hold out\n";
       continue;
     }
@@ -99,6 +103,28 @@ nlohmann::json holdout_report(const nlohmann::json& rows, const std::string& dir
     }
     out << "\n";
 
+    for (const auto* row : slowed_rows) {
+      const double measured = (*row)["measured_samples_per_second"].get<double>();
+      const double predicted = predict_slowed(*row, cluster_path);
+      const double error = predicted / measured - 1;
+      slowed_errors[method_of(*row)].push_back(std::fabs(error));
+      report["rows"].push_back({{"configuration", (*row)["configuration"]},
+                                {"network", network},
+                                {"algorithm", method_of(*row)},
+                                {"workers", (*row)["workers"]},
+                                {"straggler", (*row)["straggler"]},
+                                {"measured_samples_per_second", measured},
+                                {"predicted_samples_per_second", predicted},
+                                {"error", error}});
+    }
+    if (split.held_out.empty()) {
+      report["networks"][network] = {{"calibration_rows", split.calibration.size()},
+                                     {"calibration_workers", workers[split.calibration.front()]},
+                                     {"cluster", cluster_path},
+                                     {"rms_relative_error", calibration.rms_relative_error},
+                                     {"unknowns", unknowns}};
+      continue;
+    }
     std::vector<sim::MeasuredPoint> held;
     std::vector<std::string> method;  // of each held-out row
     std::vector<sim::ModelProfile> held_profiles;
@@ -166,6 +192,21 @@ nlohmann::json holdout_report(const nlohmann::json& rows, const std::string& dir
   }
   out << "\n";
   report["mape"] = mape;
+  if (!slowed_errors.empty()) {
+    nlohmann::json slowed = nlohmann::json::object();
+    out << "  held-out MAPE of the rows with a straggler (discrete-event simulator, calibrated cluster):";
+    for (const auto& [algorithm, e] : slowed_errors) {
+      double sum = 0;
+      for (const double x : e) sum += x;
+      slowed[algorithm] = {{"mape", sum / static_cast<double>(e.size())}, {"rows", e.size()}};
+      char figure[64];
+      std::snprintf(figure, sizeof figure, " %s %.1f%% (%zu)", algorithm.c_str(),
+                    100 * sum / static_cast<double>(e.size()), e.size());
+      out << figure;
+    }
+    out << "\n";
+    report["straggler_mape"] = slowed;
+  }
   text = out.str();
   return report;
 }

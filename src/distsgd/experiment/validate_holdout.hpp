@@ -3,6 +3,7 @@
 // network, Kendall's tau between predicted and measured samples/s and whether the fastest algorithm was picked.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -13,7 +14,11 @@ namespace distsgd::experiment {
 // profile, measured_samples_per_second): the held-out report as JSON, and as text in `text`. Each network's
 // calibrated cluster is written to DIR/holdout-NETWORK.json. `shared_cores`: the cores every measured run shared
 // (validate's runs all share this host's, as its predictions say with --shared-cores); 0 leaves the cluster files'.
+// Rows with a straggler are never calibrated on: with `predict_slowed` (the discrete-event simulator's samples/s of
+// such a row on the calibrated cluster file) they are held out too, scored apart ("stragglers": MAPE per algorithm),
+// as the ALADDIN paper's setting asks (calibrated on homogeneous runs, a slowed worker predicted).
+using SlowedRowPredictor = std::function<double(const nlohmann::json& row, const std::string& cluster_path)>;
 nlohmann::json holdout_report(const nlohmann::json& rows, const std::string& dir, std::string& text,
-                              int64_t shared_cores = 0);
+                              int64_t shared_cores = 0, const SlowedRowPredictor& predict_slowed = nullptr);
 
 }  // namespace distsgd::experiment
