@@ -24,6 +24,9 @@ class Executive {
   virtual double now() const = 0;  // virtual seconds since the run began
   // The calling actor resumes at virtual time `seconds` (not before now): compute, sleeps.
   virtual void sleep_until(double seconds) = 0;
+  // Computation until virtual time `seconds`: a sleep the scheduler can tell apart (collectives sent meanwhile pay the
+  // cluster's interference_alpha_seconds).
+  virtual void compute_until(double seconds) { sleep_until(seconds); }
   // The calling actor yields until notify(key) or virtual time `deadline` (infinity: no deadline). `what` names
   // the wait in a deadlock report.
   virtual void block(const void* key, double deadline, const char* what) = 0;
@@ -87,7 +90,7 @@ inline void sleep_for(double seconds) {
 // Computation that takes `seconds` on the cluster being simulated: nothing in a real run (the work itself took the
 // time), the clock moves on in a virtual one.
 inline void spend_compute(double seconds) {
-  if (auto* x = executive(); x && seconds > 0) x->sleep_until(x->now() + seconds);
+  if (auto* x = executive(); x && seconds > 0) x->compute_until(x->now() + seconds);
 }
 
 // The time an optimizer-sized pass over `values` fp32 parameters (an update, a merge, an average) takes on the

@@ -138,10 +138,11 @@ nlohmann::json run_virtual_training(TrainConfig config, const TrainHooks& hooks)
             text_of(times.forward * 1e3) + " ms forward per batch of " + std::to_string(config.batch_size) + ")");
 
   std::vector<std::unique_ptr<Process>> processes;
+  std::vector<int64_t> actor_of_rank;
   nlohmann::json summary;
   for (int64_t rank = 0; rank < workers + servers; ++rank) {
     processes.push_back(std::make_unique<Process>());
-    scheduler.start(role_label(config, rank), [&, rank] {
+    actor_of_rank.push_back(scheduler.start(role_label(config, rank), [&, rank] {
       configure_threads(1, 1);  // this thread's OpenMP too (its setting is per thread)
       Process& p = *processes[static_cast<size_t>(rank)];
       p.config = config;
@@ -159,7 +160,13 @@ nlohmann::json run_virtual_training(TrainConfig config, const TrainHooks& hooks)
       p.flat->set_virtual_backward_seconds(times.backward);
       auto result = run_worker(p, hooks);
       if (rank == 0) summary = std::move(result);
-    });
+    }));
+  }
+  // Collective steps a worker sends to another node while it computes pay the interference, as in the DES.
+  if (cluster.interference_alpha_seconds > 0) {
+    collectives.set_interference(
+        [&](int64_t worker) { return scheduler.computing(actor_of_rank[static_cast<size_t>(worker)]); },
+        cluster.interference_alpha_seconds);
   }
   scheduler.run();
 

@@ -97,6 +97,11 @@ void ActorScheduler::sleep_until(double seconds) {
   yield();
 }
 
+void ActorScheduler::compute_until(double seconds) {
+  running().computing_until = std::max(seconds, queue_.now());
+  sleep_until(seconds);
+}
+
 void ActorScheduler::block(const void* key, double deadline, const char* what) {
   Actor& actor = running();
   const int64_t id = running_;

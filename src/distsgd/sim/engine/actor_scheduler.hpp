@@ -39,6 +39,9 @@ class ActorScheduler final : public runtime::Executive {
   // runtime::Executive: start() may be called before run() (the run's processes) or by an actor.
   double now() const override { return queue_.now(); }
   void sleep_until(double seconds) override;
+  void compute_until(double seconds) override;
+  // Whether actor `id` is in a compute (runtime::spend_compute) at the current virtual time.
+  bool computing(int64_t id) const { return queue_.now() < actors_[static_cast<size_t>(id)]->computing_until; }
   void block(const void* key, double deadline, const char* what) override;
   void notify(const void* key) override;
   int64_t start(std::string name, std::function<void()> body) override;
@@ -63,6 +66,7 @@ class ActorScheduler final : public runtime::Executive {
     bool finished = false;
     const char* what = nullptr;  // what it waits for (the deadlock report)
     uint64_t wake_token = 0;     // bumped on every wake: a stale deadline event finds it changed
+    double computing_until = 0;  // the end of its last compute
   };
 
   void resume(int64_t id);  // driver: run actor `id` until it yields
