@@ -91,6 +91,13 @@ std::vector<sim::MeasuredPoint> mixed_points() {
   return points;
 }
 
+// The TITAN V lenet5 profile (batch 32) the command and hold-out tests predict from, written as DIR/p.json.
+sim::ModelProfile lenet5_profile(const TempDir& dir) {
+  const auto r = run_distsgd("profile --model lenet5 --device titan-v --batch-size 32 --out " + (dir / "p.json"));
+  require(r.exit_code == 0, "distsgd profile failed: " + r.output);
+  return sim::load_model_profile(dir / "p.json");
+}
+
 const sim::FittedUnknown& fitted(const sim::ClusterCalibration& c, Unknown u) {
   for (const auto& f : c.unknowns) {
     if (f.unknown == u) return f;
@@ -263,9 +270,8 @@ TEST(MeasuredPoints, CsvIsReadByItsHeaderAndErrorsNameTheLineAndColumn) {
 // then predicts the points as the fit did.
 TEST(CalibrateCommand, WritesAClusterThatSimulateReadsAndPrintsEveryResidual) {
   TempDir dir;
-  auto r = run_distsgd("profile --model lenet5 --device titan-v --batch-size 32 --out " + (dir / "p.json"));
-  ASSERT_EQ(r.exit_code, 0) << r.output;
-  const auto profile = sim::load_model_profile(dir / "p.json");
+  const auto profile = lenet5_profile(dir);
+  distsgd::testing::CommandResult r;
   auto base = sim::load_cluster("10gbe");
   auto truth = sim::with_unknown(base, base, Unknown::kLinkEfficiency, 0.25);
   truth = sim::with_unknown(truth, base, Unknown::kComputeScale, 2);
@@ -352,9 +358,7 @@ TEST(Holdout, KendallsTauCountsPairsInTheSameOrder) {
 // rows are predicted within the noise, ranked as measured, and the fastest picked; no calibration row is scored.
 TEST(Holdout, ReportScoresOnlyTheHeldOutRows) {
   TempDir dir;
-  auto r = run_distsgd("profile --model lenet5 --device titan-v --batch-size 32 --out " + (dir / "p.json"));
-  ASSERT_EQ(r.exit_code, 0) << r.output;
-  const auto profile = sim::load_model_profile(dir / "p.json");
+  const auto profile = lenet5_profile(dir);
   const auto base = sim::load_cluster("10gbe");
   auto truth = sim::with_unknown(base, base, Unknown::kLinkEfficiency, 0.2);
   truth = sim::with_unknown(truth, base, Unknown::kComputeScale, 1.5);
@@ -406,9 +410,7 @@ TEST(Holdout, ReportScoresOnlyTheHeldOutRows) {
 // calibration point, and each is scored against what the true cluster gives.
 TEST(Holdout, RowsWithAStragglerAreHeldOutAndPredictedByTheSimulator) {
   TempDir dir;
-  auto r = run_distsgd("profile --model lenet5 --device titan-v --batch-size 32 --out " + (dir / "p.json"));
-  ASSERT_EQ(r.exit_code, 0) << r.output;
-  const auto profile = sim::load_model_profile(dir / "p.json");
+  const auto profile = lenet5_profile(dir);
   const auto base = sim::load_cluster("10gbe");
   const auto truth = sim::with_unknown(base, base, Unknown::kLinkEfficiency, 0.2);
   const auto settings_of = [&](const std::vector<std::string>& flags, const std::string& straggler) {

@@ -42,6 +42,24 @@ std::string signed_percent(double fraction) {
   return text;
 }
 
+// Mean absolute error per algorithm, as JSON ({"mape", "rows"} each) and as " NAME 12.3% (ROWS)" after `heading`.
+nlohmann::json mean_error_by_algorithm(const std::map<std::string, std::vector<double>>& errors,
+                                       const std::string& heading, std::ostream& out) {
+  nlohmann::json mape = nlohmann::json::object();
+  out << heading;
+  for (const auto& [algorithm, e] : errors) {
+    double sum = 0;
+    for (const double x : e) sum += x;
+    const double mean = sum / static_cast<double>(e.size());
+    mape[algorithm] = {{"mape", mean}, {"rows", e.size()}};
+    char figure[64];
+    std::snprintf(figure, sizeof figure, " %s %.1f%% (%zu)", algorithm.c_str(), 100 * mean, e.size());
+    out << figure;
+  }
+  out << "\n";
+  return mape;
+}
+
 }  // namespace
 
 nlohmann::json holdout_report(const nlohmann::json& rows, const std::string& dir, std::string& text,
@@ -102,6 +120,12 @@ nlohmann::json holdout_report(const nlohmann::json& rows, const std::string& dir
       out << figure;
     }
     out << "\n";
+    auto& network_json = report["networks"][network];
+    network_json = {{"calibration_rows", split.calibration.size()},
+                    {"calibration_workers", workers[split.calibration.front()]},
+                    {"cluster", cluster_path},
+                    {"rms_relative_error", calibration.rms_relative_error},
+                    {"unknowns", unknowns}};
 
     for (const auto* row : slowed_rows) {
       const double measured = (*row)["measured_samples_per_second"].get<double>();
@@ -117,14 +141,7 @@ nlohmann::json holdout_report(const nlohmann::json& rows, const std::string& dir
                                 {"predicted_samples_per_second", predicted},
                                 {"error", error}});
     }
-    if (split.held_out.empty()) {
-      report["networks"][network] = {{"calibration_rows", split.calibration.size()},
-                                     {"calibration_workers", workers[split.calibration.front()]},
-                                     {"cluster", cluster_path},
-                                     {"rms_relative_error", calibration.rms_relative_error},
-                                     {"unknowns", unknowns}};
-      continue;
-    }
+    if (split.held_out.empty()) continue;
     std::vector<sim::MeasuredPoint> held;
     std::vector<std::string> method;  // of each held-out row
     std::vector<sim::ModelProfile> held_profiles;
@@ -172,40 +189,13 @@ nlohmann::json holdout_report(const nlohmann::json& rows, const std::string& dir
                     top_measured == top_predicted ? "" : " (wrong)");
       out << line;
     }
-    report["networks"][network] = {{"calibration_rows", split.calibration.size()},
-                                   {"calibration_workers", workers[split.calibration.front()]},
-                                   {"cluster", cluster_path},
-                                   {"rms_relative_error", calibration.rms_relative_error},
-                                   {"unknowns", unknowns},
-                                   {"groups", group_json}};
+    network_json["groups"] = group_json;
   }
-  nlohmann::json mape = nlohmann::json::object();
-  out << "  held-out MAPE:";
-  for (const auto& [algorithm, e] : errors) {
-    double sum = 0;
-    for (const double x : e) sum += x;
-    mape[algorithm] = {{"mape", sum / static_cast<double>(e.size())}, {"rows", e.size()}};
-    char figure[64];
-    std::snprintf(figure, sizeof figure, " %s %.1f%% (%zu)", algorithm.c_str(),
-                  100 * sum / static_cast<double>(e.size()), e.size());
-    out << figure;
-  }
-  out << "\n";
-  report["mape"] = mape;
+  report["mape"] = mean_error_by_algorithm(errors, "  held-out MAPE:", out);
   if (!slowed_errors.empty()) {
-    nlohmann::json slowed = nlohmann::json::object();
-    out << "  held-out MAPE of the rows with a straggler (discrete-event simulator, calibrated cluster):";
-    for (const auto& [algorithm, e] : slowed_errors) {
-      double sum = 0;
-      for (const double x : e) sum += x;
-      slowed[algorithm] = {{"mape", sum / static_cast<double>(e.size())}, {"rows", e.size()}};
-      char figure[64];
-      std::snprintf(figure, sizeof figure, " %s %.1f%% (%zu)", algorithm.c_str(),
-                    100 * sum / static_cast<double>(e.size()), e.size());
-      out << figure;
-    }
-    out << "\n";
-    report["straggler_mape"] = slowed;
+    report["straggler_mape"] = mean_error_by_algorithm(
+        slowed_errors,
+        "  held-out MAPE of the rows with a straggler (discrete-event simulator, calibrated cluster):", out);
   }
   text = out.str();
   return report;
