@@ -18,7 +18,8 @@
 // - ALADDIN with pi 1 (also studied in the paper): x~ takes a step per gradient, so smaller batches (16) give it
 //   more steps per epoch; local momentum 0.5.
 // - EASGD with the common recipe, batch 32; GoSGD at gossip probability 0.1 mixes slowly and is held to 0.75.
-// BSP with DGC (VirtualAcceptance.BspWithDgcReaches084) is in dgc_test.cpp, beside its byte count.
+// BSP with DGC (VirtualDgcAcceptance.BspWithDgcReaches084) is in dgc_test.cpp, beside its byte count (a suite of
+// its own: CTest runs a suite per process, and a suite lives in one test binary).
 #include "test_util.hpp"
 
 #include <gtest/gtest.h>

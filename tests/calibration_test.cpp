@@ -261,7 +261,7 @@ TEST(MeasuredPoints, CsvIsReadByItsHeaderAndErrorsNameTheLineAndColumn) {
       {"algorithm,workers,samples_per_second,flags\narsgd,2,10,\"--overlap none\n", "t.csv:2: a quoted field"},
   };
   for (const auto& [text, expected] : bad) {
-    const auto error = error_of_call([&] { sim::points_from_csv_text(text, "t.csv"); });
+    const auto error = error_of_call([&text = text] { sim::points_from_csv_text(text, "t.csv"); });
     EXPECT_NE(error.find(expected), std::string::npos) << text << "\n" << error;
   }
 }

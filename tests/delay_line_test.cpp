@@ -261,10 +261,10 @@ TEST_F(DelayLineTest, KeepsOrderUnderJitter) {
   // One datagram every 0.5 ms: with delays spread over 1..5 ms, most would overtake each other if order were not
   // kept. Both namespaces share the clock, so the one-way delay is read directly.
   constexpr int kSent = 500;
-  std::thread send_thread([&] {
+  std::thread send_thread([&, fd = sender.fd()] {  // (a structured binding cannot be captured before C++20)
     for (int64_t sequence = 0; sequence < kSent; ++sequence) {
       const int64_t message[2] = {sequence, now_ns()};
-      ::send(sender.fd(), message, sizeof message, 0);
+      ::send(fd, message, sizeof message, 0);
       std::this_thread::sleep_for(std::chrono::microseconds(500));
     }
   });

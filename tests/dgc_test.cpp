@@ -193,7 +193,7 @@ TEST(DgcRuns, ImpossibleCombinationsAreRefused) {
 // 2 epochs: test accuracy >= 0.84. The warm-up spans the first epoch, so the second runs at 0.1% throughout. On the
 // virtual cluster, as the other acceptance runs (acceptance_test.cpp says why); the real path's bytes are checked by
 // DgcRuns.EachAlgorithmSendsTheDensitysShare.
-TEST(VirtualAcceptance, BspWithDgcReaches084) {
+TEST(VirtualDgcAcceptance, BspWithDgcReaches084) {
   if (!distsgd::testing::have_fashion_mnist()) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
   TempDir dir;
   auto r = run_distsgd(

@@ -45,7 +45,9 @@ bool excluded(const GridSpec& grid, const std::vector<std::pair<std::string, std
   return std::any_of(grid.exclude.begin(), grid.exclude.end(), [&](const ExcludeRule& rule) {
     return std::all_of(rule.begin(), rule.end(), [&](const auto& condition) {
       const auto& [axis, wanted] = condition;
-      const auto it = std::find_if(labels.begin(), labels.end(), [&](const auto& l) { return l.first == axis; });
+      // (a lambda may not capture a structured binding before C++20, hence the init-capture)
+      const auto it =
+          std::find_if(labels.begin(), labels.end(), [&axis = axis](const auto& l) { return l.first == axis; });
       return it != labels.end() && std::find(wanted.begin(), wanted.end(), it->second) != wanted.end();
     });
   });

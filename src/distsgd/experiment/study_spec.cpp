@@ -143,7 +143,9 @@ std::vector<ExcludeRule> parse_exclude(const Json& value, const std::vector<Axis
     require(value[i].is_object() && !value[i].empty(), at + ": expected an object {axis: label(s)}");
     ExcludeRule rule;
     for (const auto& [name, labels] : value[i].items()) {
-      const auto axis = std::find_if(axes.begin(), axes.end(), [&](const Axis& a) { return a.name == name; });
+      // (a lambda may not capture a structured binding before C++20, hence the init-capture)
+      const auto axis =
+          std::find_if(axes.begin(), axes.end(), [&name = name](const Axis& a) { return a.name == name; });
       require(axis != axes.end(), at + ": '" + name + "' is not an axis of this grid");
       std::vector<std::string> wanted;
       for (const auto& label : labels.is_array() ? labels : Json::array({labels})) {
@@ -239,7 +241,8 @@ GridSpec parse_grid(const Json& object, const GridSpec& inherited, const std::st
     require(axes.is_object(), field(where, "axes") + ": expected an object {axis: [values]}, got " + axes.dump());
     for (const auto& [name, values] : axes.items()) {
       Axis axis = parse_axis(name, values, field(where, "axes." + name));
-      const auto same = std::find_if(grid.axes.begin(), grid.axes.end(), [&](const Axis& a) { return a.name == name; });
+      const auto same =
+          std::find_if(grid.axes.begin(), grid.axes.end(), [&name = name](const Axis& a) { return a.name == name; });
       if (same != grid.axes.end()) {
         *same = std::move(axis);
       } else {

@@ -50,14 +50,23 @@ namespace distsgd::optim::kernels::plain {
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #define DISTSGD_KERNELS_HAVE_FMA 1
+// The same target for every function of the second copy: GCC's pragma, or clang's attribute on each function.
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx2,fma"))), apply_to = function)
+#else
 #pragma GCC push_options
 #pragma GCC target("avx2,fma")
+#endif
 namespace distsgd::optim::kernels::fused {
 #define DISTSGD_KERNELS_FMA 1
 #include "distsgd/optim/kernels_loops.inc"
 #undef DISTSGD_KERNELS_FMA
 }  // namespace distsgd::optim::kernels::fused
+#if defined(__clang__)
+#pragma clang attribute pop
+#else
 #pragma GCC pop_options
+#endif
 #else
 #define DISTSGD_KERNELS_HAVE_FMA 0
 #endif
@@ -80,8 +89,19 @@ const bool kFma = detect_fma();
 // Elements below which a kernel stays on the calling thread (256 KB of floats: a thread's start costs more).
 constexpr int64_t kGrain = 1 << 16;
 
-// Runs f(offset, count) over [0, n), split across the compute threads for large n (this file is compiled with
-// -fopenmp, so at::parallel_for uses ATen's own OpenMP runtime and thread count).
+#if !defined(_OPENMP)
+// libgomp's entry points (ATen's OpenMP runtime), declared here: clang compiles this file with -fopenmp-simd only.
+extern "C" {
+void GOMP_parallel(void (*fn)(void*), void* data, unsigned num_threads, unsigned flags);
+int omp_get_num_threads();
+int omp_get_thread_num();
+}
+#endif
+
+// Runs f(offset, count) over [0, n), split across the compute threads for large n, on ATen's own OpenMP runtime
+// (libgomp) and thread count. GCC compiles this file with -fopenmp, so at::parallel_for does it; clang's
+// `omp parallel` would call LLVM's runtime instead, so there the region starts through libgomp's GOMP_parallel (what
+// GCC emits for it) and is split as at::parallel_for splits it.
 template <class F>
 void split(size_t n, const F& f) {
   if (n == 0) return;
@@ -89,9 +109,25 @@ void split(size_t n, const F& f) {
     f(size_t{0}, n);
     return;
   }
+#if defined(_OPENMP)
   at::parallel_for(0, static_cast<int64_t>(n), kGrain, [&](int64_t begin, int64_t end) {
     f(static_cast<size_t>(begin), static_cast<size_t>(end - begin));
   });
+#else
+  struct Region {
+    const F* f;
+    int64_t n;
+  } region{&f, static_cast<int64_t>(n)};
+  GOMP_parallel(
+      [](void* data) {
+        const auto& r = *static_cast<const Region*>(data);
+        const int64_t threads = std::min<int64_t>(omp_get_num_threads(), (r.n + kGrain - 1) / kGrain);
+        const int64_t chunk = (r.n + threads - 1) / threads;
+        const int64_t begin = omp_get_thread_num() * chunk;
+        if (begin < r.n) (*r.f)(static_cast<size_t>(begin), static_cast<size_t>(std::min(chunk, r.n - begin)));
+      },
+      &region, 0, 0);
+#endif
 }
 
 // Calls the FMA or the plain build of a loop with the same arguments.
