@@ -25,8 +25,9 @@ demo: build
 	$(BUILD)/distsgd study --preset demo --out $(DEMO_OUT)
 	$(BUILD)/distsgd report $(DEMO_OUT)
 
-# One test per core: the suites CMakeLists.txt lists as parallel run side by side; every test that starts ranks,
-# times something or builds network namespaces runs alone (RUN_SERIAL).
+# One suite per core, each in one process: the suites CMakeLists.txt lists as parallel (the in-process ones, and the
+# multi-process ones whose assertions hold on a busy host) run side by side; the tests that time something, compare
+# slowed and unslowed workers or build network namespaces run alone (RUN_SERIAL).
 # A fresh build tree has no CTest timings, so CTest would start the longest tests late and finish about 2.5 minutes
 # later (bench/README, "Test time"): it starts from the timings in tests/ctest_costs.txt (refreshed with
 # scripts/refresh_test_costs.sh), which later runs update in the build tree.

@@ -3,7 +3,7 @@
 # PARALLEL: the suites (Suite.*) and tests that run beside others, as a GoogleTest filter; every other suite runs
 # alone (RUN_SERIAL).
 # A test of distsgd_tests in a process of its own pays about a second of libtorch start-up (its operator
-# registration) before it runs: 342 tests, about 6 minutes of CPU of a make test. A process per suite pays it 109
+# registration) before it runs: 342 tests, about 6 minutes of CPU of a make test. A process per suite pays it 105
 # times.
 # The tests PARALLEL names one by one (they run beside others while the rest of their suite runs alone) run as one
 # more CTest test, Suite-parallel; the rest of a suite runs as the CTest test named after the suite.
