@@ -31,6 +31,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <memory>
+#include <random>
 #include <vector>
 
 namespace distsgd::train {
@@ -167,6 +168,16 @@ nlohmann::json run_virtual_training(TrainConfig config, const TrainHooks& hooks)
     collectives.set_interference(
         [&](int64_t worker) { return scheduler.computing(actor_of_rank[static_cast<size_t>(worker)]); },
         cluster.interference_alpha_seconds);
+  }
+  // A busy host's late deliveries (a measured distribution: commbench --busy-delivery), drawn from the run's seed,
+  // on the collectives' steps and on every message, as in the DES.
+  std::mt19937_64 delivery_draws(static_cast<uint64_t>(config.seed) * 0x9e3779b97f4a7c15ULL + 17);
+  if (cluster.delays_busy_deliveries(workers + servers)) {
+    auto delay = [&] {
+      return cluster.busy_delivery_seconds(std::uniform_real_distribution<double>(0, 1)(delivery_draws));
+    };
+    collectives.set_delivery_delay(delay, cluster.busy_delivery_mean_seconds());
+    fabric.set_delivery_delay(delay);
   }
   scheduler.run();
 

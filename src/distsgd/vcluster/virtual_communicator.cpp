@@ -177,8 +177,16 @@ void Fabric::start(std::shared_ptr<Message> message) {
   const double bytes = bytes_of(message->data);
   in_flight_[{from, to}].push_back(message);
   transfer(from, to, bytes, [this, message] {
-    message->arrived = true;
-    arrive(message->from, message->to);
+    auto delivered = [this, message] {
+      message->arrived = true;
+      arrive(message->from, message->to);
+    };
+    const double delay = delivery_delay_ ? delivery_delay_() : 0.0;
+    if (delay > 0) {
+      scheduler_.queue().after(delay, std::move(delivered));
+    } else {
+      delivered();
+    }
   });
 }
 

@@ -54,6 +54,10 @@ class Fabric {
   // The world's barrier (workers and servers).
   void barrier_world(int64_t rank);
 
+  // A message that has arrived is delivered `delay()` seconds later, in its pair's order (a busy host's receiving
+  // thread waits for a core: ClusterDescription::busy_delivery, as the DES delays it).
+  void set_delivery_delay(std::function<double()> delay) { delivery_delay_ = std::move(delay); }
+
   void store_set(const std::string& key, const std::string& value);
   std::string store_get(const std::string& key);  // blocks the calling actor until the key is set
   bool store_has(const std::string& key) const { return store_.count(key) > 0; }
@@ -81,6 +85,7 @@ class Fabric {
   int64_t first_instance_ = 0;
   std::vector<int64_t> collectives_called_;  // per worker
   std::map<std::string, std::string> store_;
+  std::function<double()> delivery_delay_;
   int64_t world_barriers_arrived_ = 0, world_barriers_done_ = 0;
 };
 
