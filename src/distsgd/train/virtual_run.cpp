@@ -17,6 +17,7 @@
 #include "distsgd/sim/engine/flow_network.hpp"
 #include "distsgd/sim/engine/ring_collectives.hpp"
 #include "distsgd/sim/platform/analytical_profile.hpp"
+#include "distsgd/sim/platform/busy_delivery_draws.hpp"
 #include "distsgd/sim/platform/cluster_description.hpp"
 #include "distsgd/sim/platform/cluster_network.hpp"
 #include "distsgd/sim/platform/device_description.hpp"
@@ -31,7 +32,6 @@
 #include <algorithm>
 #include <filesystem>
 #include <memory>
-#include <random>
 #include <vector>
 
 namespace distsgd::train {
@@ -171,11 +171,9 @@ nlohmann::json run_virtual_training(TrainConfig config, const TrainHooks& hooks)
   }
   // A busy host's late deliveries (a measured distribution: commbench --busy-delivery), drawn from the run's seed,
   // on the collectives' steps and on every message, as in the DES.
-  std::mt19937_64 delivery_draws(static_cast<uint64_t>(config.seed) * 0x9e3779b97f4a7c15ULL + 17);
-  if (cluster.delays_busy_deliveries(workers + servers)) {
-    auto delay = [&] {
-      return cluster.busy_delivery_seconds(std::uniform_real_distribution<double>(0, 1)(delivery_draws));
-    };
+  sim::BusyDeliveryDraws delivery_draws(cluster, workers + servers, static_cast<uint64_t>(config.seed));
+  if (delivery_draws.applies()) {
+    auto delay = [&] { return delivery_draws.next(); };
     collectives.set_delivery_delay(delay, cluster.busy_delivery_mean_seconds());
     fabric.set_delivery_delay(delay);
   }

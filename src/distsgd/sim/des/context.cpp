@@ -44,14 +44,13 @@ DesContext::DesContext(const ModelProfile& p, const ClusterDescription& c, const
       iteration(static_cast<size_t>(s.workers), 0),
       handlers_(static_cast<size_t>(s.workers * servers_of(s))),
       model_bytes_(p.gradient_bytes()),
-      busy_deliveries_(c.delays_busy_deliveries(s.workers + servers_of(s))),
-      delivery_draws_(s.seed * 0x9e3779b97f4a7c15ULL + 17) {
+      delivery_draws_(c, s.workers + servers_of(s), s.seed) {
   compute.reserve(static_cast<size_t>(workers));  // tasks hold pointers to their resource: never reallocate
   for (int64_t w = 0; w < workers; ++w) compute.emplace_back(queue);
   server_cpu.reserve(static_cast<size_t>(servers));
   for (int64_t k = 0; k < servers; ++k) server_cpu.emplace_back(queue);
   if (c.shared_cores > 0) share_cores(c.shared_cores);
-  if (busy_deliveries_)
+  if (delivery_draws_.applies())
     collectives.set_delivery_delay([this] { return busy_delivery_delay(); }, c.busy_delivery_mean_seconds());
   if (c.interference_alpha_seconds > 0) {
     collectives.set_interference([this](int64_t w) { return compute[static_cast<size_t>(w)].busy(); },
@@ -59,13 +58,10 @@ DesContext::DesContext(const ModelProfile& p, const ClusterDescription& c, const
   }
 }
 
-double DesContext::busy_delivery_delay() {
-  if (!busy_deliveries_) return 0;
-  return cluster.busy_delivery_seconds(std::uniform_real_distribution<double>(0, 1)(delivery_draws_));
-}
+double DesContext::busy_delivery_delay() { return delivery_draws_.next(); }
 
 Next DesContext::delivered(Next arrived) {
-  if (!busy_deliveries_) return arrived;
+  if (!delivery_draws_.applies()) return arrived;
   return [this, arrived = std::move(arrived)] { queue.after(busy_delivery_delay(), arrived); };
 }
 

@@ -6,7 +6,6 @@
 #include <deque>
 #include <functional>
 #include <map>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -17,6 +16,7 @@
 #include "distsgd/sim/engine/fifo_resource.hpp"
 #include "distsgd/sim/engine/flow_network.hpp"
 #include "distsgd/sim/engine/ring_collectives.hpp"
+#include "distsgd/sim/platform/busy_delivery_draws.hpp"
 #include "distsgd/sim/platform/cluster_description.hpp"
 #include "distsgd/sim/platform/cluster_network.hpp"
 #include "distsgd/sim/platform/heterogeneity.hpp"
@@ -104,8 +104,7 @@ class DesContext {
 
   std::vector<Handler> handlers_;  // per server, per worker
   double model_bytes_;
-  bool busy_deliveries_;
-  std::mt19937_64 delivery_draws_;
+  BusyDeliveryDraws delivery_draws_;
 };
 
 }  // namespace distsgd::sim
