@@ -156,6 +156,13 @@ TEST(DesClosedForms, BusyReceiversDelayEveryMessage) {
   const double first = simulate_discrete_events(communication_only(4e6), c, bsp).iteration_seconds;
   EXPECT_EQ(simulate_discrete_events(communication_only(4e6), c, bsp).iteration_seconds, first);
   EXPECT_GT(first, 2 * d) << "the push waits for the latest of four draws";
+  // A server's exchange is a header and a payload, each delayed: it arrives after the later of two draws. Uniform on
+  // [0, 2d], that is 4d/3 on average (one draw: d, the sum of two: 2d), so one worker's push and pull take 8d/3.
+  c.busy_delivery = {{0.0, 0}, {1.0, 2 * d}};
+  auto one_worker = settings("bsp", 1);
+  one_worker.overlap = "none";
+  one_worker.iterations = 2000;
+  EXPECT_NEAR(simulate_discrete_events(communication_only(4e6), c, one_worker).iteration_seconds, 8 * d / 3, 0.1 * d);
 }
 
 TEST(DesClosedForms, ParameterServerIncastAtOneServer) {

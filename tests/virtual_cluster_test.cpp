@@ -451,12 +451,11 @@ TEST_F(VirtualTraining, InterferenceIsChargedByBothEnginesAlike) {
 }
 
 // A busy host's late deliveries (a cluster's busy_delivery distribution, as commbench --busy-delivery measures it
-// for one Gloo send and receive): the virtual cluster delays every collective step by a draw from it, as the DES
-// does, and AR-SGD's two engines agree within 10%. It also delays every message the algorithms send, as they send
-// them: the parameter server's header and payload are two messages (the payload's transfer starts when the server has
-// read the header and posted its receive), so an exchange waits twice, where the DES, which moves an exchange as one
-// message, waits once: ASP's virtual run is the slower of the two (0.81x here). Both slow down against the plain
-// cluster.
+// for one Gloo send and receive): the virtual cluster delays every collective step and every message the algorithms
+// send by a draw from it, the DES each collective step and each exchange. A parameter server's exchange is a header
+// and a payload: two Gloo messages, each delayed, the payload delivered after the header; the DES charges the later of
+// two draws. Both engines then slow down alike against the plain cluster (within 10%: ASP's busy/plain is 0.39 on the
+// virtual cluster and 0.41 on the DES; one draw per exchange gave the DES 0.44, the sum of two 0.32).
 TEST_F(VirtualTraining, BusyDeliveriesAreChargedByBothEngines) {
   TempDir dir;
   const std::string lenet5_28 = profile();
@@ -486,12 +485,10 @@ TEST_F(VirtualTraining, BusyDeliveriesAreChargedByBothEngines) {
                 << std::endl;
     }
     EXPECT_NEAR(virtual_rates["plain"] / des_rates["plain"], 1.0, 0.10) << algorithm;
-    if (algorithm == "arsgd") {
-      EXPECT_NEAR(virtual_rates["busy"] / des_rates["busy"], 1.0, 0.10);
-    } else {
-      EXPECT_GT(virtual_rates["busy"] / des_rates["busy"], 0.7);
-      EXPECT_LT(virtual_rates["busy"] / des_rates["busy"], 0.95) << "each exchange waits twice, not once";
-    }
+    const double virtual_slowdown = virtual_rates["busy"] / virtual_rates["plain"];
+    const double des_slowdown = des_rates["busy"] / des_rates["plain"];
+    EXPECT_NEAR(virtual_slowdown / des_slowdown, 1.0, 0.10)
+        << algorithm << ": busy/plain, virtual " << virtual_slowdown << ", DES " << des_slowdown;
     EXPECT_LT(virtual_rates["busy"], 0.95 * virtual_rates["plain"]) << algorithm;
     EXPECT_LT(des_rates["busy"], 0.95 * des_rates["plain"]) << algorithm;
   }

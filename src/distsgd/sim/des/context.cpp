@@ -3,6 +3,8 @@
 #include "distsgd/catalog/algorithm_catalog.hpp"
 #include "distsgd/core/error.hpp"
 
+#include <algorithm>
+
 namespace distsgd::sim {
 namespace {
 
@@ -60,9 +62,12 @@ DesContext::DesContext(const ModelProfile& p, const ClusterDescription& c, const
 
 double DesContext::busy_delivery_delay() { return delivery_draws_.next(); }
 
-Next DesContext::delivered(Next arrived) {
+Next DesContext::delivered(double bytes, Next arrived) {
   if (!delivery_draws_.applies()) return arrived;
-  return [this, arrived = std::move(arrived)] { queue.after(busy_delivery_delay(), arrived); };
+  return [this, with_payload = bytes > 0, arrived = std::move(arrived)] {
+    const double header = busy_delivery_delay();
+    queue.after(with_payload ? std::max(header, busy_delivery_delay()) : header, arrived);
+  };
 }
 
 void DesContext::share_cores(int64_t cores) {
@@ -141,17 +146,17 @@ void DesContext::start_send_to_server(int64_t worker, int64_t server, double byt
       run_on_server(server, "process request", processing, arrived);
     };
   }
-  network.transfer(ports.worker_to_server(worker, server), bytes, ports.alpha(), delivered(std::move(arrived)));
+  network.transfer(ports.worker_to_server(worker, server), bytes, ports.alpha(), delivered(bytes, std::move(arrived)));
 }
 
 void DesContext::send_to_worker(int64_t server, int64_t worker, double bytes, Next arrived) {
-  network.transfer(ports.server_to_worker(server, worker), bytes, ports.alpha(), delivered(std::move(arrived)));
+  network.transfer(ports.server_to_worker(server, worker), bytes, ports.alpha(), delivered(bytes, std::move(arrived)));
 }
 
 void DesContext::send_between_workers(int64_t from, int64_t to, double bytes, Next arrived) {
   bytes_sent[static_cast<size_t>(from)] += bytes;
   network.transfer(ports.worker_to_worker(from, to), bytes, ports.worker_to_worker_alpha(from, to),
-                   delivered(std::move(arrived)));
+                   delivered(bytes, std::move(arrived)));
 }
 
 }  // namespace distsgd::sim

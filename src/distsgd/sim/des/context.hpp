@@ -88,8 +88,10 @@ class DesContext {
   double busy_delivery_delay();
 
  private:
-  // `arrived`, later by a busy receiver's delay where the cluster has one.
-  Next delivered(Next arrived);
+  // `arrived`, later by a busy receiver's delay where the cluster has one: a draw for each Gloo message the real
+  // exchange is made of. distsgd's parameter-server and gossip protocols send a header and then a payload (two
+  // messages, as the virtual cluster delivers them); a bare request (no bytes) is a header alone.
+  Next delivered(double bytes, Next arrived);
 
   // ClusterDescription::shared_cores: each rank's compute is a flow of core-seconds through a port of one core (its
   // thread) and the cores' port, so n ranks computing at once on C < n cores each get C/n of a core.

@@ -46,8 +46,9 @@ struct ClusterDescription {
   // empty: not measured) on a host of `busy_delivery_cores` cores. It applies to a run of at least that many ranks
   // (a rank's communication threads compete with its own compute too: commbench measured a median of 1.6 ms with 2
   // ranks on 2 cores), whatever shared_cores says of compute (validate's diagnostics turn the sharing of compute off,
-  // not the delay): the discrete-event simulator adds a draw from it to every message (point to point, and each step
-  // of a ring collective), the analytical models its mean to every message's alpha.
+  // not the delay): the discrete-event simulator adds a draw from it to each step of a ring collective and the later
+  // of two to a point-to-point exchange (a header and a payload), the analytical models its mean to every message's
+  // alpha.
   struct DelayQuantile {
     double q = 0, seconds = 0;
   };
