@@ -324,6 +324,41 @@ TEST(CalibrateCommand, WritesAClusterThatSimulateReadsAndPrintsEveryResidual) {
   }
 }
 
+// Run directories of distsgd train are points: the algorithm, workers and settings from config.json (a run without
+// servers may record --servers 0, which the simulator must not be given), the throughput from summary.json; a run
+// of another batch size than the profile's is refused naming both.
+TEST(CalibrateCommand, ReadsTheRunDirectoriesOfTrain) {
+  TempDir dir;
+  lenet5_profile(dir);
+  const std::string data =
+      " --model lenet5 --dataset synthetic --synthetic-shape 1x28x28 --synthetic-train-size 2048 "
+      "--synthetic-test-size 64 --max-steps 30 --epochs 1 --no-checkpoint --progress-seconds 1000 --out ";
+  auto r = run_distsgd("train --algo arsgd --workers 1 --servers 0 --batch-size 32" + data + (dir / "arsgd-w1"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  r = run_distsgd("calibrate --runs " + (dir / "arsgd-w1") + " --profile " + (dir / "p.json") +
+                  " --cluster 10gbe --fit compute_scale --out " + (dir / "c.json"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto json = nlohmann::json::parse(read_file(dir / "c.json"));
+  ASSERT_EQ(json["calibration"]["points"].size(), 1u);
+  const auto& point = json["calibration"]["points"][0];
+  const double measured = nlohmann::json::parse(read_file(dir / "arsgd-w1/summary.json"))["samples_per_second"];
+  EXPECT_DOUBLE_EQ(point["measured_samples_per_second"].get<double>(), measured) << point;
+  EXPECT_NEAR(point["predicted_samples_per_second"].get<double>() / measured, 1, 0.01)
+      << "one unknown fits one point exactly: " << point;
+  EXPECT_EQ(point["algorithm"], "arsgd");
+  EXPECT_EQ(point["flags"].get<std::string>().find("--servers"), std::string::npos) << point;
+  EXPECT_GT(json["compute_scale"].get<double>(), 1) << "a CPU is slower than the TITAN V of the profile";
+
+  r = run_distsgd("train --algo arsgd --workers 1 --batch-size 16" + data + (dir / "batch16"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  r = run_distsgd("calibrate --runs " + (dir / "arsgd-w1") + " " + (dir / "batch16") + " --profile " +
+                  (dir / "p.json") + " --cluster 10gbe --out " + (dir / "x.json"));
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("batch16: a run of lenet5 at batch 16, the profile is of lenet5 at batch 32"),
+            std::string::npos)
+      << r.output;
+}
+
 TEST(Holdout, NoCalibrationRowIsEverScored) {
   std::mt19937 random(3);
   for (int trial = 0; trial < 200; ++trial) {

@@ -9,6 +9,7 @@
 #include <iostream>
 #include <set>
 
+#include "distsgd/catalog/algorithm_catalog.hpp"
 #include "distsgd/core/error.hpp"
 #include "distsgd/core/json_file.hpp"
 #include "distsgd/core/text.hpp"
@@ -54,6 +55,8 @@ sim::MeasuredPoint point_of_run(const std::string& dir, const sim::ModelProfile&
               profile.model + " at batch " + std::to_string(profile.batch_size) + " (one profile per calibration)");
   for (const auto& spec : train::train_options()) {
     if (!sim::is_point_setting(spec.flag) || !config.contains(spec.key)) continue;
+    // A run without servers may record --servers 0 (train takes it); the simulator's count is of servers it has.
+    if (spec.flag == "--servers" && !catalog::needs_servers(p.algorithm)) continue;
     const auto words = words_of_json(spec.flag, config[spec.key]);
     p.flags.insert(p.flags.end(), words.begin(), words.end());
   }

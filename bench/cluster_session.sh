@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# One short session on a cluster, under mpirun: measure a few algorithms at a small worker count, calibrate the
+# simulator on those runs, predict a larger count, then measure it and print predicted against measured (README,
+# "Calibrating for your cluster"). On a cluster, name the hosts and the base; alone it runs on this host.
+#
+# Usage: bench/cluster_session.sh
+#   env HOSTS       mpirun's -H list, e.g. node01:2,node02:2 (default: this host alone)
+#       MASTER_ADDR the store's host (default 127.0.0.1; on a cluster: the first host)
+#       BASE        the calibration's base cluster: a preset or JSON (default: on this host, commbench's fit of
+#                   loopback with its busy receivers' delay and the host's cores shared; on a cluster: 10gbe)
+#       SMALL=2 CHECK=4   workers of the calibration runs and of the checked prediction
+#       PREDICT=8,16,64   further worker counts to predict (not measured)
+#       ALGOS="arsgd bsp asp easgd gosgd sgp adpsgd"  STEPS=300  OUT=/tmp/cluster-session  BUILD=build
+#       MODEL_FLAGS="--model lenet5 --dataset fashion-mnist --batch-size 32"
+# Every run directory, the profile, the calibrated cluster and session.csv stay in OUT.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD=${BUILD:-build}
+HOSTS=${HOSTS:-}
+SMALL=${SMALL:-2}
+CHECK=${CHECK:-4}
+PREDICT=${PREDICT:-8,16,64}
+ALGOS=${ALGOS:-arsgd bsp asp easgd gosgd sgp adpsgd}
+STEPS=${STEPS:-300}
+OUT=${OUT:-/tmp/cluster-session}
+MODEL_FLAGS=${MODEL_FLAGS:---model lenet5 --dataset fashion-mnist --batch-size 32}
+export MASTER_ADDR=${MASTER_ADDR:-127.0.0.1} MASTER_PORT=${MASTER_PORT:-29731}
+distsgd=$(realpath "$BUILD/distsgd")
+mkdir -p "$OUT/runs"
+
+servers_of() { case $1 in bsp | asp | ssp | easgd | aladdin) echo 1 ;; *) echo 0 ;; esac; }
+
+# One training run under mpirun: the algorithm's workers and servers as processes; the run's samples/s on stdout.
+run() {
+  local algo=$1 workers=$2 dir="$OUT/runs/$1-w$2"
+  local servers processes
+  servers=$(servers_of "$algo")
+  processes=$((workers + servers))
+  if [[ ! -f $dir/summary.json ]]; then
+    local hosts=()
+    [[ -n $HOSTS ]] && hosts=(-H "$HOSTS")
+    # shellcheck disable=SC2086
+    mpirun --allow-run-as-root --oversubscribe -np "$processes" "${hosts[@]}" -x MASTER_ADDR -x MASTER_PORT \
+      "$distsgd" train --algo "$algo" --workers "$workers" --servers "$servers" $MODEL_FLAGS \
+      --max-steps "$STEPS" --epochs 1 --no-checkpoint --progress-seconds 1000 --overwrite --out "$dir" \
+      >"$dir.log" 2>&1 || {
+      echo "cluster_session: $algo at $workers workers failed; see $dir.log" >&2
+      exit 1
+    }
+  fi
+  python3 -c 'import json,sys; print(round(json.load(open(sys.argv[1]))["samples_per_second"]))' "$dir/summary.json"
+}
+
+echo "1. profile of the model (one process; on a cluster, on one of its nodes)"
+# shellcheck disable=SC2086
+[[ -f $OUT/profile.json ]] || "$distsgd" profile $MODEL_FLAGS --threads 1 --out "$OUT/profile.json" >/dev/null
+
+base=${BASE:-}
+if [[ -z $base ]]; then
+  if [[ -n $HOSTS ]]; then
+    base=10gbe
+  else
+    echo "   the base: commbench on this host's loopback, $SMALL processes, with the busy receivers' delay"
+    base=$OUT/base.json
+    if [[ ! -f $base ]]; then
+      "$distsgd" commbench --processes "$SMALL" --max-mb 4 --busy-delivery --incast --cluster-out "$base" \
+        >"$OUT/commbench.log" 2>&1
+      # Every rank shares this host's cores, as the runs here do (a cluster gives each rank its own).
+      python3 - "$base" "$(nproc)" <<'EOF'
+import json, sys
+cluster = json.load(open(sys.argv[1]))
+cluster["shared_cores"] = int(sys.argv[2])
+json.dump(cluster, open(sys.argv[1], "w"), indent=2)
+EOF
+    fi
+  fi
+fi
+
+echo "2. the calibration runs: ${ALGOS// /, } at $SMALL workers, $STEPS steps each, under mpirun"
+small_runs=()
+for algo in $ALGOS; do
+  printf '   %-8s %8s samples/s\n' "$algo" "$(run "$algo" "$SMALL")"
+  small_runs+=("$OUT/runs/$algo-w$SMALL")
+done
+
+echo "3. calibrate on them"
+"$distsgd" calibrate --runs "${small_runs[@]}" --profile "$OUT/profile.json" --cluster "$base" \
+  --out "$OUT/cluster.json" | sed 's/^/   /'
+
+echo "4. predict $CHECK and $PREDICT workers, then measure $CHECK under mpirun"
+echo "algorithm,workers,predicted,measured,error_percent" >"$OUT/session.csv"
+where=""
+[[ -z $HOSTS && -z ${BASE:-} ]] && where=" (sharing this host's $(nproc) cores, as the runs here do)"
+printf '   %-8s %9s %9s %8s   predicted at %s%s\n' algorithm predicted measured error "$PREDICT" "$where"
+for algo in $ALGOS; do
+  "$distsgd" simulate --profile "$OUT/profile.json" --cluster "$OUT/cluster.json" --algo "$algo" \
+    --servers "$(servers_of "$algo" | sed 's/^0$/1/')" --workers "$CHECK,$PREDICT" --out "$OUT/predicted-$algo.json" \
+    >/dev/null
+  read -r predicted further < <(python3 -c '
+import json, sys
+rates = [round(p["samples_per_second"]) for p in json.load(open(sys.argv[1]))["predictions"]]
+print(rates[0], "/".join(map(str, rates[1:])))' "$OUT/predicted-$algo.json")
+  measured=$(run "$algo" "$CHECK")
+  error=$(python3 -c "print(f'{100 * ($predicted - $measured) / $measured:+.1f}')")
+  echo "$algo,$CHECK,$predicted,$measured,$error" >>"$OUT/session.csv"
+  printf '   %-8s %9s %9s %7s%%   %s\n' "$algo" "$predicted" "$measured" "$error" "$further"
+done
+python3 - "$OUT/session.csv" <<'EOF'
+import csv, itertools, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+mape = sum(abs(float(r["error_percent"])) for r in rows) / len(rows)
+pairs = [(float(a["predicted"]) - float(b["predicted"])) * (float(a["measured"]) - float(b["measured"]))
+         for a, b in itertools.combinations(rows, 2)]
+tau = (sum(p > 0 for p in pairs) - sum(p < 0 for p in pairs)) / len(pairs)  # tau-a: a tie counts as neither
+fastest = lambda key: max(rows, key=lambda r: float(r[key]))["algorithm"]
+print(f"   MAPE {mape:.1f}%, Kendall's tau {tau:.2f}, fastest measured {fastest('measured')}, "
+      f"predicted {fastest('predicted')}")
+EOF
+echo "wrote $OUT/session.csv, $OUT/cluster.json and the runs under $OUT/runs"
