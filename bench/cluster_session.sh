@@ -10,7 +10,7 @@
 #                   loopback with its busy receivers' delay and the host's cores shared; on a cluster: 10gbe)
 #       SMALL=2 CHECK=4   workers of the calibration runs and of the checked prediction
 #       PREDICT=8,16,64   further worker counts to predict (not measured)
-#       ALGOS="arsgd bsp asp easgd gosgd sgp adpsgd"  STEPS=300  OUT=/tmp/cluster-session  BUILD=build
+#       ALGOS="arsgd bsp asp easgd gosgd gossip sgp adpsgd"  STEPS=300  OUT=/tmp/cluster-session  BUILD=build
 #       MODEL_FLAGS="--model lenet5 --dataset fashion-mnist --batch-size 32"
 # Every run directory, the profile, the calibrated cluster and session.csv stay in OUT.
 set -euo pipefail
@@ -20,7 +20,7 @@ HOSTS=${HOSTS:-}
 SMALL=${SMALL:-2}
 CHECK=${CHECK:-4}
 PREDICT=${PREDICT:-8,16,64}
-ALGOS=${ALGOS:-arsgd bsp asp easgd gosgd sgp adpsgd}
+ALGOS=${ALGOS:-arsgd bsp asp easgd gosgd gossip sgp adpsgd}
 STEPS=${STEPS:-300}
 OUT=${OUT:-/tmp/cluster-session}
 MODEL_FLAGS=${MODEL_FLAGS:---model lenet5 --dataset fashion-mnist --batch-size 32}

@@ -87,9 +87,10 @@ CLI::App* add_calibrate_command(CLI::App& app, CalibrateCommand& c) {
   cmd->add_option("--cluster", c.cluster, "the base: a preset (distsgd simulate --list-clusters) or a JSON file")
       ->capture_default_str();
   cmd->add_option("--fit", c.fit,
-                  "the unknowns to fit, comma-separated: compute_scale, link_efficiency, alpha, iteration_overhead, "
-                  "server_seconds_per_byte, server_seconds_per_request, interference_alpha (default: each the "
-                  "points determine, in that order); a named one the points do not determine is refused")
+                  "the unknowns to fit, comma-separated: compute_scale, communication_cpu (a base with "
+                  "shared_cores only), link_efficiency, alpha, iteration_overhead, server_seconds_per_byte, "
+                  "server_seconds_per_request, interference_alpha (default: each the points determine, in that "
+                  "order); a named one the points do not determine is refused")
       ->delimiter(',');
   cmd->add_option("--out", c.out, "the calibrated cluster description (JSON)")->required();
   return cmd;

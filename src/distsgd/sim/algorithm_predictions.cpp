@@ -13,6 +13,7 @@
 #include "distsgd/sim/analytical/outer_model.hpp"
 #include "distsgd/sim/analytical/powersgd_model.hpp"
 #include "distsgd/sim/analytical/synchronous_model.hpp"
+#include "distsgd/sim/des/discrete_event_simulator.hpp"
 #include "distsgd/sim/des/workload.hpp"
 #include "distsgd/sim/platform/heterogeneity.hpp"
 
@@ -113,6 +114,10 @@ ModelProfile on_shared_cores(ModelProfile profile, int64_t cores, int64_t worker
 
 }  // namespace
 
+bool charges_communication_cpu(const ClusterDescription& cluster, int64_t workers) {
+  return cluster.shared_cores > 0 && cluster.communication_cpu_seconds_per_byte > 0 && workers >= 2;
+}
+
 void register_algorithm_model(AlgorithmModel model) {
   require(!model.name.empty() && model.analytical && model.workload,
           "an algorithm's simulator model needs a name, an analytical model and a workload");
@@ -139,11 +144,49 @@ std::vector<std::string> predicted_algorithms() {
 }
 
 Prediction predict_analytical(const SimulatorSettings& c, const ModelProfile& profile,
-                              const ClusterDescription& cluster, int64_t workers) {
+                              const ClusterDescription& cluster, int64_t workers, double bytes_per_iteration) {
   const auto& model = algorithm_model(c.algorithm);
   const int64_t ranks = workers + (catalog::needs_servers(c.algorithm) ? c.servers : 0);
-  return model.analytical(c, on_shared_cores(as_run_on(profile, cluster), cluster.shared_cores, workers),
+  auto as_run = as_run_on(profile, cluster);
+  if (charges_communication_cpu(cluster, workers)) {
+    if (bytes_per_iteration < 0) bytes_per_iteration = communication_bytes_per_iteration(c, profile, cluster, workers);
+    as_run = with_communication_cpu(as_run, cluster, bytes_per_iteration);
+  }
+  return model.analytical(c, on_shared_cores(as_run, cluster.shared_cores, workers),
                           with_busy_delivery_in_alpha(cluster, ranks), workers);
+}
+
+double communication_bytes_per_iteration(const SimulatorSettings& c, const ModelProfile& profile,
+                                         const ClusterDescription& cluster, int64_t workers) {
+  if (workers < 2) return 0;
+  SimulatorSettings counting = c;
+  counting.fidelity = "des";
+  counting.workers = {workers};
+  counting.iterations = 64;  // a multiple of every period of the defaults (EASGD's tau, local SGD's sync_every)
+  counting.warmup = 0;
+  counting.trace.clear();
+  counting.slowdowns.clear();
+  counting.compute_multipliers.clear();
+  counting.link_multipliers.clear();
+  counting.jitter_cv = 0;
+  counting.straggler_probability = 0;
+  ClusterDescription plain = cluster;
+  plain.communication_cpu_seconds_per_byte = 0;
+  return simulate_discrete_events(profile, plain, des_settings(counting, workers)).bytes_per_worker;
+}
+
+ModelProfile with_communication_cpu(const ModelProfile& profile, const ClusterDescription& cluster,
+                                    double bytes_per_iteration) {
+  const double compute = compute_seconds(profile);
+  if (cluster.shared_cores <= 0 || cluster.communication_cpu_seconds_per_byte <= 0 || compute <= 0) return profile;
+  const double stretch = 1 + 2 * bytes_per_iteration * cluster.communication_cpu_seconds_per_byte / compute;
+  ModelProfile p = profile;
+  for (auto& t : p.tensors) {
+    t.forward_seconds *= stretch;
+    t.backward_seconds *= stretch;
+  }
+  p.update_seconds_per_byte *= stretch;
+  return p;
 }
 
 DesSettings des_settings(const SimulatorSettings& c, int64_t workers) {

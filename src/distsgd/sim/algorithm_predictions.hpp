@@ -47,8 +47,24 @@ std::vector<std::string> predicted_algorithms();
 
 // The analytical prediction of one worker count, as `distsgd simulate` prints it: the profile as it runs on the
 // cluster, its cores shared as the cluster says, the busy receivers' delay in every message.
+// `bytes_per_iteration`: what a worker sends per iteration (communication_bytes_per_iteration), where the caller
+// has it already; negative: counted here when the cluster needs it.
 Prediction predict_analytical(const SimulatorSettings& settings, const ModelProfile& profile,
-                              const ClusterDescription& cluster, int64_t workers);
+                              const ClusterDescription& cluster, int64_t workers, double bytes_per_iteration = -1);
+
+// The bytes a worker sends per iteration (mean over the workers), counted by a short discrete-event run: they depend
+// on the algorithm, its settings, the model and the workers, not on the cluster's figures.
+double communication_bytes_per_iteration(const SimulatorSettings& settings, const ModelProfile& profile,
+                                         const ClusterDescription& cluster, int64_t workers);
+
+// The profile with ClusterDescription::communication_cpu_seconds_per_byte charged to its compute: where the ranks
+// share the host's cores, each worker's forward, backward and update stretched by that cost of the bytes it sends
+// and receives per iteration (twice what it sends: a worker of every algorithm here receives about what it sends).
+// Unchanged on a cluster without shared cores or without the figure.
+ModelProfile with_communication_cpu(const ModelProfile& profile, const ClusterDescription& cluster,
+                                    double bytes_per_iteration);
+// Whether `cluster` charges communication to the compute of a run of `workers` (with_communication_cpu).
+bool charges_communication_cpu(const ClusterDescription& cluster, int64_t workers);
 
 // The discrete-event simulator's settings for one worker count (checked).
 DesSettings des_settings(const SimulatorSettings& settings, int64_t workers);

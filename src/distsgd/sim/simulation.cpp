@@ -47,7 +47,12 @@ nlohmann::json run_discrete_events(const SimulatorSettings& c, const ModelProfil
         << "  workers  iteration_ms  p95_ms  samples/s  efficiency  exposed_comm_ms  MB_sent/iter\n";
   nlohmann::json rows = nlohmann::json::array();
   for (const auto& settings : runs) {
-    const auto r = simulate_discrete_events(profile, cluster, settings);
+    const auto r = simulate_discrete_events(
+        charges_communication_cpu(cluster, settings.workers)
+            ? with_communication_cpu(profile, cluster,
+                                     communication_bytes_per_iteration(c, profile, cluster, settings.workers))
+            : profile,
+        cluster, settings);
     char line[160];
     std::snprintf(line, sizeof line, "  %7lld  %12.3f  %6.3f  %9.0f  %9.1f%%  %15.3f  %12.3f\n",
                   static_cast<long long>(settings.workers), r.iteration_seconds * 1e3, r.p95_seconds * 1e3,

@@ -32,6 +32,8 @@ Range range_of(Unknown u) {
       return {1e-14, 1e-6, 0};
     case Unknown::kServerSecondsPerRequest:
       return {1e-8, 0.1, 0};
+    case Unknown::kCommunicationCpu:
+      return {1e-12, 1e-7, 0};
   }
   return {1, 1, 1};
 }
@@ -277,10 +279,14 @@ std::string names_of(const std::vector<Unknown>& unknowns) {
 }  // namespace
 
 const std::vector<Unknown>& all_unknowns() {
-  static const std::vector<Unknown> all{
-      Unknown::kComputeScale,      Unknown::kLinkEfficiency,       Unknown::kAlpha,
-      Unknown::kIterationOverhead, Unknown::kServerSecondsPerByte, Unknown::kServerSecondsPerRequest,
-      Unknown::kInterferenceAlpha};
+  static const std::vector<Unknown> all{Unknown::kComputeScale,
+                                        Unknown::kCommunicationCpu,
+                                        Unknown::kLinkEfficiency,
+                                        Unknown::kAlpha,
+                                        Unknown::kIterationOverhead,
+                                        Unknown::kServerSecondsPerByte,
+                                        Unknown::kServerSecondsPerRequest,
+                                        Unknown::kInterferenceAlpha};
   return all;
 }
 
@@ -300,6 +306,8 @@ std::string name_of(Unknown u) {
       return "server_seconds_per_byte";
     case Unknown::kServerSecondsPerRequest:
       return "server_seconds_per_request";
+    case Unknown::kCommunicationCpu:
+      return "communication_cpu";
   }
   return "?";
 }
@@ -332,6 +340,9 @@ std::string what_determines(Unknown u) {
       return "a parameter-server run that loads its server (asp or bsp with 1 server at 4 or more workers)";
     case Unknown::kServerSecondsPerRequest:
       return "parameter-server runs with 1 server at two worker counts and two --servers counts";
+    case Unknown::kCommunicationCpu:
+      return "runs on one host whose cores the ranks share (a base with shared_cores) of algorithms that move "
+             "different amounts per iteration (gosgd beside sgp or arsgd)";
   }
   return "";
 }
@@ -364,6 +375,9 @@ ClusterDescription with_unknown(ClusterDescription c, const ClusterDescription& 
     case Unknown::kServerSecondsPerRequest:
       c.server_seconds_per_request = value;
       break;
+    case Unknown::kCommunicationCpu:
+      c.communication_cpu_seconds_per_byte = value;
+      break;
   }
   return c;
 }
@@ -384,6 +398,8 @@ double value_in(const ClusterDescription& c, const ClusterDescription& base, Unk
       return c.server_seconds_per_byte;
     case Unknown::kServerSecondsPerRequest:
       return c.server_seconds_per_request;
+    case Unknown::kCommunicationCpu:
+      return c.communication_cpu_seconds_per_byte;
   }
   return 0;
 }

@@ -33,6 +33,7 @@ enum class Unknown {
   kIterationOverhead,        // iteration_overhead_seconds
   kServerSecondsPerByte,     // server_seconds_per_byte
   kServerSecondsPerRequest,  // server_seconds_per_request
+  kCommunicationCpu,         // communication_cpu_seconds_per_byte (hosts whose cores the ranks share)
 };
 
 // In the order the automatic choice tries them.

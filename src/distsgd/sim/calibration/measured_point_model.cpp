@@ -1,5 +1,7 @@
 #include "distsgd/sim/calibration/measured_point_model.hpp"
 
+#include <memory>
+
 #include "distsgd/core/error.hpp"
 #include "distsgd/sim/algorithm_predictions.hpp"
 #include "distsgd/sim/simulator_settings.hpp"
@@ -48,9 +50,16 @@ ThroughputModel analytical_model_of(const std::vector<MeasuredPoint>& points, co
   require(points.size() == profiles.size(), "analytical_model_of: a profile per point");
   std::vector<SimulatorSettings> settings;
   for (const auto& p : points) settings.push_back(settings_of(p, ignored));
-  return [&points, settings, profiles](const MeasuredPoint& p, const ClusterDescription& cluster) {
+  // A point's bytes per iteration (for the communication's CPU on shared cores) do not depend on the cluster's
+  // figures: counted once, when a cluster first needs them.
+  auto bytes = std::make_shared<std::vector<double>>(points.size(), -1.0);
+  return [&points, settings, profiles, bytes](const MeasuredPoint& p, const ClusterDescription& cluster) {
     const auto i = static_cast<size_t>(&p - points.data());
-    return predict_analytical(settings.at(i), profiles.at(i), cluster, p.workers).samples_per_second;
+    double& sent = bytes->at(i);
+    if (sent < 0 && charges_communication_cpu(cluster, p.workers)) {
+      sent = communication_bytes_per_iteration(settings.at(i), profiles.at(i), cluster, p.workers);
+    }
+    return predict_analytical(settings.at(i), profiles.at(i), cluster, p.workers, sent).samples_per_second;
   };
 }
 

@@ -219,6 +219,12 @@ std::string describe_links(const ClusterDescription& c) {
   if (c.interference_alpha_seconds > 0) {
     text += "; +" + microseconds(c.interference_alpha_seconds) + " per collective step across nodes under compute";
   }
+  if (c.shared_cores > 0 && c.communication_cpu_seconds_per_byte > 0) {
+    char cpu[96];
+    std::snprintf(cpu, sizeof cpu, "; %.3g ns of a shared core per byte moved",
+                  c.communication_cpu_seconds_per_byte * 1e9);
+    text += cpu;
+  }
   if (c.allreduce_fit.processes > 0) {
     text += "; allreduce measured at " + std::to_string(c.allreduce_fit.processes) + " processes: alpha " +
             microseconds(c.allreduce_fit.alpha_seconds) + ", 1/beta " +
@@ -243,7 +249,7 @@ ClusterDescription cluster_from_json(const nlohmann::json& json, const std::stri
                       "gamma_seconds_per_byte", "workers_per_node", "intra_node_bytes_per_second",
                       "intra_node_alpha_seconds", "shared_cores", "allreduce_fit", "compute_scale",
                       "iteration_overhead_seconds", "interference_alpha_seconds", "server_seconds_per_request",
-                      "server_seconds_per_byte", "busy_delivery", "calibration"});
+                      "server_seconds_per_byte", "communication_cpu_seconds_per_byte", "busy_delivery", "calibration"});
   ClusterDescription c;
   c.name = top.text("name", false, source);
   c.source = top.text("source", false, source);
@@ -260,6 +266,7 @@ ClusterDescription cluster_from_json(const nlohmann::json& json, const std::stri
   c.interference_alpha_seconds = top.non_negative_number("interference_alpha_seconds", false);
   c.server_seconds_per_request = top.non_negative_number("server_seconds_per_request", false);
   c.server_seconds_per_byte = top.non_negative_number("server_seconds_per_byte", false);
+  c.communication_cpu_seconds_per_byte = top.non_negative_number("communication_cpu_seconds_per_byte", false);
   if (top.has("busy_delivery")) {
     // {"cores": 2, "quantiles": [0.1, 0.5, ...], "seconds": [2e-5, 1e-4, ...]} (commbench --busy-delivery).
     const JsonFields delay = top.object("busy_delivery");
@@ -325,7 +332,8 @@ nlohmann::json to_json(const ClusterDescription& c) {
                          {"iteration_overhead_seconds", c.iteration_overhead_seconds},
                          {"interference_alpha_seconds", c.interference_alpha_seconds},
                          {"server_seconds_per_request", c.server_seconds_per_request},
-                         {"server_seconds_per_byte", c.server_seconds_per_byte}};
+                         {"server_seconds_per_byte", c.server_seconds_per_byte},
+                         {"communication_cpu_seconds_per_byte", c.communication_cpu_seconds_per_byte}};
   if (!c.busy_delivery.empty()) json["busy_delivery"] = busy_delivery_json(c.busy_delivery, c.busy_delivery_cores);
   if (c.allreduce_fit.processes > 0) {
     json["allreduce_fit"] = {{"processes", c.allreduce_fit.processes},

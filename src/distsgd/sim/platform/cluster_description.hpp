@@ -76,6 +76,10 @@ struct ClusterDescription {
   // A parameter server's processing: per request it handles (a push or a pull) and per byte it takes in.
   double server_seconds_per_request = 0;
   double server_seconds_per_byte = 0;
+  // Where the ranks share the host's cores (shared_cores > 0), moving a byte costs those cores this much too (the
+  // kernel copies loopback's TCP, Gloo's and the algorithm's threads handle the messages): charged to each worker's
+  // compute for every byte it sends and receives. Elsewhere communication runs on cores the compute does not use.
+  double communication_cpu_seconds_per_byte = 0;
 
   int64_t node_of(int64_t worker) const { return worker / workers_per_node; }
   double intra_node_rate() const {
