@@ -517,6 +517,14 @@ TEST(Holdout, ReportScoresOnlyTheHeldOutRows) {
   EXPECT_TRUE(std::filesystem::exists(dir / "holdout-1gbit.json"));
   EXPECT_NE(text.find("held-out MAPE: arsgd"), std::string::npos) << text;
   EXPECT_NE(text.find("slowmo-sgp"), std::string::npos) << "the method is reported by its own name\n" << text;
+  // One summary line: the rows are within 6%, every group picks the fastest.
+  const auto& summary = report["summary"];
+  EXPECT_EQ(summary["algorithms_within_15_percent"], summary["algorithms"]) << summary.dump();
+  EXPECT_EQ(summary["groups_with_the_fastest_picked"], summary["groups"]) << summary.dump();
+  EXPECT_EQ(summary["groups"].get<int64_t>(), static_cast<int64_t>(report["networks"]["1gbit"]["groups"].size()));
+  EXPECT_LT(summary["mean_mape"].get<double>(), 0.06) << summary.dump();
+  EXPECT_NE(text.find("summary: " + std::to_string(summary["algorithms"].get<int64_t>()) + " of "), std::string::npos)
+      << text;
 }
 
 // The ALADDIN paper's straggler setting (issue 25): calibrated on the homogeneous rows only, the rows with a slowed

@@ -1,5 +1,6 @@
 #include "distsgd/experiment/validate_holdout.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -43,6 +44,10 @@ std::string signed_percent(double fraction) {
 }
 
 // Mean absolute error per algorithm, as JSON ({"mape", "rows"} each) and as " NAME 12.3% (ROWS)" after `heading`.
+// What a calibration is judged by (issue 25): held-out MAPE per algorithm, and the ranking per group.
+constexpr double kErrorTarget = 0.15;
+constexpr double kRankingTarget = 0.8;
+
 nlohmann::json mean_error_by_algorithm(const std::map<std::string, std::vector<double>>& errors,
                                        const std::string& heading, std::ostream& out) {
   nlohmann::json mape = nlohmann::json::object();
@@ -82,7 +87,8 @@ nlohmann::json holdout_report(const nlohmann::json& rows, const std::string& dir
   nlohmann::json report = {{"networks", nlohmann::json::object()}, {"rows", nlohmann::json::array()}};
   std::ostringstream out;
   out << "held out: calibrated on each network's smallest worker count, scored on the others\n";
-  std::map<std::string, std::vector<double>> errors;  // algorithm -> |error| of its held-out rows
+  std::map<std::string, std::vector<double>> errors;                   // algorithm -> |error| of its held-out rows
+  int64_t groups_scored = 0, groups_ranked = 0, groups_top_right = 0;  // for the summary line
   for (const auto& [network, network_rows] : by_network) {
     std::vector<int64_t> workers;
     for (const auto* row : network_rows) workers.push_back((*row)["workers"].get<int64_t>());
@@ -188,10 +194,39 @@ nlohmann::json holdout_report(const nlohmann::json& rows, const std::string& dir
                     static_cast<long long>(w), members.size(), tau, top_measured.c_str(), top_predicted.c_str(),
                     top_measured == top_predicted ? "" : " (wrong)");
       out << line;
+      ++groups_scored;
+      if (tau >= kRankingTarget) ++groups_ranked;
+      if (top_measured == top_predicted) ++groups_top_right;
     }
     network_json["groups"] = group_json;
   }
   report["mape"] = mean_error_by_algorithm(errors, "  held-out MAPE:", out);
+  if (groups_scored > 0) {
+    // One line against the figures bench/README judges the calibration by (issue 25's targets).
+    int64_t within = 0;
+    double sum = 0;
+    for (const auto& [algorithm, figures] : report["mape"].items()) {
+      const double mape = figures["mape"].get<double>();
+      sum += mape;
+      if (mape <= kErrorTarget) ++within;
+    }
+    const auto algorithms = static_cast<int64_t>(report["mape"].size());
+    report["summary"] = {{"algorithms", algorithms},
+                         {"algorithms_within_15_percent", within},
+                         {"mean_mape", sum / static_cast<double>(std::max<int64_t>(1, algorithms))},
+                         {"groups", groups_scored},
+                         {"groups_with_tau_at_least_0_8", groups_ranked},
+                         {"groups_with_the_fastest_picked", groups_top_right}};
+    char line[240];
+    std::snprintf(line, sizeof line,
+                  "  summary: %lld of %lld algorithms within 15%% (mean %.1f%%); Kendall's tau >= 0.8 in %lld of %lld "
+                  "groups; the fastest picked in %lld of %lld\n",
+                  static_cast<long long>(within), static_cast<long long>(algorithms),
+                  100 * sum / static_cast<double>(std::max<int64_t>(1, algorithms)),
+                  static_cast<long long>(groups_ranked), static_cast<long long>(groups_scored),
+                  static_cast<long long>(groups_top_right), static_cast<long long>(groups_scored));
+    out << line;
+  }
   if (!slowed_errors.empty()) {
     report["straggler_mape"] = mean_error_by_algorithm(
         slowed_errors,
