@@ -6,8 +6,9 @@
 # Usage: bench/cluster_session.sh
 #   env HOSTS       mpirun's -H list, e.g. node01:2,node02:2 (default: this host alone)
 #       MASTER_ADDR the store's host (default 127.0.0.1; on a cluster: the first host)
-#       BASE        the calibration's base cluster: a preset or JSON (default: on this host, commbench's fit of
-#                   loopback with its busy receivers' delay and the host's cores shared; on a cluster: 10gbe)
+#       BASE        the calibration's base cluster: a preset or JSON (default: measured by commbench; on this host,
+#                   loopback with its busy receivers' delay and the host's cores shared; on a cluster, between the
+#                   first two hosts, with the first host's slots as the workers per node)
 #       SMALL=2 CHECK=4   workers of the calibration runs and of the checked prediction
 #       PREDICT=8,16,64   further worker counts to predict (not measured)
 #       ALGOS="arsgd bsp asp easgd gosgd gossip sgp adpsgd"  STEPS=300  OUT=/tmp/cluster-session  BUILD=build
@@ -58,7 +59,28 @@ echo "1. profile of the model (one process; on a cluster, on one of its nodes)"
 base=${BASE:-}
 if [[ -z $base ]]; then
   if [[ -n $HOSTS ]]; then
-    base=10gbe
+    # Measured, not guessed: commbench between the first two hosts (one process each) gives the network's alpha,
+    # rate and allreduce; the hosts' first slot count is the workers per node (the calibration scales the links).
+    IFS=, read -r -a entries <<<"$HOSTS"
+    first=${entries[0]%%:*} second=${entries[1]:-${entries[0]}}
+    second=${second%%:*}
+    echo "   the base: commbench between $first and $second under mpirun"
+    base=$OUT/base.json
+    if [[ ! -f $base ]]; then
+      mpirun --allow-run-as-root -np 2 -H "$first,$second" -x MASTER_ADDR -x MASTER_PORT \
+        "$distsgd" commbench --max-mb 16 --cluster-out "$base" >"$OUT/commbench.log" 2>&1 || {
+        echo "cluster_session: commbench failed; see $OUT/commbench.log (or give BASE=PRESET|FILE)" >&2
+        exit 1
+      }
+      slots=${entries[0]#*:}
+      [[ $slots == "${entries[0]}" ]] && slots=1
+      python3 - "$base" "$slots" <<'EOF'
+import json, sys
+cluster = json.load(open(sys.argv[1]))
+cluster["workers_per_node"] = int(sys.argv[2])
+json.dump(cluster, open(sys.argv[1], "w"), indent=2)
+EOF
+    fi
   else
     echo "   the base: commbench on this host's loopback, $SMALL processes, with the busy receivers' delay"
     base=$OUT/base.json
