@@ -61,7 +61,8 @@ std::deque<AlgorithmModel> builtin_models() {
        ps,
        {"--aladdin-alpha", "--momentum-at"}},
       {"gosgd", [](C c, P p, L l, int64_t w) { return predict_gosgd(p, w, c.gossip_probability, l); }, decentralized},
-      {"gossip", [](C, P p, L l, int64_t w) { return predict_gossip(p, w, l); }, decentralized},
+      {"gossip", [](C c, P p, L l, int64_t w) { return predict_gossip(p, w, c.gossip_mode == "pull", l); },
+       decentralized},
       {"sgp", [](C c, P p, L l, int64_t w) { return predict_sgp(p, w, c.sgp_overlap > 0, l); }, decentralized},
       {"adpsgd", [](C, P p, L l, int64_t w) { return predict_adpsgd(p, w, l); }, decentralized},
       // Slow momentum and the outer optimizer cost an update over the fragment, as the plain average does.

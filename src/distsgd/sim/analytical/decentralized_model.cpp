@@ -14,9 +14,15 @@ Prediction predict_gosgd(const ModelProfile& profile, int64_t workers, double pr
   return prediction_from_iteration(profile, workers, compute_seconds(profile) + send);
 }
 
-Prediction predict_gossip(const ModelProfile& profile, int64_t workers, const ClusterDescription& c) {
-  const double exchange = workers > 1 ? model_transfer_seconds(profile, c) : 0;
-  return prediction_from_iteration(profile, workers, compute_seconds(profile) + exchange);
+Prediction predict_gossip(const ModelProfile& profile, int64_t workers, bool pull, const ClusterDescription& c) {
+  if (!pull || workers < 2) {
+    const double exchange = workers > 1 ? model_transfer_seconds(profile, c) : 0;
+    return prediction_from_iteration(profile, workers, compute_seconds(profile) + exchange);
+  }
+  const double pulled = c.alpha_seconds + model_transfer_seconds(profile, c);  // the request, then the model
+  const double average_and_update = profile.update_seconds_per_byte * 2 * profile.gradient_bytes();
+  return prediction_from_iteration(
+      profile, workers, std::max(profile.forward_seconds() + profile.backward_seconds(), pulled) + average_and_update);
 }
 
 Prediction predict_sgp(const ModelProfile& profile, int64_t workers, bool overlap, const ClusterDescription& c) {

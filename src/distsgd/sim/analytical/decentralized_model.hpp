@@ -13,8 +13,11 @@ namespace distsgd::sim {
 // GoSGD: after each step, with probability p, a push of m to a random peer (the sender waits for the send).
 Prediction predict_gosgd(const ModelProfile& profile, int64_t workers, double probability, const ClusterDescription& c);
 
-// Gossiping SGD (pull or push): one exchange of m with one peer per iteration, in the iteration's critical path.
-Prediction predict_gossip(const ModelProfile& profile, int64_t workers, const ClusterDescription& c);
+// Gossiping SGD, one exchange of m with one peer per iteration. Pull (the default, as algo/decentralized/
+// pull_gossip.cpp runs it): the request (a header) goes out before the forward pass and the reply is waited for after
+// the backward, so the pull (2 alpha + m/B) runs under forward and backward; then the average with the pulled model
+// and the update, a pass over 2m. Push: in the iteration's critical path, as GoSGD's with p = 1.
+Prediction predict_gossip(const ModelProfile& profile, int64_t workers, bool pull, const ClusterDescription& c);
 
 // SGP: one push of m per iteration; with overlap the push of iteration k runs under the compute of k + 1.
 Prediction predict_sgp(const ModelProfile& profile, int64_t workers, bool overlap, const ClusterDescription& c);
