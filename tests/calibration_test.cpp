@@ -228,6 +228,10 @@ TEST(Calibration, CommunicationCpuOnSharedCoresIsFoundAndRefusedWithout) {
   const auto arsgd = sim::simulator_settings_from({"--profile", "p.json", "--algo", "arsgd", "--overlap", "none"});
   const double m = profile.gradient_bytes();
   EXPECT_NEAR(sim::communication_bytes_per_iteration(arsgd, profile, base, 2), m, 1e-6 * m);
+  // Local SGD averages every sync_every steps, however rare: its allreduce of m, once per 100 steps.
+  const auto localsgd =
+      sim::simulator_settings_from({"--profile", "p.json", "--algo", "localsgd", "--sync-every", "100"});
+  EXPECT_NEAR(sim::communication_bytes_per_iteration(localsgd, profile, base, 2), m / 100, 0.05 * m / 100);
   EXPECT_NEAR(sim::predict_analytical(arsgd, profile, costly, 2).iteration_seconds -
                   sim::predict_analytical(arsgd, profile, base, 2).iteration_seconds,
               2 * m * 1e-9, 1e-9);

@@ -163,7 +163,9 @@ double communication_bytes_per_iteration(const SimulatorSettings& c, const Model
   SimulatorSettings counting = c;
   counting.fidelity = "des";
   counting.workers = {workers};
-  counting.iterations = 64;  // a multiple of every period of the defaults (EASGD's tau, local SGD's sync_every)
+  // Whole periods of the algorithm's rarer exchanges (EASGD's tau, ALADDIN's pi, local SGD's sync_every), at least
+  // four of the longest: 64 steps for the defaults.
+  counting.iterations = std::max<int64_t>(64, 4 * std::max({c.tau, c.pi, c.sync_every}));
   counting.warmup = 0;
   counting.trace.clear();
   counting.slowdowns.clear();
