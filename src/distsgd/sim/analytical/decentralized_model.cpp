@@ -32,8 +32,15 @@ Prediction predict_sgp(const ModelProfile& profile, int64_t workers, bool overla
 }
 
 Prediction predict_adpsgd(const ModelProfile& profile, int64_t workers, const ClusterDescription& c) {
-  const double exchange = workers > 1 ? model_transfer_seconds(profile, c) : 0;
-  return prediction_from_iteration(profile, workers, std::max(compute_seconds(profile), exchange));
+  const double passive = compute_seconds(profile);
+  if (workers < 2) return prediction_from_iteration(profile, workers, passive);
+  const double pass = profile.update_seconds_per_byte * profile.gradient_bytes();
+  const double exchange = 2 * model_transfer_seconds(profile, c) + 2 * pass;
+  const double active = std::max(profile.forward_seconds() + profile.backward_seconds(), exchange) + pass;
+  // The iteration time that gives the sum of the two kinds' throughputs (odd ranks active: workers / 2 of them).
+  const auto actives = static_cast<double>(workers / 2), passives = static_cast<double>(workers) - actives;
+  return prediction_from_iteration(profile, workers,
+                                   static_cast<double>(workers) / (passives / passive + actives / active));
 }
 
 }  // namespace distsgd::sim

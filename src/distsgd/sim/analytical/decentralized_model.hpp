@@ -22,8 +22,10 @@ Prediction predict_gossip(const ModelProfile& profile, int64_t workers, bool pul
 // SGP: one push of m per iteration; with overlap the push of iteration k runs under the compute of k + 1.
 Prediction predict_sgp(const ModelProfile& profile, int64_t workers, bool overlap, const ClusterDescription& c);
 
-// AD-PSGD: a communication thread exchanges m both ways with one peer while the compute thread runs; the slower of
-// the two sets the pace (full-duplex links: m each way at once).
+// AD-PSGD (algo/decentralized/adpsgd.cpp): the odd ranks are active, the even passive. An active rank's
+// communication thread sends its model to a passive neighbour, which averages it in and replies with its own, which
+// the active rank averages in: 2 (alpha + m/B) + two passes over m, under the next step's forward and backward; the
+// active rank waits for it before its update. A passive rank never waits. The throughput is the sum of both kinds'.
 Prediction predict_adpsgd(const ModelProfile& profile, int64_t workers, const ClusterDescription& c);
 
 }  // namespace distsgd::sim
