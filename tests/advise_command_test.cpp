@@ -115,10 +115,11 @@ TEST(AdviseCommand, WithoutATargetRanksByThroughputAndSaysSo) {
 // to the target, read off its own evaluations.
 TEST(AdviseCommand, VirtualRanksByTheVirtualRunsTimeToTargetAtTheAdvisedWorkerCount) {
   TempDir dir;
-  ASSERT_EQ(run_distsgd("profile --model lenet5 --device titan-v --batch-size 16 --input-shape 1x28x28 --out " +
-                        (dir / "p.json"))
-                .exit_code,
-            0);
+  ASSERT_EQ(
+      run_distsgd("profile --model lenet5 --device titan-v --batch-size 16 --input-shape 1x28x28 --classes 10 --out " +
+                  (dir / "p.json"))
+          .exit_code,
+      0);
   auto r = run_distsgd("advise --virtual --profile " + (dir / "p.json") +
                        " --cluster 10gbe --workers 8 --algos arsgd,asp --target-accuracy 0.3 --convergence-epochs 1 "
                        "--evals-per-epoch 4 --model lenet5 --dataset synthetic --synthetic-train-size 4096 "

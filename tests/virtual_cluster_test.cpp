@@ -605,6 +605,14 @@ TEST_F(VirtualTraining, BadInputIsRefusedWithOneLineBeforeAnythingStarts) {
   EXPECT_EQ(other_inputs.exit_code, 1);
   EXPECT_NE(other_inputs.output.find("was made for 3x224x224 inputs, this run's are 1x28x28"), std::string::npos)
       << other_inputs.output;
+  // The same layers of other sizes: an analytical profile of 1,000 classes for a 10-class dataset.
+  r = run_distsgd("profile --model lenet5 --device titan-v --batch-size 16 --input-shape 1x28x28 --out " +
+                  (dir / "1000.json"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  auto other_classes = run_distsgd(base + " --virtual --profile " + (dir / "1000.json"));
+  EXPECT_EQ(other_classes.exit_code, 1);
+  EXPECT_NE(other_classes.output.find("has 145856 parameters, but this run's lenet5 has 61706"), std::string::npos)
+      << other_classes.output;
   auto huge = run_distsgd("train --algo asp --workers 200000 --servers 1" + kSmallRun + " --virtual --profile " +
                           profile() + " --out " + (dir / "y"));
   EXPECT_EQ(huge.exit_code, 1);

@@ -48,11 +48,19 @@ struct StepTimes {
 };
 
 StepTimes step_times(const sim::ModelProfile& profile, const TrainConfig& c, int64_t parameter_tensors,
-                     const std::string& model_name) {
+                     int64_t parameters, const std::string& model_name) {
   require(static_cast<int64_t>(profile.tensors.size()) == parameter_tensors,
           "--profile " + c.profile + " is of '" + profile.model + "' (" + std::to_string(profile.tensors.size()) +
               " parameter tensors), but " + model_name + " has " + std::to_string(parameter_tensors) +
               " (profile this model: distsgd profile --model " + c.model + " --out FILE)");
+  // The same layers of other sizes (an analytical profile of 1,000 classes for a 10-class dataset) time other work
+  // and, in the discrete-event simulator, send other messages.
+  int64_t profiled = 0;
+  for (const auto& tensor : profile.tensors) profiled += tensor.parameters;
+  require(profiled == parameters, "--profile " + c.profile + " has " + std::to_string(profiled) +
+                                      " parameters, but this run's " + model_name + " has " +
+                                      std::to_string(parameters) +
+                                      " (another number of classes or layer sizes: distsgd profile --classes ...)");
   const double scale =
       static_cast<double>(c.batch_size) / static_cast<double>(std::max<int64_t>(profile.batch_size, 1));
   StepTimes t;
@@ -105,7 +113,8 @@ nlohmann::json run_virtual_training(TrainConfig config, const TrainHooks& hooks)
     probe.config = config;
     build_model(probe, dataset);
     parameters = probe.flat->numel();
-    times = step_times(profile, config, static_cast<int64_t>(probe.flat->slots().size()), probe.model->name());
+    times =
+        step_times(profile, config, static_cast<int64_t>(probe.flat->slots().size()), parameters, probe.model->name());
   }
   // The workers' optimizer pass, as the DES charges it (BSP's and ASP's workers leave it to the servers, which
   // spend it on each payload: ShardServer::spend_update).
