@@ -62,11 +62,13 @@ DesContext::DesContext(const ModelProfile& p, const ClusterDescription& c, const
 
 double DesContext::busy_delivery_delay() { return delivery_draws_.next(); }
 
-Next DesContext::delivered(double bytes, Next arrived) {
+Next DesContext::delivered(double bytes, Next arrived, bool read_header_first) {
   if (!delivery_draws_.applies()) return arrived;
-  return [this, with_payload = bytes > 0, arrived = std::move(arrived)] {
+  return [this, with_payload = bytes > 0, read_header_first, arrived = std::move(arrived)] {
     const double header = busy_delivery_delay();
-    queue.after(with_payload ? std::max(header, busy_delivery_delay()) : header, arrived);
+    if (!with_payload) return queue.after(header, arrived);
+    const double payload = busy_delivery_delay();
+    queue.after(read_header_first ? header + payload : std::max(header, payload), arrived);
   };
 }
 
@@ -153,10 +155,10 @@ void DesContext::send_to_worker(int64_t server, int64_t worker, double bytes, Ne
   network.transfer(ports.server_to_worker(server, worker), bytes, ports.alpha(), delivered(bytes, std::move(arrived)));
 }
 
-void DesContext::send_between_workers(int64_t from, int64_t to, double bytes, Next arrived) {
+void DesContext::send_between_workers(int64_t from, int64_t to, double bytes, Next arrived, bool read_header_first) {
   bytes_sent[static_cast<size_t>(from)] += bytes;
   network.transfer(ports.worker_to_worker(from, to), bytes, ports.worker_to_worker_alpha(from, to),
-                   delivered(bytes, std::move(arrived)));
+                   delivered(bytes, std::move(arrived), read_header_first));
 }
 
 }  // namespace distsgd::sim

@@ -82,7 +82,10 @@ class DesContext {
   void send_to_server(int64_t worker, int64_t server, double bytes, Next arrived);
   void handled(int64_t worker, int64_t server);
   void send_to_worker(int64_t server, int64_t worker, double bytes, Next arrived);
-  void send_between_workers(int64_t from, int64_t to, double bytes, Next arrived);
+  // `read_header_first`: the receiver reads the header before it posts the payload's receive (GossipEndpoint's
+  // receiving thread, for pushes), so a busy host delays the two one after the other; elsewhere both receives are
+  // posted ahead and the later of the two delays counts.
+  void send_between_workers(int64_t from, int64_t to, double bytes, Next arrived, bool read_header_first = false);
 
   // ClusterDescription::busy_delivery: how late the next message reaches its receiver (0 where it does not apply).
   double busy_delivery_delay();
@@ -91,7 +94,7 @@ class DesContext {
   // `arrived`, later by a busy receiver's delay where the cluster has one: a draw for each Gloo message the real
   // exchange is made of. distsgd's parameter-server and gossip protocols send a header and then a payload (two
   // messages, as the virtual cluster delivers them); a bare request (no bytes) is a header alone.
-  Next delivered(double bytes, Next arrived);
+  Next delivered(double bytes, Next arrived, bool read_header_first = false);
 
   // ClusterDescription::shared_cores: each rank's compute is a flow of core-seconds through a port of one core (its
   // thread) and the cores' port, so n ranks computing at once on C < n cores each get C/n of a core.

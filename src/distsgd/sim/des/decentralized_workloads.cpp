@@ -58,13 +58,18 @@ class PushGossip final : public Workload {
   void push(int64_t worker, int64_t peer, int64_t step, Next next) {
     const double start = c_.queue.now();
     ++in_flight_[static_cast<size_t>(worker)];
-    c_.send_between_workers(worker, peer, c_.model_bytes(), [this, worker, peer, step] {
-      --in_flight_[static_cast<size_t>(worker)];
-      inbox_[static_cast<size_t>(peer)].push_back(step);
-      ++received_[static_cast<size_t>(peer)];
-      wake(worker);
-      wake(peer);
-    });
+    // The peer's receiving thread reads the header before it posts the payload's receive (protocol.cpp).
+    const bool read_header_first = true;
+    c_.send_between_workers(
+        worker, peer, c_.model_bytes(),
+        [this, worker, peer, step] {
+          --in_flight_[static_cast<size_t>(worker)];
+          inbox_[static_cast<size_t>(peer)].push_back(step);
+          ++received_[static_cast<size_t>(peer)];
+          wake(worker);
+          wake(peer);
+        },
+        read_header_first);
     wait_until(
         worker, [this, worker] { return in_flight_[static_cast<size_t>(worker)] <= kMostPushesInFlight; },
         [this, worker, start, next] {
