@@ -43,11 +43,11 @@ std::string signed_percent(double fraction) {
   return text;
 }
 
-// Mean absolute error per algorithm, as JSON ({"mape", "rows"} each) and as " NAME 12.3% (ROWS)" after `heading`.
 // What a calibration is judged by (issue 25): held-out MAPE per algorithm, and the ranking per group.
 constexpr double kErrorTarget = 0.15;
 constexpr double kRankingTarget = 0.8;
 
+// Mean absolute error per algorithm, as JSON ({"mape", "rows"} each) and as " NAME 12.3% (ROWS)" after `heading`.
 nlohmann::json mean_error_by_algorithm(const std::map<std::string, std::vector<double>>& errors,
                                        const std::string& heading, std::ostream& out) {
   nlohmann::json mape = nlohmann::json::object();
@@ -211,9 +211,10 @@ nlohmann::json holdout_report(const nlohmann::json& rows, const std::string& dir
       if (mape <= kErrorTarget) ++within;
     }
     const auto algorithms = static_cast<int64_t>(report["mape"].size());
+    const double mean = sum / static_cast<double>(std::max<int64_t>(1, algorithms));
     report["summary"] = {{"algorithms", algorithms},
                          {"algorithms_within_15_percent", within},
-                         {"mean_mape", sum / static_cast<double>(std::max<int64_t>(1, algorithms))},
+                         {"mean_mape", mean},
                          {"groups", groups_scored},
                          {"groups_with_tau_at_least_0_8", groups_ranked},
                          {"groups_with_the_fastest_picked", groups_top_right}};
@@ -221,8 +222,7 @@ nlohmann::json holdout_report(const nlohmann::json& rows, const std::string& dir
     std::snprintf(line, sizeof line,
                   "  summary: %lld of %lld algorithms within 15%% (mean %.1f%%); Kendall's tau >= 0.8 in %lld of %lld "
                   "groups; the fastest picked in %lld of %lld\n",
-                  static_cast<long long>(within), static_cast<long long>(algorithms),
-                  100 * sum / static_cast<double>(std::max<int64_t>(1, algorithms)),
+                  static_cast<long long>(within), static_cast<long long>(algorithms), 100 * mean,
                   static_cast<long long>(groups_ranked), static_cast<long long>(groups_scored),
                   static_cast<long long>(groups_top_right), static_cast<long long>(groups_scored));
     out << line;

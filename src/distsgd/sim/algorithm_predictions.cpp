@@ -104,13 +104,7 @@ std::vector<std::pair<int64_t, double>> rank_factors(const std::string& flag, co
 // stretched as if all of them computed at once (an upper bound: waits for the network leave cores free).
 ModelProfile on_shared_cores(ModelProfile profile, int64_t cores, int64_t workers) {
   if (cores <= 0 || workers <= cores) return profile;
-  const double stretch = static_cast<double>(workers) / static_cast<double>(cores);
-  for (auto& t : profile.tensors) {
-    t.forward_seconds *= stretch;
-    t.backward_seconds *= stretch;
-  }
-  profile.update_seconds_per_byte *= stretch;
-  return profile;
+  return with_compute_stretched(std::move(profile), static_cast<double>(workers) / static_cast<double>(cores));
 }
 
 }  // namespace
@@ -182,14 +176,8 @@ ModelProfile with_communication_cpu(const ModelProfile& profile, const ClusterDe
                                     double bytes_per_iteration) {
   const double compute = compute_seconds(profile);
   if (cluster.shared_cores <= 0 || cluster.communication_cpu_seconds_per_byte <= 0 || compute <= 0) return profile;
-  const double stretch = 1 + 2 * bytes_per_iteration * cluster.communication_cpu_seconds_per_byte / compute;
-  ModelProfile p = profile;
-  for (auto& t : p.tensors) {
-    t.forward_seconds *= stretch;
-    t.backward_seconds *= stretch;
-  }
-  p.update_seconds_per_byte *= stretch;
-  return p;
+  return with_compute_stretched(profile,
+                                1 + 2 * bytes_per_iteration * cluster.communication_cpu_seconds_per_byte / compute);
 }
 
 DesSettings des_settings(const SimulatorSettings& c, int64_t workers) {

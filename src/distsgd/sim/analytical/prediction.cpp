@@ -1,6 +1,7 @@
 #include "distsgd/sim/analytical/prediction.hpp"
 
 #include <algorithm>
+#include <utility>
 
 #include "distsgd/core/error.hpp"
 
@@ -15,12 +16,17 @@ double model_transfer_seconds(const ModelProfile& profile, const ClusterDescript
   return cluster.alpha_seconds + profile.gradient_bytes() / cluster.worker_bytes_per_second;
 }
 
-ModelProfile as_run_on(ModelProfile profile, const ClusterDescription& cluster) {
+ModelProfile with_compute_stretched(ModelProfile profile, double factor) {
   for (auto& t : profile.tensors) {
-    t.forward_seconds *= cluster.compute_scale;
-    t.backward_seconds *= cluster.compute_scale;
+    t.forward_seconds *= factor;
+    t.backward_seconds *= factor;
   }
-  profile.update_seconds_per_byte *= cluster.compute_scale;
+  profile.update_seconds_per_byte *= factor;
+  return profile;
+}
+
+ModelProfile as_run_on(ModelProfile profile, const ClusterDescription& cluster) {
+  profile = with_compute_stretched(std::move(profile), cluster.compute_scale);
   if (!profile.tensors.empty()) profile.tensors.front().forward_seconds += cluster.iteration_overhead_seconds;
   return profile;
 }

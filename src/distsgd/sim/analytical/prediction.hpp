@@ -20,6 +20,9 @@ double compute_seconds(const ModelProfile& profile);
 // The whole model (or gradient) over one worker's link: alpha + m / B_worker.
 double model_transfer_seconds(const ModelProfile& profile, const ClusterDescription& cluster);
 
+// The profile with every forward, backward and update time multiplied by `factor`.
+ModelProfile with_compute_stretched(ModelProfile profile, double factor);
+
 // The profile as it runs on `cluster`: compute stretched by the cluster's compute_scale, and its per-iteration
 // overhead added to the first layer's forward (serial work that nothing overlaps, in every model and the DES alike).
 // A cluster without calibration figures gives the profile back unchanged.
