@@ -102,9 +102,9 @@ TEST(WireValidation, PsRequestNamesEachBadField) {
     std::string expected;  // what the error says after "field "
   };
   const std::vector<Case> cases = {
-      {2, 9, "'kind' is 9, expected an integer in [0, 5]"},
-      {2, -1, "'kind' is -1, expected an integer in [0, 5]"},
-      {2, 1.5, "'kind' is 1.5, expected an integer in [0, 5]"},
+      {2, 9, "'kind' is 9, expected an integer in [0, 6]"},
+      {2, -1, "'kind' is -1, expected an integer in [0, 6]"},
+      {2, 1.5, "'kind' is 1.5, expected an integer in [0, 6]"},
       {3, -1, "'step' is -1, expected an integer in [0, 9007199254740992]"},
       {3, kWireNaN, "'step' is nan, expected an integer in [0, 9007199254740992]"},
       {3, 1e300, "'step' is 1.0000000000000001e+300, expected an integer in [0, 9007199254740992]"},

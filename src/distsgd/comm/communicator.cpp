@@ -18,4 +18,12 @@ int64_t Communicator::worker_index() const {
   return found == worker_ranks_.end() ? -1 : found - worker_ranks_.begin();
 }
 
+void Communicator::do_idle_work() {
+  if (!idle_work_) return;
+  const auto now = std::chrono::steady_clock::now();
+  if (now - idle_work_done_ < std::chrono::milliseconds(50)) return;
+  idle_work_done_ = now;
+  idle_work_();
+}
+
 }  // namespace distsgd::comm

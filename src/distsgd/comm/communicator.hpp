@@ -96,17 +96,31 @@ class Communicator {
   void agree_on_workers() {
     if (agree_before_collectives_) agree_now();
   }
+  // Waits until every worker of the group has come here (or was declared lost), however long the others still
+  // train: workers that train independently meet so before a collective, which would otherwise time out while a
+  // straggler is still far behind. The wait fails only when no worker trained for the timeout (liveness.hpp).
+  void meet() { agree_now(); }
+
+  // Work this process does every 50 ms or so while it waits in meet() or an agreement, on the waiting thread: a
+  // gossip endpoint's keep-alives, so that peers whose receives the timeout bounds do not give up on a worker that
+  // waits for a straggler. Empty: none.
+  void set_idle_work(std::function<void()> work) { idle_work_ = std::move(work); }
 
  protected:
   // Ranks [0, workers) are workers, the rest servers. Every operation is bounded by `timeout`.
   Communicator(int64_t rank, int64_t world_size, int64_t workers, std::chrono::milliseconds timeout);
   // Agreement on the members of the current group (transports whose members can be lost).
   virtual void agree_now() {}
+  void do_idle_work();  // the idle work, if any and not done in the last 50 ms
 
   int64_t rank_, world_size_, workers_;
   std::chrono::milliseconds timeout_;
   bool agree_before_collectives_ = false;
   std::vector<int64_t> worker_ranks_;
+
+ private:
+  std::function<void()> idle_work_;
+  std::chrono::steady_clock::time_point idle_work_done_{};
 };
 
 }  // namespace distsgd::comm

@@ -227,17 +227,45 @@ Work GlooCommunicator::receive(at::Tensor tensor, int64_t source, int64_t tag) {
   return point_to_point(std::move(tensor), source, tag, /*sending=*/false);
 }
 
+// An agreement's wait has lasted too long once this process waited the timeout (and `extra`) and no worker trained
+// meanwhile (liveness.hpp): a worker that has not arrived while the others still train is behind, not stuck.
+bool GlooCommunicator::waited_too_long(Clock::time_point started, Clock::duration extra) const {
+  const auto since = liveness_ ? std::max(started, liveness_->last_progress()) : started;
+  return Clock::now() - since > timeout_ + extra;
+}
+
 // Worker 0's wait, in an agreement, for worker w's key: true once it is there, false once w is declared lost; an
-// error after --timeout (w is alive but stuck).
-bool GlooCommunicator::key_or_loss(const std::string& key, int64_t w, std::chrono::steady_clock::time_point deadline) {
+// error once nobody trained for --timeout (w is alive but stuck).
+bool GlooCommunicator::key_or_loss(const std::string& key, int64_t w, Clock::time_point started) {
   auto& store = *groups_->store;
   for (int polls = 0;; ++polls) {
     if (store.check({key})) return true;
     if (liveness_ && liveness_->is_lost(w)) return false;
-    require(std::chrono::steady_clock::now() < deadline,
-            "waited " + std::to_string(timeout_.count() / 1000) + " s for worker " + std::to_string(w) +
-                " to join a collective (it is alive but stuck; see --timeout)");
+    require(!waited_too_long(started, {}),
+            "worker " + std::to_string(w) + " has not joined a collective, and no worker trained for " +
+                std::to_string(timeout_.count() / 1000) + " s (it is alive but stuck; see --timeout)");
+    do_idle_work();
     std::this_thread::sleep_for(std::chrono::milliseconds(polls < 20 ? 1 : 5));
+  }
+}
+
+// The other workers' wait for what worker 0 publishes in an agreement (the members, the verdict): longer than
+// worker 0's own waits, so that worker 0, which knows whom it waits for, is the one to report a stuck worker.
+std::string GlooCommunicator::published_by_worker_0(const std::string& key) {
+  auto& store = *groups_->store;
+  const auto started = Clock::now();
+  const auto extra = std::chrono::duration_cast<Clock::duration>(
+      std::chrono::duration<double>((liveness_ ? liveness_->silence_seconds() : 0) + 2));
+  for (int polls = 0;; ++polls) {
+    if (store.check({key})) {
+      const auto bytes = store.get(key);
+      return std::string(bytes.begin(), bytes.end());
+    }
+    require(!waited_too_long(started, extra), "worker 0 has not published '" + key +
+                                                  "' of an agreement, and no worker trained for " +
+                                                  std::to_string(timeout_.count() / 1000) + " s (see --timeout)");
+    do_idle_work();
+    std::this_thread::sleep_for(std::chrono::microseconds(polls < 20 ? 200 : polls < 200 ? 1000 : 5000));
   }
 }
 
@@ -282,7 +310,10 @@ Work GlooCommunicator::among_survivors(
       return std::any_of(worker_ranks_.begin(), worker_ranks_.end(),
                          [&](int64_t w) { return liveness_ && liveness_->is_lost(w); });
     };
-    while (!work->isCompleted() && !member_lost()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    while (!work->isCompleted() && !member_lost()) {
+      do_idle_work();
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
     if (work->isCompleted()) {
       try {
         work->wait();
@@ -301,17 +332,16 @@ Work GlooCommunicator::among_survivors(
     bool all_completed = completed;
     std::string verdict;
     if (rank_ == 0) {
-      const auto deadline = std::chrono::steady_clock::now() + timeout_;
+      const auto started = Clock::now();
       for (const int64_t w : worker_ranks_) {
         // One that died before saying is not needed: its result is not used.
         const std::string key = base + std::to_string(w);
-        if (key_or_loss(key, w, deadline)) all_completed = all_completed && store.get(key)[0] == '1';
+        if (key_or_loss(key, w, started)) all_completed = all_completed && store.get(key)[0] == '1';
       }
       verdict = all_completed ? "done" : "again";
       store.set(base + "verdict", {verdict.begin(), verdict.end()});
     } else {
-      const auto bytes = store.get(base + "verdict");
-      verdict.assign(bytes.begin(), bytes.end());
+      verdict = published_by_worker_0(base + "verdict");
     }
     if (verdict == "done") {
       tensor.copy_(data[0]);
@@ -335,15 +365,14 @@ void GlooCommunicator::agree_now() {
   std::string list;
   if (rank_ == 0) {
     std::vector<int64_t> members;
-    const auto deadline = std::chrono::steady_clock::now() + timeout_;
+    const auto started = Clock::now();
     for (const int64_t w : worker_ranks_) {
-      if (key_or_loss(base + "/arrived/" + std::to_string(w), w, deadline)) members.push_back(w);
+      if (key_or_loss(base + "/arrived/" + std::to_string(w), w, started)) members.push_back(w);
     }
     for (const int64_t w : members) list += (list.empty() ? "" : ",") + std::to_string(w);
     store.set(base, std::vector<uint8_t>(list.begin(), list.end()));
   } else {
-    const auto bytes = store.get(base);
-    list.assign(bytes.begin(), bytes.end());
+    list = published_by_worker_0(base);
   }
   std::vector<int64_t> members;
   std::stringstream items(list);

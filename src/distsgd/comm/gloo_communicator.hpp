@@ -34,7 +34,10 @@ class GlooCommunicator final : public Communicator {
 
  private:
   void agree_now() override;
-  bool key_or_loss(const std::string& key, int64_t worker, std::chrono::steady_clock::time_point deadline);
+  using Clock = std::chrono::steady_clock;
+  bool waited_too_long(Clock::time_point started, Clock::duration extra) const;
+  bool key_or_loss(const std::string& key, int64_t worker, Clock::time_point started);
+  std::string published_by_worker_0(const std::string& key);
   Work point_to_point(at::Tensor tensor, int64_t peer, int64_t tag, bool sending);
   Work among_survivors(at::Tensor tensor, const std::string& what,
                        const std::function<c10::intrusive_ptr<c10d::Work>(std::vector<at::Tensor>&)>& start);

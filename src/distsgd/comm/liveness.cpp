@@ -7,6 +7,7 @@
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdlib>
 #include <iomanip>
@@ -47,9 +48,13 @@ struct Liveness::State {
   std::vector<bool> lost_flags, finished_flags;
   std::vector<LostProcess> lost;
   std::vector<std::function<void(int64_t)>> callbacks;
+  Clock::time_point run_progressed = Clock::now();  // when the run's total of iterations last moved
   bool finishing = false, finished = false, stop = false;
 
+  std::atomic<int64_t> own_progress{0};  // this process's iterations (note_progress)
+
   // Beat thread only.
+  int64_t published_progress = 0, run_progress_seen = -1;
   std::vector<int64_t> last_count;
   std::vector<Clock::time_point> last_change;
   int64_t declarations_seen = 0;
@@ -94,6 +99,7 @@ struct Liveness::State {
 
   void beat() {
     store->add("alive/" + std::to_string(rank), 1);
+    publish_progress();
     learn_declarations();
     const auto now = Clock::now();
     for (int64_t r = 0; r < world_size; ++r) {
@@ -121,6 +127,17 @@ struct Liveness::State {
             " (it died, hangs, or cannot reach the rendezvous store)");
     }
     finish_if_asked();
+  }
+
+  // Adds this process's new iterations to the run's total and notes when that total last moved.
+  void publish_progress() {
+    const int64_t mine = own_progress.load(std::memory_order_relaxed);
+    const int64_t total = store->add("progress", mine - published_progress);
+    published_progress = mine;
+    if (total == run_progress_seen) return;
+    run_progress_seen = total;
+    std::lock_guard<std::mutex> lock(mutex);
+    run_progressed = Clock::now();
   }
 
   bool is_settled(int64_t r) {
@@ -255,6 +272,13 @@ void Liveness::finish(std::chrono::milliseconds timeout) {
 bool Liveness::is_lost(int64_t rank) const {
   std::lock_guard<std::mutex> lock(state_->mutex);
   return rank >= 0 && rank < state_->world_size && state_->lost_flags[rank];
+}
+
+void Liveness::note_progress() { state_->own_progress.fetch_add(1, std::memory_order_relaxed); }
+
+std::chrono::steady_clock::time_point Liveness::last_progress() const {
+  std::lock_guard<std::mutex> lock(state_->mutex);
+  return state_->run_progressed;
 }
 
 std::vector<LostProcess> Liveness::lost() const {

@@ -8,6 +8,9 @@
 //    Under distsgd's launcher the leader also tells the launcher, which kills the lost process (it may be stopped
 //    or hung, not dead: comm/launcher_notice.hpp).
 //  - Any other loss ends the process that notices it at once, with one line naming the lost process.
+// Each beat also adds the iterations this process trained since the last one (note_progress) to the run's total, and
+// reads that total: a wait for a worker that has not arrived (an agreement of workers that train independently, a
+// straggler far behind) lasts while the run still progresses, and fails only when nobody trained for the timeout.
 // A process that finds itself declared lost (it was stopped, or cut off from the store, and came back) ends with a
 // line saying so. The leader's own loss is never survivable: it writes the run directory and decides who is lost.
 // The leader is the last to finish: it waits until every live process has finished, so that the store it may host
@@ -48,6 +51,10 @@ class Liveness {
   void finish(std::chrono::milliseconds timeout);
 
   bool is_lost(int64_t rank) const;
+  // One more training iteration of this process (a relaxed atomic add: cheap enough for every step).
+  void note_progress();
+  // Since when the run's total of iterations has not moved, as this process's beats saw it.
+  std::chrono::steady_clock::time_point last_progress() const;
   std::vector<LostProcess> lost() const;  // in the order they were declared
   // Runs `callback(rank)` on the beat thread for every rank declared lost from now on.
   void on_lost(std::function<void(int64_t rank)> callback);

@@ -1,5 +1,6 @@
 #include "distsgd/train/worker_loop.hpp"
 
+#include "distsgd/comm/communicator.hpp"
 #include "distsgd/core/error.hpp"
 #include "distsgd/core/log.hpp"
 #include "distsgd/core/runtime.hpp"
@@ -38,7 +39,10 @@ optim::LrSchedule make_schedule(const TrainConfig& c) {
 
 class WorkerLoop {
  public:
-  WorkerLoop(Process& p, const TrainHooks& hooks) : s_(p, algo::find_algorithm(p.config.algorithm)), hooks_(hooks) {}
+  WorkerLoop(Process& p, const TrainHooks& hooks)
+      : s_(p, algo::find_algorithm(p.config.algorithm)),
+        hooks_(hooks),
+        liveness_(p.comm ? p.comm->liveness() : nullptr) {}
   nlohmann::json run();
 
  private:
@@ -46,6 +50,7 @@ class WorkerLoop {
   bool train_one_epoch(data::ShardedLoader& loader, int64_t epoch);  // false: training stops
   const char* stop_requested();  // the reason to stop before the next step (time budget, divergence), or null
   bool agreed_divergence_at_epoch_end();
+  void meet_other_workers();
   int64_t steps_between_agreements(double mean_seconds_per_step) const;
   bool stop_because(const std::string& reason) {
     s_.stop_reason = reason;
@@ -77,6 +82,7 @@ class WorkerLoop {
 
   WorkerState s_;
   const TrainHooks& hooks_;
+  comm::Liveness* liveness_;  // told of every step, so that the others' waits for this worker see it train
   Progress progress_;
   int64_t next_agreement_step_ = 0;  // workers that meet in collectives agree on stopping at this step
 };
@@ -160,7 +166,15 @@ int64_t WorkerLoop::steps_between_agreements(double mean_seconds_per_step) const
 bool WorkerLoop::agreed_divergence_at_epoch_end() {
   if (!s_.p.comm) return s_.divergence.here();
   if (s_.evaluate_only_at_end) return false;
+  meet_other_workers();
   return sum_over_workers(s_.p, {s_.divergence.here_or_polled() ? 1.0 : 0.0})[0] > 0;
+}
+
+// Independent workers reach an epoch's end (or an evaluation) at their own pace, a straggler maybe far behind: they
+// meet through the store, a wait that lasts while anyone still trains, before the collective there (which the
+// timeout bounds).
+void WorkerLoop::meet_other_workers() {
+  if (s_.p.comm && s_.info.independent_workers) s_.p.comm->meet();
 }
 
 bool WorkerLoop::train_one_epoch(data::ShardedLoader& loader, int64_t epoch) {
@@ -230,6 +244,7 @@ bool WorkerLoop::train_one_epoch(data::ShardedLoader& loader, int64_t epoch) {
     ++s_.epoch_loss_count;
     if (hooks_.on_step) hooks_.on_step({step, epoch, loss_value, lr});
     ++position.global_step;
+    if (liveness_) liveness_->note_progress();
     position.step_in_epoch = batch->step + 1;
     position.samples += batch->labels.size(0) * worker_count(p);
 
@@ -241,6 +256,7 @@ bool WorkerLoop::train_one_epoch(data::ShardedLoader& loader, int64_t epoch) {
     progress_.maybe_print(s_, epoch, batch->step + 1, loss_value, lr);
     if (evaluation_due(position.step_in_epoch)) {
       // Independent workers agree here whether any diverged (see stop_requested): all stop, or all evaluate.
+      if (meets_mid_epoch()) meet_other_workers();
       if (meets_mid_epoch() && sum_over_workers(p, {s_.divergence.here_or_polled() ? 1.0 : 0.0})[0] > 0) {
         return stop_because("diverged");
       }
@@ -289,6 +305,7 @@ nlohmann::json WorkerLoop::run() {
   // stopped must not skip the evaluation the others run (its next collective would meet theirs).
   bool evaluate_now = s_.evaluate_only_at_end || s_.last_eval_step != s_.position.global_step;
   if (s_.p.comm && s_.info.independent_workers && !s_.evaluate_only_at_end) {
+    meet_other_workers();
     evaluate_now = sum_over_workers(s_.p, {evaluate_now ? 1.0 : 0.0})[0] > 0;
   }
   if (evaluate_now) {

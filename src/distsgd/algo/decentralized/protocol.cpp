@@ -162,9 +162,11 @@ GossipEndpoint::GossipEndpoint(comm::Communicator& comm, EndpointOptions options
           }
         });
   }
+  comm_.set_idle_work([this] { keep_alive(); });
 }
 
 GossipEndpoint::~GossipEndpoint() {
+  comm_.set_idle_work(nullptr);
   if (finished_) return;
   // Left early (an exception is unwinding): the receiving threads may be blocked on peers for up to the timeout.
   // They hold their own state; let them end on their own (the process is about to exit with the error).
@@ -224,11 +226,19 @@ void GossipEndpoint::send_header(int64_t peer, MessageKind kind, int64_t step, d
   sent_to(peer);
 }
 
-void GossipEndpoint::sent_to(int64_t peer) { last_sent_[peer] = Clock::now(); }
+void GossipEndpoint::sent_to(int64_t peer) {
+  std::lock_guard<std::mutex> lock(sending_mutex_);
+  last_sent_[peer] = Clock::now();
+}
 
 void GossipEndpoint::deliver_oldest() {
-  InFlight oldest = std::move(pushes_in_flight_.front());
-  pushes_in_flight_.pop_front();
+  InFlight oldest;
+  {
+    std::lock_guard<std::mutex> lock(sending_mutex_);
+    if (pushes_in_flight_.empty()) return;
+    oldest = std::move(pushes_in_flight_.front());
+    pushes_in_flight_.pop_front();
+  }
   if (is_lost(oldest.peer)) return;  // it failed with the peer's connection, or goes nowhere
   try {
     for (auto& w : oldest.works) w.wait();
@@ -240,15 +250,22 @@ void GossipEndpoint::deliver_oldest() {
 }
 
 void GossipEndpoint::keep_alive() {
-  const auto now = Clock::now();
-  for (int64_t peer : options_.contacts) {
-    if (is_lost(peer)) continue;
-    auto it = last_sent_.find(peer);
-    if (it == last_sent_.end()) {
-      last_sent_[peer] = now;  // the receiving threads started with the endpoint
-      continue;
+  if (finished_) return;
+  std::vector<int64_t> due;
+  {
+    std::lock_guard<std::mutex> lock(sending_mutex_);
+    const auto now = Clock::now();
+    for (int64_t peer : options_.contacts) {
+      auto it = last_sent_.find(peer);
+      if (it == last_sent_.end()) {
+        last_sent_[peer] = now;  // the receiving threads started with the endpoint
+        continue;
+      }
+      if (now - it->second >= comm_.timeout() / 4) due.push_back(peer);
     }
-    if (now - it->second < comm_.timeout() / 4) continue;
+  }
+  for (int64_t peer : due) {
+    if (is_lost(peer)) continue;
     InFlight sending{peer, {}};
     try {
       send_header(peer, MessageKind::kKeepAlive, 0, 0, sending.works);
@@ -256,6 +273,7 @@ void GossipEndpoint::keep_alive() {
       if (!went_on_without(comm_.liveness(), peer)) throw;
       continue;
     }
+    std::lock_guard<std::mutex> lock(sending_mutex_);
     pushes_in_flight_.push_back(std::move(sending));
   }
 }
@@ -274,9 +292,12 @@ void GossipEndpoint::push(int64_t peer, int64_t step, double weight, at::Tensor 
   }
   bytes_sent_->fetch_add(values.numel() * 4);
   ++messages_sent_;
-  pushes_in_flight_.push_back(std::move(sending));
+  {
+    std::lock_guard<std::mutex> lock(sending_mutex_);
+    pushes_in_flight_.push_back(std::move(sending));
+  }
   // The peer's receiving thread takes every message as it comes, so waiting for the oldest is bounded.
-  while (pushes_in_flight_.size() > options_.max_pushes_in_flight) deliver_oldest();
+  while (in_flight() > options_.max_pushes_in_flight) deliver_oldest();
 }
 
 PendingReply GossipEndpoint::pull(int64_t peer, int64_t step, at::Tensor into) {
@@ -317,9 +338,15 @@ PendingReply GossipEndpoint::pending_from(int64_t peer) {
   return pending;
 }
 
+size_t GossipEndpoint::in_flight() {
+  std::lock_guard<std::mutex> lock(sending_mutex_);
+  return pushes_in_flight_.size();
+}
+
 void GossipEndpoint::finish() {
   if (finished_) return;
-  while (!pushes_in_flight_.empty()) deliver_oldest();
+  comm_.set_idle_work(nullptr);  // no keep-alive may follow the "done"
+  while (in_flight() > 0) deliver_oldest();
   for (int64_t peer : options_.contacts) {
     if (is_lost(peer)) continue;
     try {

@@ -29,6 +29,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -111,7 +112,8 @@ class GossipEndpoint {
 
   // A receiving thread's wait for its peer's next message is bounded by the timeout; a worker that rarely sends
   // to some contact (GoSGD with a small --gossip-prob) calls this each iteration, and every contact it sent nothing
-  // for a quarter of the timeout gets a header-only message that the receiver ignores.
+  // for a quarter of the timeout gets a header-only message that the receiver ignores. The communicator calls it
+  // too while the worker waits in an agreement (for a straggler), from the endpoint's creation to finish().
   void keep_alive();
   // Waits for this worker's pushes to be delivered, tells every contact it is done, and serves the others until
   // every listened peer said it is done. Afterwards no message to or from this worker is in flight.
@@ -144,6 +146,7 @@ class GossipEndpoint {
   void sent_to(int64_t peer);
   // Waits for the oldest send in flight; a failure with a peer declared lost drops it.
   void deliver_oldest();
+  size_t in_flight();  // sends not yet waited for
   PendingReply pending_from(int64_t peer);
   // How long after a receiving thread's failure check() waits for its peer to be declared lost.
   Clock::duration lost_verdict_wait() const;
@@ -152,11 +155,14 @@ class GossipEndpoint {
   EndpointOptions options_;
   std::shared_ptr<Shared> shared_;  // also held by the receiving threads
   std::shared_ptr<std::atomic<int64_t>> bytes_sent_;
+  // The keep-alives the communicator sends while this worker waits in an agreement (Communicator::set_idle_work)
+  // run on the training thread, AD-PSGD's exchanges on its communication thread: both touch these under the lock.
+  std::mutex sending_mutex_;
   std::deque<InFlight> pushes_in_flight_;
-  std::atomic<int64_t> messages_sent_{0};
-  bool finished_ = false;
-  uint64_t delay_draws_ = 0;
   std::map<int64_t, Clock::time_point> last_sent_;
+  std::atomic<int64_t> messages_sent_{0};
+  std::atomic<bool> finished_{false};
+  uint64_t delay_draws_ = 0;
 };
 
 }  // namespace distsgd::algo::decentralized

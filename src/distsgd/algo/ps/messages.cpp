@@ -26,7 +26,8 @@ Request decode_request(const double* h, const RequestBounds& b) {
   const wire::Source source{"parameter-server request to shard " + std::to_string(b.shard), b.peer};
   wire::check_protocol(source, h[0], h[1], kProtocolMagic, kProtocolVersion);
   Request r;
-  r.kind = static_cast<RequestKind>(wire::integer(source, "kind", h[2], 0, static_cast<int64_t>(RequestKind::kRetire)));
+  r.kind =
+      static_cast<RequestKind>(wire::integer(source, "kind", h[2], 0, static_cast<int64_t>(RequestKind::kKeepAlive)));
   r.step = wire::integer(source, "step", h[3], 0, wire::kMaxExact);
   r.lr = wire::real(source, "lr", h[4], 0, std::numeric_limits<double>::max());
   r.clock = wire::integer(source, "clock", h[5], -1, wire::kMaxExact);

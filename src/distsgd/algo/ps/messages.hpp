@@ -18,6 +18,7 @@ enum class RequestKind : int64_t {
   kPull = 3,          // no payload; reply: parameters (SSP gated by clock; evaluation with clock < 0)
   kParameters = 4,    // payload: the worker's parameter slice; reply: its new slice (EASGD)
   kRetire = 5,        // the worker takes no more steps (it may still pull for evaluation); no payload, no reply
+  kKeepAlive = 6,     // the worker waits for the others (Communicator::meet), alive; no payload, no reply
 };
 
 struct Request {

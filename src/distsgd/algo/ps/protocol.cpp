@@ -28,8 +28,32 @@ at::Tensor encode(const Reply& reply) {
 
 Reply decode_reply(const at::Tensor& header, int64_t peer) { return decode_reply(header.data_ptr<double>(), peer); }
 
-PsClient::PsClient(comm::Communicator& comm, std::vector<ShardRange> shards)
-    : comm_(comm), shards_(std::move(shards)) {}
+PsClient::PsClient(comm::Communicator& comm, std::vector<ShardRange> shards) : comm_(comm), shards_(std::move(shards)) {
+  comm_.set_idle_work([this] { keep_alive(); });
+}
+
+PsClient::~PsClient() {
+  comm_.set_idle_work(nullptr);
+  for (auto& w : keep_alives_) {
+    try {
+      w.wait();
+    } catch (const std::exception&) {
+      // The shard is gone (the run ends with its own error); the header's buffer is freed only after this wait.
+    }
+  }
+}
+
+void PsClient::keep_alive() {
+  const auto now = std::chrono::steady_clock::now();
+  if (now - last_keep_alive_ < comm_.timeout() / 4) return;
+  last_keep_alive_ = now;
+  for (auto& w : keep_alives_) w.wait();  // a quarter of the timeout old: the shard has read them
+  keep_alives_.clear();
+  Request request;
+  request.kind = RequestKind::kKeepAlive;
+  for (size_t s = 0; s < shards_.size(); ++s)
+    keep_alives_.push_back(comm_.send(encode(request), server_rank(s), kHeaderTag));
+}
 
 int64_t PsClient::server_rank(size_t shard) const { return comm_.workers() + static_cast<int64_t>(shard); }
 

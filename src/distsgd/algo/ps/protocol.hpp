@@ -15,6 +15,7 @@
 
 #include <ATen/core/Tensor.h>
 
+#include <chrono>
 #include <cstdint>
 #include <vector>
 
@@ -45,7 +46,13 @@ Reply decode_reply(const at::Tensor& header, int64_t peer);
 // Worker side: talks to every shard.
 class PsClient {
  public:
+  // While the worker waits for the others in an agreement (a straggler far behind), the communicator sends each
+  // shard a keep-alive every quarter of the timeout (Communicator::set_idle_work), so that the shard's wait for this
+  // worker's next request does not time out.
   PsClient(comm::Communicator& comm, std::vector<ShardRange> shards);
+  ~PsClient();
+  PsClient(const PsClient&) = delete;
+  PsClient& operator=(const PsClient&) = delete;
 
   int64_t server_rank(size_t shard) const;
   const std::vector<ShardRange>& shards() const { return shards_; }
@@ -70,9 +77,13 @@ class PsClient {
   comm::Communicator& comm() { return comm_; }
 
  private:
+  void keep_alive();
+
   comm::Communicator& comm_;
   std::vector<ShardRange> shards_;
   int64_t bytes_sent_ = 0;
+  std::vector<comm::Work> keep_alives_;  // in flight
+  std::chrono::steady_clock::time_point last_keep_alive_{};
 };
 
 }  // namespace distsgd::algo::ps

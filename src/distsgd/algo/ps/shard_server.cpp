@@ -170,6 +170,7 @@ void ShardServer::serve(const Handler& handle, const DoneHandler& on_done, const
         while (true) {
           comm_.receive(header, w, kHeaderTag).wait();
           const Request request = decode_request(header, {w, shard_, range_.numel, workers()});
+          if (request.kind == RequestKind::kKeepAlive) continue;  // only restarts this receive's timeout
           spend_processing(1, 0);
           if (request.kind == RequestKind::kDone) {
             if (on_done) on_done(channel);
