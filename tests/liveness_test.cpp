@@ -81,4 +81,26 @@ TEST(Liveness, TheLeaderWaitsForTheOthersToFinish) {
   EXPECT_FALSE(leader->is_lost(1));
 }
 
+// The run's progress (what an agreement's wait watches): the iterations one process notes reach the others at their
+// beats; while nobody trains, the time of the last change stands still.
+TEST(Liveness, EveryProcessSeesWhenAnyProcessLastTrained) {
+  distsgd::comm::StoreHost store;
+  auto leader = start(store.port(), 0, 2);
+  auto worker = start(store.port(), 1, 2);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // beats of 50 ms have seen the total (0)
+  const auto quiet = leader->last_progress();
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_EQ(leader->last_progress(), quiet);
+
+  const auto trained = Clock::now();
+  worker->note_progress();
+  for (int i = 0; i < 500 && leader->last_progress() < trained; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_GT(leader->last_progress(), trained);
+  EXPECT_GT(worker->last_progress(), trained);
+  worker->finish(std::chrono::seconds(5));
+  leader->finish(std::chrono::seconds(5));
+}
+
 }  // namespace
