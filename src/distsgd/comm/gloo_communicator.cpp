@@ -227,46 +227,40 @@ Work GlooCommunicator::receive(at::Tensor tensor, int64_t source, int64_t tag) {
   return point_to_point(std::move(tensor), source, tag, /*sending=*/false);
 }
 
-// An agreement's wait has lasted too long once this process waited the timeout (and `extra`) and no worker trained
-// meanwhile (liveness.hpp): a worker that has not arrived while the others still train is behind, not stuck.
-bool GlooCommunicator::waited_too_long(Clock::time_point started, Clock::duration extra) const {
-  const auto since = liveness_ ? std::max(started, liveness_->last_progress()) : started;
-  return Clock::now() - since > timeout_ + extra;
-}
-
-// Worker 0's wait, in an agreement, for worker w's key: true once it is there, false once w is declared lost; an
-// error once nobody trained for --timeout (w is alive but stuck).
-bool GlooCommunicator::key_or_loss(const std::string& key, int64_t w, Clock::time_point started) {
+// An agreement's wait for `key`: true once it is in the store, false once `given_up()` says so; the idle work runs
+// meanwhile. An error (`stuck`) once this process waited the timeout (and `extra`) since `started` and no worker
+// trained meanwhile (liveness.hpp): a worker that has not arrived while the others still train is behind, not stuck.
+bool GlooCommunicator::wait_for_key(const std::string& key, Clock::time_point started, Clock::duration extra,
+                                    const std::function<bool()>& given_up, const std::string& stuck) {
   auto& store = *groups_->store;
   for (int polls = 0;; ++polls) {
     if (store.check({key})) return true;
-    if (liveness_ && liveness_->is_lost(w)) return false;
-    require(!waited_too_long(started, {}),
-            "worker " + std::to_string(w) + " has not joined a collective, and no worker trained for " +
-                std::to_string(timeout_.count() / 1000) + " s (it is alive but stuck; see --timeout)");
+    if (given_up && given_up()) return false;
+    const auto since = liveness_ ? std::max(started, liveness_->last_progress()) : started;
+    require(Clock::now() - since <= timeout_ + extra, stuck);
     do_idle_work();
-    std::this_thread::sleep_for(std::chrono::milliseconds(polls < 20 ? 1 : 5));
+    std::this_thread::sleep_for(std::chrono::microseconds(polls < 20 ? 200 : polls < 200 ? 1000 : 5000));
   }
+}
+
+// Worker 0's wait, in an agreement, for worker w's key: true once it is there, false once w is declared lost.
+bool GlooCommunicator::key_or_loss(const std::string& key, int64_t w, Clock::time_point started) {
+  return wait_for_key(
+      key, started, {}, [&] { return liveness_ && liveness_->is_lost(w); },
+      "worker " + std::to_string(w) + " has not joined a collective, and no worker trained for " +
+          std::to_string(timeout_.count() / 1000) + " s (it is alive but stuck; see --timeout)");
 }
 
 // The other workers' wait for what worker 0 publishes in an agreement (the members, the verdict): longer than
 // worker 0's own waits, so that worker 0, which knows whom it waits for, is the one to report a stuck worker.
 std::string GlooCommunicator::published_by_worker_0(const std::string& key) {
-  auto& store = *groups_->store;
-  const auto started = Clock::now();
   const auto extra = std::chrono::duration_cast<Clock::duration>(
       std::chrono::duration<double>((liveness_ ? liveness_->silence_seconds() : 0) + 2));
-  for (int polls = 0;; ++polls) {
-    if (store.check({key})) {
-      const auto bytes = store.get(key);
-      return std::string(bytes.begin(), bytes.end());
-    }
-    require(!waited_too_long(started, extra), "worker 0 has not published '" + key +
-                                                  "' of an agreement, and no worker trained for " +
-                                                  std::to_string(timeout_.count() / 1000) + " s (see --timeout)");
-    do_idle_work();
-    std::this_thread::sleep_for(std::chrono::microseconds(polls < 20 ? 200 : polls < 200 ? 1000 : 5000));
-  }
+  wait_for_key(key, Clock::now(), extra, nullptr,
+               "worker 0 has not published '" + key + "' of an agreement, and no worker trained for " +
+                   std::to_string(timeout_.count() / 1000) + " s (see --timeout)");
+  const auto bytes = groups_->store->get(key);
+  return std::string(bytes.begin(), bytes.end());
 }
 
 void GlooCommunicator::store_set(const std::string& key, const std::string& value) {

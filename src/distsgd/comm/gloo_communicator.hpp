@@ -35,7 +35,8 @@ class GlooCommunicator final : public Communicator {
  private:
   void agree_now() override;
   using Clock = std::chrono::steady_clock;
-  bool waited_too_long(Clock::time_point started, Clock::duration extra) const;
+  bool wait_for_key(const std::string& key, Clock::time_point started, Clock::duration extra,
+                    const std::function<bool()>& given_up, const std::string& stuck);
   bool key_or_loss(const std::string& key, int64_t worker, Clock::time_point started);
   std::string published_by_worker_0(const std::string& key);
   Work point_to_point(at::Tensor tensor, int64_t peer, int64_t tag, bool sending);

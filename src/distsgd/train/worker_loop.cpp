@@ -50,7 +50,7 @@ class WorkerLoop {
   bool train_one_epoch(data::ShardedLoader& loader, int64_t epoch);  // false: training stops
   const char* stop_requested();  // the reason to stop before the next step (time budget, divergence), or null
   bool agreed_divergence_at_epoch_end();
-  void meet_other_workers();
+  double sum_after_meeting(double value);
   int64_t steps_between_agreements(double mean_seconds_per_step) const;
   bool stop_because(const std::string& reason) {
     s_.stop_reason = reason;
@@ -166,15 +166,15 @@ int64_t WorkerLoop::steps_between_agreements(double mean_seconds_per_step) const
 bool WorkerLoop::agreed_divergence_at_epoch_end() {
   if (!s_.p.comm) return s_.divergence.here();
   if (s_.evaluate_only_at_end) return false;
-  meet_other_workers();
-  return sum_over_workers(s_.p, {s_.divergence.here_or_polled() ? 1.0 : 0.0})[0] > 0;
+  return sum_after_meeting(s_.divergence.here_or_polled() ? 1.0 : 0.0) > 0;
 }
 
-// Independent workers reach an epoch's end (or an evaluation) at their own pace, a straggler maybe far behind: they
-// meet through the store, a wait that lasts while anyone still trains, before the collective there (which the
-// timeout bounds).
-void WorkerLoop::meet_other_workers() {
+// The sum of `value` over the workers. Independent workers reach an epoch's end (or an evaluation) at their own pace,
+// a straggler maybe far behind: they first meet through the store, a wait that lasts while anyone still trains, as
+// the collective's own wait (bounded by the timeout) would not.
+double WorkerLoop::sum_after_meeting(double value) {
   if (s_.p.comm && s_.info.independent_workers) s_.p.comm->meet();
+  return sum_over_workers(s_.p, {value})[0];
 }
 
 bool WorkerLoop::train_one_epoch(data::ShardedLoader& loader, int64_t epoch) {
@@ -256,8 +256,7 @@ bool WorkerLoop::train_one_epoch(data::ShardedLoader& loader, int64_t epoch) {
     progress_.maybe_print(s_, epoch, batch->step + 1, loss_value, lr);
     if (evaluation_due(position.step_in_epoch)) {
       // Independent workers agree here whether any diverged (see stop_requested): all stop, or all evaluate.
-      if (meets_mid_epoch()) meet_other_workers();
-      if (meets_mid_epoch() && sum_over_workers(p, {s_.divergence.here_or_polled() ? 1.0 : 0.0})[0] > 0) {
+      if (meets_mid_epoch() && sum_after_meeting(s_.divergence.here_or_polled() ? 1.0 : 0.0) > 0) {
         return stop_because("diverged");
       }
       evaluate_and_record(s_);
@@ -305,8 +304,7 @@ nlohmann::json WorkerLoop::run() {
   // stopped must not skip the evaluation the others run (its next collective would meet theirs).
   bool evaluate_now = s_.evaluate_only_at_end || s_.last_eval_step != s_.position.global_step;
   if (s_.p.comm && s_.info.independent_workers && !s_.evaluate_only_at_end) {
-    meet_other_workers();
-    evaluate_now = sum_over_workers(s_.p, {evaluate_now ? 1.0 : 0.0})[0] > 0;
+    evaluate_now = sum_after_meeting(evaluate_now ? 1.0 : 0.0) > 0;
   }
   if (evaluate_now) {
     evaluate_and_record(s_);

@@ -155,14 +155,14 @@ class GossipEndpoint {
   EndpointOptions options_;
   std::shared_ptr<Shared> shared_;  // also held by the receiving threads
   std::shared_ptr<std::atomic<int64_t>> bytes_sent_;
+  std::atomic<int64_t> messages_sent_{0};
+  bool finished_ = false;
+  uint64_t delay_draws_ = 0;
   // The keep-alives the communicator sends while this worker waits in an agreement (Communicator::set_idle_work)
   // run on the training thread, AD-PSGD's exchanges on its communication thread: both touch these under the lock.
   std::mutex sending_mutex_;
   std::deque<InFlight> pushes_in_flight_;
   std::map<int64_t, Clock::time_point> last_sent_;
-  std::atomic<int64_t> messages_sent_{0};
-  std::atomic<bool> finished_{false};
-  uint64_t delay_draws_ = 0;
 };
 
 }  // namespace distsgd::algo::decentralized
