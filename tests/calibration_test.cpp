@@ -472,6 +472,25 @@ TEST(Holdout, KendallsTauCountsPairsInTheSameOrder) {
   EXPECT_EQ(sim::index_of_largest({3, 9, 9, 1}), 1u);
 }
 
+TEST(Holdout, RepeatsAgreeByTheirRankingAndTheirSpreadAroundTheMedian) {
+  EXPECT_DOUBLE_EQ(sim::median_of({3, 1, 2}), 2);
+  EXPECT_DOUBLE_EQ(sim::median_of({4, 1, 3, 2}), 2.5);
+  auto a = sim::repeat_agreement({{1, 2, 3}, {10, 20, 30}});
+  EXPECT_DOUBLE_EQ(a.kendall_tau, 1);
+  EXPECT_TRUE(a.same_top);
+  // Row 0 at 10, 11, 9 (median 10: 0, 10%, 10% off), row 1 at 20 each: (0.1 + 0.1) / 6.
+  a = sim::repeat_agreement({{10, 20}, {11, 20}, {9, 20}});
+  EXPECT_DOUBLE_EQ(a.deviation, 0.2 / 6);
+  EXPECT_DOUBLE_EQ(a.kendall_tau, 1);
+  // Two repeats that swap the fastest: two of the three pairs of rows in the same order, (2 - 1) / 3.
+  a = sim::repeat_agreement({{1, 2, 3}, {1, 3, 2}});
+  EXPECT_DOUBLE_EQ(a.kendall_tau, 1.0 / 3.0);
+  EXPECT_FALSE(a.same_top);
+  EXPECT_THROW(sim::repeat_agreement({{1, 2, 3}}), Error);
+  EXPECT_THROW(sim::repeat_agreement({{1, 2, 3}, {1, 2}}), Error);
+  EXPECT_THROW(sim::median_of({}), Error);
+}
+
 // validate --holdout's scoring on rows "measured" on a known cluster: calibrated at 2 workers, the 4- and 8-worker
 // rows are predicted within the noise, ranked as measured, and the fastest picked; no calibration row is scored.
 TEST(Holdout, ReportScoresOnlyTheHeldOutRows) {
@@ -504,6 +523,9 @@ TEST(Holdout, ReportScoresOnlyTheHeldOutRows) {
                       {"cluster", "10gbe"},
                       {"profile", dir / "p.json"},
                       {"measured_samples_per_second", rate * (1 + noise(random))}});
+      // Two repeats 1% either side of the measurement (validate --repeats: the measurement is their median).
+      const double measured = rows.back()["measured_samples_per_second"];
+      rows.back()["measured_repeats"] = {0.99 * measured, 1.01 * measured};
     }
   }
   std::string text;
@@ -516,7 +538,17 @@ TEST(Holdout, ReportScoresOnlyTheHeldOutRows) {
   for (const auto& group : report["networks"]["1gbit"]["groups"]) {
     EXPECT_TRUE(group["top_right"].get<bool>()) << group.dump();
     EXPECT_GT(group["kendall_tau"].get<double>(), 0.6) << group.dump();
+    // The repeats, each the measurements scaled alike, rank as they do, 1% from their median.
+    EXPECT_DOUBLE_EQ(group["repeats"]["kendall_tau"].get<double>(), 1) << group.dump();
+    EXPECT_NEAR(group["repeats"]["deviation"].get<double>(), 0.01, 1e-12) << group.dump();
+    EXPECT_TRUE(group["repeats"]["same_top"].get<bool>()) << group.dump();
   }
+  EXPECT_NE(text.find("between repeats: tau 1.00, 1.0% from their median, fastest the same"), std::string::npos)
+      << text;
+  EXPECT_EQ(report["summary"]["repeats"]["groups"], report["summary"]["groups"]) << report["summary"].dump();
+  EXPECT_NE(text.find("the measurements' own agreement (repeats of the same runs): Kendall's tau >= 0.8 in 2 of 2"),
+            std::string::npos)
+      << text;
   EXPECT_EQ(report["networks"]["1gbit"]["calibration_workers"], 2);
   EXPECT_TRUE(std::filesystem::exists(dir / "holdout-1gbit.json"));
   EXPECT_NE(text.find("held-out MAPE: arsgd"), std::string::npos) << text;

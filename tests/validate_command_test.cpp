@@ -172,6 +172,37 @@ TEST(ValidateCommand, SteadyThroughputSkipsWarmupAndEpochEnds) {
   EXPECT_THROW(experiment::steady_throughput(dir.str(), summary, 7), Error);
 }
 
+// --repeats: every configuration runs that many times; its measurement is their median, its other figures the run's
+// of the median, and every repeat's measurement is beside it (each from its own trace).
+TEST(ValidateCommand, RepeatsAreMeasuredByTheirMedian) {
+  TempDir dir;
+  const std::string out = dir / "v";
+  std::string grid = kGrid;
+  grid.replace(grid.find("arsgd,asp"), 9, "arsgd");
+  auto r = run_distsgd(grid + out + " --repeats 3");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("validate: 3 cells, 3 done, 0 failed"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("measured: the median of 3 repeats; a single run is "), std::string::npos) << r.output;
+  const auto rows = read_json(out + "/validation.json")["rows"];
+  ASSERT_EQ(rows.size(), 1u);
+  const auto& row = rows[0];
+  ASSERT_EQ(row["measured_repeats"].size(), 3u) << row.dump();
+  ASSERT_EQ(row["run_dirs"].size(), 3u) << row.dump();
+  std::vector<double> measured;
+  for (size_t i = 0; i < 3; ++i) {
+    const std::string run_dir = row["run_dirs"][i];
+    EXPECT_NE(run_dir.find("repeat=" + std::to_string(i + 1)), std::string::npos) << run_dir;
+    const double x = row["measured_repeats"][i];
+    EXPECT_NEAR(x, steady_from_trace(run_dir, 5), 1e-4 * x) << run_dir;
+    measured.push_back(x);
+  }
+  std::sort(measured.begin(), measured.end());
+  EXPECT_DOUBLE_EQ(row["measured_samples_per_second"].get<double>(), measured[1]);
+  // The row's run is the median's: its own trace gives the median.
+  EXPECT_NEAR(steady_from_trace(row["run_dir"], 5), measured[1], 1e-4 * measured[1]);
+  EXPECT_EQ(row["status"], "trained");
+}
+
 TEST(ValidateCommand, BadFlagsAreOneClearError) {
   TempDir dir;
   const std::string out = " --out " + (dir / "v");
@@ -185,6 +216,7 @@ TEST(ValidateCommand, BadFlagsAreOneClearError) {
       {"--networks loopback,7mbit", "--networks 7mbit: the simulator has no preset emulated-7mbit"},
       {"--fidelity exact", "--fidelity: expected analytical or des, got 'exact'"},
       {"--iterations 10 --warmup 5", "--iterations must exceed --warmup"},
+      {"--repeats 0", "--repeats must be at least 1, got 0"},
       {"--networks loopback --cluster 1gbit=emulated-1gbit", "--cluster 1gbit=emulated-1gbit: '1gbit' is not one"},
       {"--networks loopback --cluster loopback=missing.json", "missing.json"},
   };

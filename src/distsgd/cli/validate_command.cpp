@@ -51,6 +51,11 @@ CLI::App* add_validate_command(CLI::App& app, ValidateCommand& c) {
   cmd->add_option("--warmup", c.warmup, "iterations of every worker left out of the measured throughput")
       ->capture_default_str();
   cmd->add_option("--servers", c.servers, "parameter servers of bsp, asp, ssp, easgd, aladdin")->capture_default_str();
+  cmd->add_option("--repeats", c.repeats,
+                  "runs of every configuration, the whole grid once per repeat: the measured samples/s is their "
+                  "median, and the report gives how far the repeats agree (their Kendall's tau and spread: the "
+                  "noise any prediction is judged against)")
+      ->capture_default_str();
   cmd->add_option("--profile-repeats", c.profile_repeats, "timed iterations of distsgd profile")->capture_default_str();
   cmd->add_option("--timeout", c.timeout, "train's --timeout: seconds any communication may take")
       ->capture_default_str();

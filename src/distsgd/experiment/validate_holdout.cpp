@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -65,6 +66,20 @@ nlohmann::json mean_error_by_algorithm(const std::map<std::string, std::vector<d
   return mape;
 }
 
+// How the repeats of a group's rows agree (validate --repeats), when every row has the same number (two or more).
+std::optional<sim::RepeatAgreement> agreement_of_repeats(const std::vector<const nlohmann::json*>& rows) {
+  std::vector<std::vector<double>> repeats;  // [repeat][row]
+  for (const auto* row : rows) {
+    if (!row->contains("measured_repeats")) return std::nullopt;
+    const auto values = (*row)["measured_repeats"].get<std::vector<double>>();
+    if (values.size() < 2 || (!repeats.empty() && values.size() != repeats.size())) return std::nullopt;
+    repeats.resize(values.size());
+    for (size_t r = 0; r < values.size(); ++r) repeats[r].push_back(values[r]);
+  }
+  if (repeats.empty()) return std::nullopt;
+  return sim::repeat_agreement(repeats);
+}
+
 }  // namespace
 
 nlohmann::json holdout_report(const nlohmann::json& rows, const std::string& dir, std::string& text,
@@ -89,6 +104,7 @@ nlohmann::json holdout_report(const nlohmann::json& rows, const std::string& dir
   out << "held out: calibrated on each network's smallest worker count, scored on the others\n";
   std::map<std::string, std::vector<double>> errors;                   // algorithm -> |error| of its held-out rows
   int64_t groups_scored = 0, groups_ranked = 0, groups_top_right = 0;  // for the summary line
+  int64_t groups_repeated = 0, groups_repeats_ranked = 0, groups_repeats_same_top = 0;
   for (const auto& [network, network_rows] : by_network) {
     std::vector<int64_t> workers;
     for (const auto* row : network_rows) workers.push_back((*row)["workers"].get<int64_t>());
@@ -149,9 +165,11 @@ nlohmann::json holdout_report(const nlohmann::json& rows, const std::string& dir
     }
     if (split.held_out.empty()) continue;
     std::vector<sim::MeasuredPoint> held;
+    std::vector<const nlohmann::json*> held_rows;
     std::vector<std::string> method;  // of each held-out row
     std::vector<sim::ModelProfile> held_profiles;
     for (const size_t i : split.held_out) {
+      held_rows.push_back(network_rows[i]);
       held.push_back(point_of_row(*network_rows[i]));
       method.push_back(method_of(*network_rows[i]));
       held_profiles.push_back(profile_of(*network_rows[i]));
@@ -182,18 +200,33 @@ nlohmann::json holdout_report(const nlohmann::json& rows, const std::string& dir
       const double tau = sim::kendall_tau(predicted_rates, measured_rates);
       const auto& top_measured = method[members[sim::index_of_largest(measured_rates)]];
       const auto& top_predicted = method[members[sim::index_of_largest(predicted_rates)]];
-      group_json.push_back({{"workers", w},
-                            {"algorithms", members.size()},
-                            {"kendall_tau", tau},
-                            {"top_measured", top_measured},
-                            {"top_predicted", top_predicted},
-                            {"top_right", top_measured == top_predicted}});
-      char line[200];
+      nlohmann::json group = {{"workers", w},
+                              {"algorithms", members.size()},
+                              {"kendall_tau", tau},
+                              {"top_measured", top_measured},
+                              {"top_predicted", top_predicted},
+                              {"top_right", top_measured == top_predicted}};
+      char line[320];
       std::snprintf(line, sizeof line,
-                    "    %lld workers: %zu algorithms, Kendall's tau %.2f, fastest %s, predicted %s%s\n",
+                    "    %lld workers: %zu algorithms, Kendall's tau %.2f, fastest %s, predicted %s%s",
                     static_cast<long long>(w), members.size(), tau, top_measured.c_str(), top_predicted.c_str(),
                     top_measured == top_predicted ? "" : " (wrong)");
       out << line;
+      std::vector<const nlohmann::json*> member_rows;
+      for (const size_t i : members) member_rows.push_back(held_rows[i]);
+      if (const auto agreement = agreement_of_repeats(member_rows)) {
+        group["repeats"] = {{"kendall_tau", agreement->kendall_tau},
+                            {"deviation", agreement->deviation},
+                            {"same_top", agreement->same_top}};
+        std::snprintf(line, sizeof line, "; between repeats: tau %.2f, %.1f%% from their median, fastest %s",
+                      agreement->kendall_tau, 100 * agreement->deviation, agreement->same_top ? "the same" : "differs");
+        out << line;
+        ++groups_repeated;
+        if (agreement->kendall_tau >= kRankingTarget) ++groups_repeats_ranked;
+        if (agreement->same_top) ++groups_repeats_same_top;
+      }
+      out << "\n";
+      group_json.push_back(group);
       ++groups_scored;
       if (tau >= kRankingTarget) ++groups_ranked;
       if (top_measured == top_predicted) ++groups_top_right;
@@ -226,6 +259,18 @@ nlohmann::json holdout_report(const nlohmann::json& rows, const std::string& dir
                   static_cast<long long>(groups_ranked), static_cast<long long>(groups_scored),
                   static_cast<long long>(groups_top_right), static_cast<long long>(groups_scored));
     out << line;
+    if (groups_repeated > 0) {
+      // The same figures for the measurements against themselves: what no prediction can beat.
+      report["summary"]["repeats"] = {{"groups", groups_repeated},
+                                      {"groups_with_tau_at_least_0_8", groups_repeats_ranked},
+                                      {"groups_with_the_same_fastest", groups_repeats_same_top}};
+      std::snprintf(line, sizeof line,
+                    "  the measurements' own agreement (repeats of the same runs): Kendall's tau >= 0.8 in %lld of "
+                    "%lld groups; the same fastest in %lld of %lld\n",
+                    static_cast<long long>(groups_repeats_ranked), static_cast<long long>(groups_repeated),
+                    static_cast<long long>(groups_repeats_same_top), static_cast<long long>(groups_repeated));
+      out << line;
+    }
   }
   if (!slowed_errors.empty()) {
     report["straggler_mape"] = mean_error_by_algorithm(

@@ -34,6 +34,7 @@
 #include "distsgd/experiment/study_cell_record.hpp"
 #include "distsgd/experiment/study_grid.hpp"
 #include "distsgd/experiment/study_runner.hpp"
+#include "distsgd/sim/calibration/holdout.hpp"
 #include "distsgd/sim/platform/cluster_description.hpp"
 #include "distsgd/sim/platform/model_profile.hpp"
 #include "distsgd/train/options.hpp"
@@ -138,6 +139,7 @@ Plan check_flags(const ValidationSettings& c) {
               std::to_string(c.iterations) + " --warmup " + std::to_string(c.warmup));
   require(c.servers >= 1, "--servers must be at least 1, got " + std::to_string(c.servers));
   require(c.profile_repeats >= 3, "--profile-repeats must be at least 3");
+  require(c.repeats >= 1, "--repeats must be at least 1, got " + std::to_string(c.repeats));
   require(c.timeout > 0, "--timeout must be positive");
   require(!c.fidelities.empty(), "--fidelity: give analytical, des or both");
   for (const auto& f : c.fidelities) {
@@ -312,7 +314,9 @@ StudySpec validation_study(const ValidationSettings& c, const Plan& plan, const 
                            "--progress-seconds", "1000000", "--timeout", std::to_string(c.timeout)});
   GridSpec grid;
   grid.base = flag_list_of(base);
-  Axis network{"network", {}}, workers{"--workers", {}}, straggler{"straggler", {}}, algorithm{"algorithm", {}};
+  Axis repeat{"repeat", {}}, network{"network", {}}, workers{"--workers", {}}, straggler{"straggler", {}},
+      algorithm{"algorithm", {}};
+  for (int64_t r = 1; r <= c.repeats && c.repeats > 1; ++r) repeat.values.push_back({std::to_string(r), {}});
   for (const auto& n : c.networks) {
     if (unavailable.count(n) > 0) continue;
     network.values.push_back({n, n == "loopback" ? FlagList{} : FlagList{{"--net", {n}}}});
@@ -324,7 +328,10 @@ StudySpec validation_study(const ValidationSettings& c, const Plan& plan, const 
   for (const auto& recipe : plan.recipes) {
     algorithm.values.push_back({recipe.name(), flag_list_of(train_flags_of(recipe, c.servers))});
   }
-  grid.axes = {network, workers, straggler, algorithm};  // the order of grid(): network slowest, algorithm fastest
+  // The order of grid(): network slowest, algorithm fastest; a repeat after the whole grid, so that the host's drift
+  // over the grid shows between the repeats rather than in one configuration's.
+  grid.axes = {network, workers, straggler, algorithm};
+  if (c.repeats > 1) grid.axes.insert(grid.axes.begin(), repeat);
   StudySpec spec;
   spec.name = "validation";
   spec.description = "distsgd validate's runs (validation.json compares them with the simulator)";
@@ -335,11 +342,15 @@ StudySpec validation_study(const ValidationSettings& c, const Plan& plan, const 
   return spec;
 }
 
-// The cell of a configuration.
-StudyCell& cell_of(std::vector<StudyCell>& cells, const Configuration& k) {
+// The label of repeat `r` (from 1) on the grid's repeat axis: "" where it has none (one run per configuration).
+std::string repeat_label(const ValidationSettings& c, int64_t r) { return c.repeats > 1 ? std::to_string(r) : ""; }
+
+// The cell of a configuration's repeat `r`.
+StudyCell& cell_of(std::vector<StudyCell>& cells, const Configuration& k, const std::string& repeat) {
   for (auto& cell : cells) {
     if (cell.axis_label("network") == k.network && cell.axis_label("--workers") == std::to_string(k.workers) &&
-        cell.axis_label("straggler") == k.straggler.label() && cell.axis_label("algorithm") == k.recipe.name())
+        cell.axis_label("straggler") == k.straggler.label() && cell.axis_label("algorithm") == k.recipe.name() &&
+        cell.axis_label("repeat") == repeat)
       return cell;
   }
   throw Error("validate: no run of " + k.description());  // cannot happen: the study is made from the same grid
@@ -372,6 +383,44 @@ void read_measurement(const ValidationSettings& c, const StudyCell& cell, const 
   row["profile_compute_seconds"] = profile.forward_seconds() + profile.backward_seconds();
   row["measured_compute_seconds"] = split.value("forward", 0.0) + split.value("backward", 0.0);
   row["train_log"] = cell_log_path(c.out, cell);
+}
+
+// `row` with a configuration's measurement: of its one run, or of the run with the median throughput among its
+// repeats (its trace, compute and run directory), the median itself as the measured throughput and every repeat's
+// beside it. Throws Error naming the first repeat without a measurement.
+nlohmann::json measured_row(const ValidationSettings& c, std::vector<StudyCell>& cells, const Configuration& k,
+                            const std::set<std::string>& finished_before, const sim::ModelProfile& profile,
+                            nlohmann::json row) {
+  std::vector<nlohmann::json> repeats;
+  bool cached = true;
+  for (int64_t r = 1; r <= c.repeats; ++r) {
+    const auto& cell = cell_of(cells, k, repeat_label(c, r));
+    const std::string run_dir = cell_directory(c.out, cell);
+    nlohmann::json repeat = row;
+    repeat["run_dir"] = run_dir;
+    cached = cached && finished_before.count(cell.id) > 0;
+    read_measurement(c, cell, run_dir, profile, repeat);
+    repeats.push_back(std::move(repeat));
+  }
+  if (repeats.size() == 1) {
+    repeats.front()["status"] = cached ? "cached" : "trained";
+    return repeats.front();
+  }
+  std::vector<double> measured;
+  nlohmann::json run_dirs = nlohmann::json::array();
+  for (const auto& repeat : repeats) {
+    measured.push_back(repeat["measured_samples_per_second"].get<double>());
+    run_dirs.push_back(repeat["run_dir"]);
+  }
+  std::vector<size_t> order(repeats.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return measured[a] < measured[b]; });
+  nlohmann::json median_run = repeats[order[(order.size() - 1) / 2]];
+  median_run["measured_samples_per_second"] = sim::median_of(measured);
+  median_run["measured_repeats"] = measured;
+  median_run["run_dirs"] = run_dirs;
+  median_run["status"] = cached ? "cached" : "trained";
+  return median_run;
 }
 
 nlohmann::json mape_json(const std::vector<double>& errors) {
@@ -414,6 +463,30 @@ nlohmann::json mape_by_algorithm(const ValidationSettings& c, const Plan& plan, 
   return mape;
 }
 
+// With --repeats: how far a single run is from its configuration's median (measured above), on one line.
+std::string repeats_text(const nlohmann::json& rows) {
+  double sum = 0, largest = 0;
+  int64_t runs = 0, repeats = 0;
+  for (const auto& row : rows) {
+    if (!row.contains("measured_repeats")) continue;
+    const double median = row["measured_samples_per_second"].get<double>();
+    for (const auto& x : row["measured_repeats"]) {
+      const double deviation = std::fabs(x.get<double>() / median - 1);
+      sum += deviation;
+      largest = std::max(largest, deviation);
+      ++runs;
+    }
+    repeats = static_cast<int64_t>(row["measured_repeats"].size());
+  }
+  if (runs == 0) return "";
+  char line[200];
+  std::snprintf(line, sizeof line,
+                "measured: the median of %lld repeats; a single run is %.1f%% from its median on average (at most "
+                "%.1f%%)\n",
+                static_cast<long long>(repeats), 100 * sum / static_cast<double>(runs), 100 * largest);
+  return line;
+}
+
 std::string tables(const ValidationSettings& c, const nlohmann::json& rows, const nlohmann::json& mape) {
   std::ostringstream out;
   char line[256];
@@ -449,6 +522,7 @@ std::string tables(const ValidationSettings& c, const nlohmann::json& rows, cons
     }
     out << "\n";
   }
+  out << repeats_text(rows);
   out << "\nmean absolute percentage error per algorithm (rows); the issue's target: 10% synchronous, 15% others\n"
       << "(ana*, des*: diagnostics, each fidelity given each run's own forward and backward time)\n";
   std::snprintf(line, sizeof line, "  %-14s %-14s %6s", "algo", "family", "target");
@@ -485,10 +559,13 @@ std::string tables(const ValidationSettings& c, const nlohmann::json& rows, cons
 }
 
 nlohmann::json settings_json(const ValidationSettings& c) {
-  return {{"algorithms", c.algorithms},        {"workers", c.workers},         {"networks", c.networks},
-          {"stragglers", c.stragglers},        {"fidelities", c.fidelities},   {"clusters", c.clusters},
-          {"iterations", c.iterations},        {"warmup", c.warmup},           {"servers", c.servers},
-          {"batch_size", c.config.batch_size}, {"model_flags", c.model_flags}, {"train_flags", c.train_only_flags}};
+  nlohmann::json json = {
+      {"algorithms", c.algorithms},        {"workers", c.workers},         {"networks", c.networks},
+      {"stragglers", c.stragglers},        {"fidelities", c.fidelities},   {"clusters", c.clusters},
+      {"iterations", c.iterations},        {"warmup", c.warmup},           {"servers", c.servers},
+      {"batch_size", c.config.batch_size}, {"model_flags", c.model_flags}, {"train_flags", c.train_only_flags}};
+  if (c.repeats > 1) json["repeats"] = c.repeats;  // absent for one run each, as before --repeats
+  return json;
 }
 
 // The emulated networks that cannot be made here, each skipped with one line (and listed in `skipped`).
@@ -612,10 +689,12 @@ int run_validation(const ValidationSettings& c) {
   std::set<std::string> finished_before;  // cells whose run an earlier validate finished: "cached"
   for (const auto& k : configurations) {
     if (unavailable.count(k.network) > 0) continue;
-    auto& cell = cell_of(cells, k);
-    set_flag(cell.flags, {"--threads", {std::to_string(k.threads)}});
-    const auto record = read_cell_record(c.out, cell);
-    if (record && record->status == "done") finished_before.insert(cell.id);
+    for (int64_t r = 1; r <= c.repeats; ++r) {
+      auto& cell = cell_of(cells, k, repeat_label(c, r));
+      set_flag(cell.flags, {"--threads", {std::to_string(k.threads)}});
+      const auto record = read_cell_record(c.out, cell);
+      if (record && record->status == "done") finished_before.insert(cell.id);
+    }
   }
   if (!cells.empty() && run_study_cells(c.out, spec, cells, /*retry_failed=*/true) == 130) {
     throw Interrupted("interrupted: stopped distsgd train (the finished runs are kept in " + c.out +
@@ -631,8 +710,6 @@ int run_validation(const ValidationSettings& c) {
     if (unavailable.count(k.network) > 0) continue;
     std::string cluster_problem;
     const std::string cluster = clusters.of(k, cluster_problem);
-    const auto& cell = cell_of(cells, k);
-    const std::string run_dir = cell_directory(c.out, cell);
     nlohmann::json row = {{"configuration", k.name()},
                           {"algorithm", k.recipe.name()},
                           {"family", k.recipe.family()},
@@ -642,13 +719,11 @@ int run_validation(const ValidationSettings& c) {
                           {"straggler", k.straggler.text},
                           {"threads", k.threads},
                           {"algorithm_flags", train_flags_of(k.recipe, c.servers)},
-                          {"run_dir", run_dir},
                           {"cluster", cluster},
                           {"profile", profiles.at(k.threads)}};
-    row["status"] = finished_before.count(cell.id) > 0 ? "cached" : "trained";
     const std::string counter = "[" + std::to_string(index) + "/" + std::to_string(total) + "] " + k.description();
     try {
-      read_measurement(c, cell, run_dir, sim::load_model_profile(profiles.at(k.threads)), row);
+      row = measured_row(c, cells, k, finished_before, sim::load_model_profile(profiles.at(k.threads)), row);
     } catch (const Error& e) {
       ++failures;
       row["status"] = "failed";
@@ -658,6 +733,7 @@ int run_validation(const ValidationSettings& c) {
       continue;
     }
     const double measured = row["measured_samples_per_second"].get<double>();
+    const std::string run_dir = row["run_dir"].get<std::string>();
     std::string report = counter + ": " + row["status"].get<std::string>() + " (" +
                          std::to_string(static_cast<int>(std::lround(row["cell_seconds"].get<double>()))) +
                          " s), measured " + std::to_string(std::lround(measured)) + " samples/s";
@@ -712,7 +788,8 @@ int run_validation(const ValidationSettings& c) {
        {"measured",
         "samples/s once warm: each worker's iterations from --warmup on, timed from one forward pass to the next in "
         "trace.json, summed over workers (summary.json's samples_per_second, over the whole run, is beside it as "
-        "summary_samples_per_second)"},
+        "summary_samples_per_second); with --repeats, the median of the repeats' (each in measured_repeats), the "
+        "row's other figures from the run of the median"},
        {"error", "(predicted - measured) / measured; MAPE: the mean of |error| over an algorithm's predicted rows"},
        {"profiles", profiles_json},
        {"skipped_networks", skipped},

@@ -27,6 +27,9 @@ struct ValidationSettings {
   int64_t warmup = 20;  // iterations of every worker left out of the measured throughput
   int64_t servers = 1;  // of the parameter-server algorithms
   int64_t profile_repeats = 30;
+  // Runs of every configuration: the measured throughput is their median, and the report says how far they agree
+  // (the noise a prediction is judged against). The repeats run one after another over the whole grid.
+  int64_t repeats = 1;
   double timeout = 120;  // train's --timeout
   bool holdout = false;  // also calibrate on the smallest worker count and score the other rows
   std::string out;

@@ -43,4 +43,35 @@ size_t index_of_largest(const std::vector<double>& values) {
   return static_cast<size_t>(std::max_element(values.begin(), values.end()) - values.begin());
 }
 
+double median_of(std::vector<double> values) {
+  require(!values.empty(), "median_of: no values");
+  std::sort(values.begin(), values.end());
+  const size_t n = values.size();
+  return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
+RepeatAgreement repeat_agreement(const std::vector<std::vector<double>>& repeats) {
+  require(repeats.size() >= 2, "repeat_agreement: fewer than two repeats");
+  const size_t rows = repeats.front().size();
+  require(rows > 0, "repeat_agreement: no rows");
+  for (const auto& r : repeats) require(r.size() == rows, "repeat_agreement: repeats of different rows");
+  RepeatAgreement agreement;
+  double tau_sum = 0;
+  int64_t pairs = 0;
+  for (size_t a = 0; a < repeats.size(); ++a) {
+    for (size_t b = a + 1; b < repeats.size(); ++b, ++pairs) tau_sum += kendall_tau(repeats[a], repeats[b]);
+    if (index_of_largest(repeats[a]) != index_of_largest(repeats.front())) agreement.same_top = false;
+  }
+  agreement.kendall_tau = tau_sum / static_cast<double>(pairs);
+  double deviation_sum = 0;
+  for (size_t i = 0; i < rows; ++i) {
+    std::vector<double> row;
+    for (const auto& r : repeats) row.push_back(r[i]);
+    const double median = median_of(row);
+    for (const double x : row) deviation_sum += std::fabs(x / median - 1);
+  }
+  agreement.deviation = deviation_sum / static_cast<double>(rows * repeats.size());
+  return agreement;
+}
+
 }  // namespace distsgd::sim

@@ -20,4 +20,17 @@ double kendall_tau(const std::vector<double>& a, const std::vector<double>& b);
 // The index of the largest value (the first of equals).
 size_t index_of_largest(const std::vector<double>& values);
 
+// How far repeated measurements of the same rows agree with each other (validate --repeats): the ceiling a
+// prediction scored against one measurement per row is judged by.
+struct RepeatAgreement {
+  double kendall_tau = 0;  // the mean over pairs of repeats of their rank correlation
+  double deviation = 0;    // the mean over rows and repeats of |repeat / median of the row's repeats - 1|
+  bool same_top = true;    // the same row is the fastest in every repeat
+};
+// `repeats[r][i]`: repeat r's measurement of row i; at least two repeats, each of the same rows (throws Error).
+RepeatAgreement repeat_agreement(const std::vector<std::vector<double>>& repeats);
+
+// The median (of an even count, the mean of the middle two); throws Error when empty.
+double median_of(std::vector<double> values);
+
 }  // namespace distsgd::sim
