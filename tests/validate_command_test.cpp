@@ -183,6 +183,7 @@ TEST(ValidateCommand, RepeatsAreMeasuredByTheirMedian) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("validate: 3 cells, 3 done, 0 failed"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("measured: the median of 3 repeats; a single run is "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("running repeat 3, loopback, workers=2, none, arsgd"), std::string::npos) << r.output;
   const auto rows = read_json(out + "/validation.json")["rows"];
   ASSERT_EQ(rows.size(), 1u);
   const auto& row = rows[0];
@@ -191,7 +192,7 @@ TEST(ValidateCommand, RepeatsAreMeasuredByTheirMedian) {
   std::vector<double> measured;
   for (size_t i = 0; i < 3; ++i) {
     const std::string run_dir = row["run_dirs"][i];
-    EXPECT_NE(run_dir.find("repeat=" + std::to_string(i + 1)), std::string::npos) << run_dir;
+    EXPECT_NE(run_dir.find("repeat=repeat-" + std::to_string(i + 1) + "_"), std::string::npos) << run_dir;
     const double x = row["measured_repeats"][i];
     EXPECT_NEAR(x, steady_from_trace(run_dir, 5), 1e-4 * x) << run_dir;
     measured.push_back(x);

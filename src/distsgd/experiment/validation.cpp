@@ -301,6 +301,13 @@ nlohmann::json predict(const ValidationSettings& c, const Configuration& k, cons
 
 nlohmann::json settings_json(const ValidationSettings& c);
 
+// The label of repeat `r` (from 1) on the grid's repeat axis, as progress lines and reports name its runs ("repeat 2,
+// loopback, workers=4, none, arsgd"; its directory cells/repeat=repeat-2_...): "" where the grid has no such axis
+// (one run per configuration).
+std::string repeat_label(const ValidationSettings& c, int64_t r) {
+  return c.repeats > 1 ? "repeat " + std::to_string(r) : "";
+}
+
 // The grid's runs as a study (experiment/study_runner.hpp: one progress line, Ctrl-C and resumption, a per-cell record
 // and run directory under DIR/cells/, results.csv and curves.csv for `distsgd report`). Every run has a fixed number
 // of iterations, every iteration traced (the steady-state throughput comes from trace.json), one evaluation at the end
@@ -316,7 +323,7 @@ StudySpec validation_study(const ValidationSettings& c, const Plan& plan, const 
   grid.base = flag_list_of(base);
   Axis repeat{"repeat", {}}, network{"network", {}}, workers{"--workers", {}}, straggler{"straggler", {}},
       algorithm{"algorithm", {}};
-  for (int64_t r = 1; r <= c.repeats && c.repeats > 1; ++r) repeat.values.push_back({std::to_string(r), {}});
+  for (int64_t r = 1; r <= c.repeats && c.repeats > 1; ++r) repeat.values.push_back({repeat_label(c, r), {}});
   for (const auto& n : c.networks) {
     if (unavailable.count(n) > 0) continue;
     network.values.push_back({n, n == "loopback" ? FlagList{} : FlagList{{"--net", {n}}}});
@@ -341,9 +348,6 @@ StudySpec validation_study(const ValidationSettings& c, const Plan& plan, const 
   spec.json = nlohmann::ordered_json(settings_json(c));
   return spec;
 }
-
-// The label of repeat `r` (from 1) on the grid's repeat axis: "" where it has none (one run per configuration).
-std::string repeat_label(const ValidationSettings& c, int64_t r) { return c.repeats > 1 ? std::to_string(r) : ""; }
 
 // The cell of a configuration's repeat `r`.
 StudyCell& cell_of(std::vector<StudyCell>& cells, const Configuration& k, const std::string& repeat) {
