@@ -260,6 +260,14 @@ TEST(ClusterConditions, SlowdownStretchesOneWorkersCompute) {
   EXPECT_GT(median, 1.7) << summary.dump(2);
   EXPECT_LT(median, 2.6) << summary.dump(2);
   EXPECT_GT(fast["communication_wait"].get<double>(), slow["communication_wait"].get<double>()) << summary.dump(2);
+  // Beside the phases' wall time, each worker's process CPU: the slowed worker's sleep (twice its compute) costs
+  // none, its compute does.
+  ASSERT_TRUE(summary["per_worker"][1].contains("cpu_seconds_per_iteration")) << summary.dump(2);
+  const double slow_cpu = summary["per_worker"][1]["cpu_seconds_per_iteration"].get<double>();
+  const double slow_compute = slow["forward"].get<double>() + slow["backward"].get<double>();
+  EXPECT_GT(slow_cpu, 0.2 * slow_compute) << summary.dump(2);
+  EXPECT_LT(slow_cpu, slow_compute + 0.5 * slow["slowdown"].get<double>()) << summary.dump(2);
+  EXPECT_GT(summary["cpu_seconds_per_iteration"].get<double>(), 0) << summary.dump(2);
 
   auto bad = run_distsgd("train --workers 2 --slowdown 5:3 --out " + (dir / "bad"));
   EXPECT_NE(bad.exit_code, 0);

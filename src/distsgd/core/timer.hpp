@@ -2,6 +2,8 @@
 #pragma once
 #include "distsgd/core/runtime.hpp"
 
+#include <sys/resource.h>
+
 #include <chrono>
 
 namespace distsgd {
@@ -25,6 +27,26 @@ class Stopwatch {
  private:
   Clock::time_point started_{};
   double total_ = 0;
+};
+
+// The CPU this process has used, all its threads, user and system, in seconds: where a rank is a process, its
+// compute and the work of its communication threads beside it.
+inline double process_cpu_seconds() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+         1e-6 * static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec);
+}
+
+// The process's CPU over repeated intervals, as Stopwatch accumulates their wall time.
+class CpuStopwatch {
+ public:
+  void start() { started_ = process_cpu_seconds(); }
+  void stop() { total_ += process_cpu_seconds() - started_; }
+  double total() const { return total_; }
+
+ private:
+  double started_ = 0, total_ = 0;
 };
 
 }  // namespace distsgd

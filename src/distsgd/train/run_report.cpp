@@ -11,7 +11,7 @@ const std::vector<std::string> kPhases{"data_wait", "forward", "backward", "comm
 
 // This worker's figures, in the order report_run reads them back from every worker's row.
 struct Row {
-  static constexpr size_t kBytes = 6, kSteps = 7, kTrainSeconds = 8, kAlgorithmValues = 9;
+  static constexpr size_t kBytes = 6, kSteps = 7, kTrainSeconds = 8, kCpuSeconds = 9, kAlgorithmValues = 10;
 };
 
 std::vector<double> own_row(WorkerState& s, const algo::AlgorithmStats& stats) {
@@ -27,7 +27,8 @@ std::vector<double> own_row(WorkerState& s, const algo::AlgorithmStats& stats) {
                           s.slowdown.total(),
                           static_cast<double>(stats.bytes_sent),
                           steps,
-                          train_seconds_this_run};
+                          train_seconds_this_run,
+                          s.train_cpu.total()};
   for (const auto& [name, value] : stats.per_worker_values) row.push_back(value);
   return row;
 }
@@ -45,7 +46,9 @@ nlohmann::json report_run(WorkerState& s) {
   nlohmann::json per_worker = nlohmann::json::array();
   nlohmann::json mean_per_iteration = nlohmann::json::object();
   for (const auto& phase : kPhases) mean_per_iteration[phase] = 0.0;
-  double mean_bytes = 0;
+  double mean_bytes = 0, mean_cpu = 0;
+  // In a virtual cluster every rank is a thread of one process: its CPU is not any rank's.
+  const bool own_process = !s.c.virtual_cluster;
   // Cluster throughput: the sum of every worker's own rate. Synchronous workers share one rate; independent
   // workers (asynchronous algorithms, a straggler) each contribute what they did in their own time.
   double samples_per_second = 0, total_samples = 0;
@@ -67,6 +70,11 @@ nlohmann::json report_run(WorkerState& s) {
                             {"samples_per_second", rate},
                             {"seconds_per_iteration", seconds},
                             {"bytes_sent", row[Row::kBytes]}};
+    if (own_process) {
+      // Beside the wall-time phases: what the worker's process computed, and its communication threads' work.
+      entry["cpu_seconds_per_iteration"] = row[Row::kCpuSeconds] / iterations;
+      mean_cpu += row[Row::kCpuSeconds] / iterations / workers;
+    }
     for (size_t k = 0; k < stats.per_worker_values.size(); ++k) {
       entry[stats.per_worker_values[k].first] = row[Row::kAlgorithmValues + k];
     }
@@ -97,6 +105,7 @@ nlohmann::json report_run(WorkerState& s) {
       {"threads", s.p.threads},
       {"seconds_per_iteration", mean_per_iteration},
       {"bytes_sent_per_worker", mean_bytes},
+      {"cpu_seconds_per_iteration", own_process ? nlohmann::json(mean_cpu) : nlohmann::json()},
       {"per_worker", per_worker},
       {"lost_workers", lost_workers(s.p)},
       {"out", s.c.out},

@@ -48,6 +48,9 @@ class WorkerLoop {
  private:
   void prepare();
   bool train_one_epoch(data::ShardedLoader& loader, int64_t epoch);  // false: training stops
+  // A step's training time: its wall time (the run's train_seconds) and the process's CPU beside it.
+  void start_train_clocks();
+  void stop_train_clocks();
   const char* stop_requested();  // the reason to stop before the next step (time budget, divergence), or null
   bool agreed_divergence_at_epoch_end();
   double sum_after_meeting(double value);
@@ -177,6 +180,17 @@ double WorkerLoop::sum_after_meeting(double value) {
   return sum_over_workers(s_.p, {value})[0];
 }
 
+void WorkerLoop::start_train_clocks() {
+  s_.train_time.start();
+  s_.train_cpu.start();
+}
+
+void WorkerLoop::stop_train_clocks() {
+  s_.train_time.stop();
+  s_.train_cpu.stop();
+  s_.position.train_seconds = s_.train_seconds_before + s_.train_time.total();
+}
+
 bool WorkerLoop::train_one_epoch(data::ShardedLoader& loader, int64_t epoch) {
   Process& p = s_.p;
   auto& position = s_.position;
@@ -188,10 +202,9 @@ bool WorkerLoop::train_one_epoch(data::ShardedLoader& loader, int64_t epoch) {
   while (true) {
     if (position.global_step >= s_.step_limit) return stop_because(limit_reason());
     // Waiting for the other workers to agree on the stop is training time (a straggler's cost).
-    s_.train_time.start();
+    start_train_clocks();
     if (const char* reason = stop_requested()) {
-      s_.train_time.stop();
-      position.train_seconds = s_.train_seconds_before + s_.train_time.total();
+      stop_train_clocks();
       return stop_because(reason);
     }
     std::optional<data::Batch> batch;
@@ -201,8 +214,7 @@ bool WorkerLoop::train_one_epoch(data::ShardedLoader& loader, int64_t epoch) {
       runtime::spend_compute(p.virtual_data_seconds);
     }
     if (!batch) {
-      s_.train_time.stop();
-      position.train_seconds = s_.train_seconds_before + s_.train_time.total();
+      stop_train_clocks();
       return true;  // the epoch is done
     }
     const int64_t step = position.global_step;
@@ -235,8 +247,7 @@ bool WorkerLoop::train_one_epoch(data::ShardedLoader& loader, int64_t epoch) {
       Timeline::Scope span(timeline, "update");
       runtime::spend_compute(p.virtual_update_seconds);
     }
-    s_.train_time.stop();
-    position.train_seconds = s_.train_seconds_before + s_.train_time.total();
+    stop_train_clocks();
 
     const double loss_value = loss.item<double>();
     s_.divergence.observe(step, loss_value);

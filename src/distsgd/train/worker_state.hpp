@@ -36,6 +36,7 @@ struct WorkerState {
   int64_t steps_before = 0;
 
   Stopwatch train_time, data_wait, forward, backward, slowdown;
+  CpuStopwatch train_cpu;  // the process's CPU over train_time's intervals (summary: cpu_seconds_per_iteration)
   double epoch_loss_sum = 0;
   int64_t epoch_loss_count = 0;
 
