@@ -432,6 +432,30 @@ TEST(CalibrateCommand, ReadsTheRunDirectoriesOfTrain) {
   EXPECT_EQ(point["flags"].get<std::string>().find("--servers"), std::string::npos) << point;
   EXPECT_GT(json["compute_scale"].get<double>(), 1) << "a CPU is slower than the TITAN V of the profile";
 
+  // A run that moved bytes: beside its residual, the CPU its communication cost per byte moved, from its summary
+  // (process CPU beyond compute, over twice the bytes sent per iteration); a run that moved none has no such figure.
+  r = run_distsgd("train --algo arsgd --workers 2 --batch-size 32" + data + (dir / "arsgd-w2"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  r = run_distsgd("calibrate --runs " + (dir / "arsgd-w1") + " " + (dir / "arsgd-w2") + " --profile " +
+                  (dir / "p.json") + " --cluster 10gbe --fit compute_scale --out " + (dir / "c2.json"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("the runs' own CPU beyond compute, ns per byte moved (summary.json; compare "
+                          "communication_cpu): arsgd-w2 "),
+            std::string::npos)
+      << r.output;
+  const auto points = nlohmann::json::parse(read_file(dir / "c2.json"))["calibration"]["points"];
+  ASSERT_EQ(points.size(), 2u);
+  EXPECT_TRUE(points[0]["measured_communication_cpu_seconds_per_byte"].is_null()) << points[0];
+  const auto summary = nlohmann::json::parse(read_file(dir / "arsgd-w2/summary.json"));
+  const auto& phases = summary["seconds_per_iteration"];
+  const double compute = phases["data_wait"].get<double>() + phases["forward"].get<double>() +
+                         phases["backward"].get<double>() + phases["update"].get<double>();
+  const double bytes = summary["bytes_sent_per_worker"].get<double>() / summary["steps"].get<double>();
+  ASSERT_GT(bytes, 0);
+  EXPECT_NEAR(points[1]["measured_communication_cpu_seconds_per_byte"].get<double>(),
+              (summary["cpu_seconds_per_iteration"].get<double>() - compute) / (2 * bytes), 1e-15)
+      << points[1];
+
   r = run_distsgd("train --algo arsgd --workers 1 --batch-size 16" + data + (dir / "batch16"));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   r = run_distsgd("calibrate --runs " + (dir / "arsgd-w1") + " " + (dir / "batch16") + " --profile " +

@@ -63,6 +63,23 @@ sim::MeasuredPoint point_of_run(const std::string& dir, const sim::ModelProfile&
   return p;
 }
 
+// What a run's communication cost its workers' cores per byte moved (a byte sent and one received): the process CPU
+// per iteration beyond the compute (forward, backward, update, data) over twice the bytes sent (summary.json), the
+// figure calibrate fits as communication_cpu. Null without the figures (a run before they were recorded, a single
+// worker, nothing sent); negative where the compute's wall time exceeded its CPU (the process was descheduled).
+nlohmann::json communication_cpu_of_run(const std::string& dir) {
+  const auto summary = read_json_file(dir + "/summary.json", "run summary");
+  const double steps = summary.value("steps", 0.0);
+  const auto cpu = summary.find("cpu_seconds_per_iteration");
+  if (cpu == summary.end() || !cpu->is_number() || steps <= 0) return nullptr;
+  const double bytes = summary.value("bytes_sent_per_worker", 0.0) / steps;
+  if (bytes <= 0) return nullptr;
+  const auto phases = summary.value("seconds_per_iteration", nlohmann::json::object());
+  double compute = 0;
+  for (const char* phase : {"data_wait", "forward", "backward", "update"}) compute += phases.value(phase, 0.0);
+  return (cpu->get<double>() - compute) / (2 * bytes);
+}
+
 std::string figure(double value) {
   char text[32];
   std::snprintf(text, sizeof text, "%.4g", value);
@@ -103,7 +120,11 @@ int run_calibrate(const CalibrateCommand& c) {
   request.base = sim::load_cluster(c.cluster);
   for (const auto& name : c.fit) request.unknowns.push_back(sim::unknown_named(name));
   if (!c.points.empty()) request.points = sim::read_points_csv(c.points);
-  for (const auto& dir : c.runs) request.points.push_back(point_of_run(dir, profile));
+  std::vector<nlohmann::json> measured_cpu(request.points.size(), nullptr);  // of each point; CSV points: none
+  for (const auto& dir : c.runs) {
+    request.points.push_back(point_of_run(dir, profile));
+    measured_cpu.push_back(communication_cpu_of_run(dir));
+  }
 
   std::set<std::string> ignored;
   const auto model =
@@ -125,6 +146,19 @@ int run_calibrate(const CalibrateCommand& c) {
               << figure(u.value) << (u.note.empty() ? "" : " (" + u.note + ")") << "\n";
     unknowns.push_back({{"name", sim::name_of(u.unknown)}, {"value", u.value}, {"fitted", u.fitted}, {"note", u.note}});
   }
+  // Beside the fitted figure, what the runs themselves measured (their process CPU beyond compute).
+  std::string measured_text;
+  for (size_t i = 0; i < request.points.size(); ++i) {
+    if (measured_cpu[i].is_null()) continue;
+    // Below zero is noise (descheduled compute over few bytes), not a figure.
+    const double seconds_per_byte = measured_cpu[i].get<double>();
+    measured_text += " " + request.points[i].algorithm + "-w" + std::to_string(request.points[i].workers) + " " +
+                     (seconds_per_byte < 0 ? std::string("<0") : figure(1e9 * seconds_per_byte));
+  }
+  if (!measured_text.empty()) {
+    std::cout << "  the runs' own CPU beyond compute, ns per byte moved (summary.json; compare communication_cpu):"
+              << measured_text << "\n";
+  }
   std::cout << "  point                                       algorithm  workers  measured  predicted  error\n";
   nlohmann::json rows = nlohmann::json::array();
   for (size_t i = 0; i < request.points.size(); ++i) {
@@ -142,7 +176,8 @@ int run_calibrate(const CalibrateCommand& c) {
                     {"flags", join(p.flags, " ")},
                     {"measured_samples_per_second", p.samples_per_second},
                     {"predicted_samples_per_second", result.predicted[i]},
-                    {"relative_error", error}});
+                    {"relative_error", error},
+                    {"measured_communication_cpu_seconds_per_byte", measured_cpu[i]}});
   }
   std::cout << "  rms relative error of the fit: " << figure(100 * result.rms_relative_error) << "%\n";
 
