@@ -121,6 +121,7 @@ TEST(Ssp, BoundHoldsUnderSlowWorkersAndStalenessZeroIsLockstep) {
       EXPECT_GE(shard["ssp_min_version_surplus"].get<int64_t>(), 0) << shard.dump();
       EXPECT_EQ(shard["updates"], 3 * 40) << "every gradient applied once";
       EXPECT_EQ(shard["gradients_received"], 3 * 40) << "every gradient received";
+      EXPECT_GT(shard["cpu_seconds"].get<double>(), 0) << "the server's process applied 120 gradients";
     }
     EXPECT_GT(summary["staleness_max"].get<int64_t>(), 0);
   }

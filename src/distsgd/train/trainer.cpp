@@ -1,6 +1,7 @@
 #include "distsgd/train/trainer.hpp"
 
 #include "distsgd/algo/algorithm.hpp"
+#include "distsgd/core/timer.hpp"
 #include "distsgd/train/process.hpp"
 #include "distsgd/train/resume.hpp"
 #include "distsgd/train/virtual_run.hpp"
@@ -15,7 +16,14 @@ namespace distsgd::train {
 void run_server(Process& p) {
   algo::ServerSetup setup{p.config, *p.comm, p.rank - p.config.workers, *p.flat, *p.timeline};
   auto server = algo::find_algorithm(p.config.algorithm).make_server(setup);
-  publish_server_statistics(p, serve_with_checkpoints(p, *server));
+  CpuStopwatch cpu;
+  cpu.start();
+  auto statistics = serve_with_checkpoints(p, *server);
+  cpu.stop();
+  // The server process's CPU over its serving, all its threads: on a host whose cores the ranks share, what its
+  // handlers took from the workers (their own is summary.json's cpu_seconds_per_iteration).
+  if (statistics.is_object()) statistics["cpu_seconds"] = cpu.total();
+  publish_server_statistics(p, statistics);
   publish_trace(p);
 }
 
