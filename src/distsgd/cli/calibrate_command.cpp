@@ -33,10 +33,10 @@ std::vector<std::string> words_of_json(const std::string& flag, const nlohmann::
   return {flag, value.is_string() ? value.get<std::string>() : value.dump()};
 }
 
-// A run directory of distsgd train: its algorithm, workers and settings (config.json) and its throughput
-// (summary.json).
-sim::MeasuredPoint point_of_run(const std::string& dir, const sim::ModelProfile& profile) {
-  const auto summary = read_json_file(dir + "/summary.json", "run summary (did the run finish?)");
+// A run directory of distsgd train: its algorithm, workers and settings (config.json) and its throughput (its
+// `summary`, summary.json).
+sim::MeasuredPoint point_of_run(const std::string& dir, const nlohmann::json& summary,
+                                const sim::ModelProfile& profile) {
   const auto config = read_json_file(dir + "/config.json", "run configuration");
   require(!summary.value("virtual", false),
           "--runs " + dir + ": a virtual run (its throughput is the simulator's own, not a measurement)");
@@ -67,8 +67,7 @@ sim::MeasuredPoint point_of_run(const std::string& dir, const sim::ModelProfile&
 // per iteration beyond the compute (forward, backward, update, data) over twice the bytes sent (summary.json), the
 // figure calibrate fits as communication_cpu. Null without the figures (a run before they were recorded, a single
 // worker, nothing sent); negative where the compute's wall time exceeded its CPU (the process was descheduled).
-nlohmann::json communication_cpu_of_run(const std::string& dir) {
-  const auto summary = read_json_file(dir + "/summary.json", "run summary");
+nlohmann::json communication_cpu_of_run(const nlohmann::json& summary) {
   const double steps = summary.value("steps", 0.0);
   const auto cpu = summary.find("cpu_seconds_per_iteration");
   if (cpu == summary.end() || !cpu->is_number() || steps <= 0) return nullptr;
@@ -122,8 +121,9 @@ int run_calibrate(const CalibrateCommand& c) {
   if (!c.points.empty()) request.points = sim::read_points_csv(c.points);
   std::vector<nlohmann::json> measured_cpu(request.points.size(), nullptr);  // of each point; CSV points: none
   for (const auto& dir : c.runs) {
-    request.points.push_back(point_of_run(dir, profile));
-    measured_cpu.push_back(communication_cpu_of_run(dir));
+    const auto summary = read_json_file(dir + "/summary.json", "run summary (did the run finish?)");
+    request.points.push_back(point_of_run(dir, summary, profile));
+    measured_cpu.push_back(communication_cpu_of_run(summary));
   }
 
   std::set<std::string> ignored;

@@ -321,9 +321,7 @@ StudySpec validation_study(const ValidationSettings& c, const Plan& plan, const 
                            "--progress-seconds", "1000000", "--timeout", std::to_string(c.timeout)});
   GridSpec grid;
   grid.base = flag_list_of(base);
-  Axis repeat{"repeat", {}}, network{"network", {}}, workers{"--workers", {}}, straggler{"straggler", {}},
-      algorithm{"algorithm", {}};
-  for (int64_t r = 1; r <= c.repeats && c.repeats > 1; ++r) repeat.values.push_back({repeat_label(c, r), {}});
+  Axis network{"network", {}}, workers{"--workers", {}}, straggler{"straggler", {}}, algorithm{"algorithm", {}};
   for (const auto& n : c.networks) {
     if (unavailable.count(n) > 0) continue;
     network.values.push_back({n, n == "loopback" ? FlagList{} : FlagList{{"--net", {n}}}});
@@ -338,7 +336,11 @@ StudySpec validation_study(const ValidationSettings& c, const Plan& plan, const 
   // The order of grid(): network slowest, algorithm fastest; a repeat after the whole grid, so that the host's drift
   // over the grid shows between the repeats rather than in one configuration's.
   grid.axes = {network, workers, straggler, algorithm};
-  if (c.repeats > 1) grid.axes.insert(grid.axes.begin(), repeat);
+  if (c.repeats > 1) {
+    Axis repeat{"repeat", {}};
+    for (int64_t r = 1; r <= c.repeats; ++r) repeat.values.push_back({repeat_label(c, r), {}});
+    grid.axes.insert(grid.axes.begin(), repeat);
+  }
   StudySpec spec;
   spec.name = "validation";
   spec.description = "distsgd validate's runs (validation.json compares them with the simulator)";
@@ -473,9 +475,7 @@ std::string repeats_text(const nlohmann::json& rows) {
   int64_t runs = 0, repeats = 0;
   for (const auto& row : rows) {
     if (!row.contains("measured_repeats")) continue;
-    const double median = row["measured_samples_per_second"].get<double>();
-    for (const auto& x : row["measured_repeats"]) {
-      const double deviation = std::fabs(x.get<double>() / median - 1);
+    for (const double deviation : sim::deviations_from_median(row["measured_repeats"].get<std::vector<double>>())) {
       sum += deviation;
       largest = std::max(largest, deviation);
       ++runs;

@@ -50,6 +50,13 @@ double median_of(std::vector<double> values) {
   return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
 }
 
+std::vector<double> deviations_from_median(const std::vector<double>& repeats) {
+  const double median = median_of(repeats);
+  std::vector<double> deviations;
+  for (const double x : repeats) deviations.push_back(std::fabs(x / median - 1));
+  return deviations;
+}
+
 RepeatAgreement repeat_agreement(const std::vector<std::vector<double>>& repeats) {
   require(repeats.size() >= 2, "repeat_agreement: fewer than two repeats");
   const size_t rows = repeats.front().size();
@@ -67,8 +74,7 @@ RepeatAgreement repeat_agreement(const std::vector<std::vector<double>>& repeats
   for (size_t i = 0; i < rows; ++i) {
     std::vector<double> row;
     for (const auto& r : repeats) row.push_back(r[i]);
-    const double median = median_of(row);
-    for (const double x : row) deviation_sum += std::fabs(x / median - 1);
+    for (const double d : deviations_from_median(row)) deviation_sum += d;
   }
   agreement.deviation = deviation_sum / static_cast<double>(rows * repeats.size());
   return agreement;

@@ -33,4 +33,7 @@ RepeatAgreement repeat_agreement(const std::vector<std::vector<double>>& repeats
 // The median (of an even count, the mean of the middle two); throws Error when empty.
 double median_of(std::vector<double> values);
 
+// Each of one row's repeated measurements as |repeat / their median - 1|; throws Error when empty.
+std::vector<double> deviations_from_median(const std::vector<double>& repeats);
+
 }  // namespace distsgd::sim
