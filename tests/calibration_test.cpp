@@ -320,6 +320,62 @@ TEST(Calibration, AnUnderdeterminedFitIsRefusedNamingWhatToMeasure) {
   EXPECT_EQ(result.cluster.server_seconds_per_byte, 0);
 }
 
+// What the points allow (CalibrationRequest::noise): each fitted unknown's range of values that fit the points
+// within their noise, the others re-fitted at its ends. Where wait-free backprop hides every message's start-up
+// behind the backward pass at the measured worker counts, the points bound alpha only from above: its range reaches
+// the search's limit below and holds the truth, while the compute scale they do see is pinned. The clusters at the
+// ranges' ends bracket what the truth does at 64 workers, where the start-up is no longer hidden and the best fit
+// alone is off by more than the noise.
+TEST(Calibration, RangesHoldWhatThePointsCannotTellAndBracketTheUnseen) {
+  const auto base = base_cluster();
+  auto truth = sim::with_unknown(base, base, Unknown::kComputeScale, 1.3);
+  truth = sim::with_unknown(truth, base, Unknown::kLinkEfficiency, 3);
+  truth = sim::with_unknown(truth, base, Unknown::kAlpha, 5e-6);
+  const auto wfbp = [](int64_t w) { return point("arsgd", w, {"--overlap", "wfbp", "--bucket-mb", "0"}); };
+  std::vector<sim::MeasuredPoint> points;
+  for (int64_t w : {1, 2, 4}) points.push_back(point("arsgd", w, {"--overlap", "none"}));
+  for (int64_t w : {2, 4}) points.push_back(wfbp(w));
+  sim::CalibrationRequest request;
+  request.base = base;
+  request.points = measured_on(truth, points, 0.01);
+  request.unknowns = {Unknown::kComputeScale, Unknown::kLinkEfficiency, Unknown::kAlpha};
+  request.noise = 0.02;
+  const auto result = sim::calibrate(request, predicted);
+  for (const auto& f : result.unknowns) {
+    if (!f.fitted) continue;
+    EXPECT_LE(f.low, f.value) << sim::name_of(f.unknown);
+    EXPECT_GE(f.high, f.value) << sim::name_of(f.unknown);
+  }
+  const auto& alpha = fitted(result, Unknown::kAlpha);
+  EXPECT_TRUE(alpha.low_open) << alpha.low;
+  EXPECT_FALSE(alpha.high_open) << alpha.high;
+  EXPECT_LE(alpha.low, 5e-6);
+  EXPECT_GE(alpha.high, 5e-6);
+  const auto& compute = fitted(result, Unknown::kComputeScale);
+  EXPECT_FALSE(compute.low_open || compute.high_open);
+  EXPECT_LE(compute.low, 1.3);
+  EXPECT_GE(compute.high, 1.3);
+  EXPECT_LT(compute.high / compute.low, 1.15);
+  ASSERT_EQ(result.consistent.size(), 6u);  // both ends of each of the three
+  for (int64_t w : {4, 8, 16, 64}) {
+    const auto p = wfbp(w);
+    double low = predicted(p, result.cluster), high = low;
+    for (const auto& c : result.consistent) {
+      low = std::min(low, predicted(p, c));
+      high = std::max(high, predicted(p, c));
+    }
+    const double expected = predicted(p, truth);
+    EXPECT_LE(low, expected) << w << " workers";
+    EXPECT_GE(high, expected) << w << " workers";
+    if (w == 64) EXPECT_GT(std::abs(predicted(p, result.cluster) / expected - 1), 0.05);
+  }
+  // No noise given: no ranges.
+  request.noise = 0;
+  const auto plain = sim::calibrate(request, predicted);
+  EXPECT_TRUE(plain.consistent.empty());
+  EXPECT_EQ(fitted(plain, Unknown::kAlpha).low, fitted(plain, Unknown::kAlpha).value);
+}
+
 TEST(MeasuredPoints, CsvIsReadByItsHeaderAndErrorsNameTheLineAndColumn) {
   const auto points = sim::points_from_csv_text(
       "# a paper's table\nworkers,algorithm,samples_per_second,flags\n2,arsgd,1830.5,--overlap none\n\n"
@@ -393,10 +449,29 @@ TEST(CalibrateCommand, WritesAClusterThatSimulateReadsAndPrintsEveryResidual) {
                               profile, truth, 8)
           .samples_per_second;
   EXPECT_NEAR(simulated["predictions"][0]["samples_per_second"].get<double>() / expected, 1, 0.01);
+  // The default noise (2%): each fitted unknown's range, the clusters at its ends, and simulate's range over them.
+  EXPECT_EQ(json["calibration"]["consistent_clusters"].size(), 4u);
+  for (const auto& u : json["calibration"]["unknowns"]) {
+    if (!u["fitted"].get<bool>()) continue;
+    EXPECT_LE(u["consistent_range"]["low"].get<double>(), u["value"].get<double>()) << u.dump();
+    EXPECT_GE(u["consistent_range"]["high"].get<double>(), u["value"].get<double>()) << u.dump();
+  }
+  EXPECT_NE(r.output.find("range: samples/s over the 4 clusters that fit the calibration's points"), std::string::npos)
+      << r.output;
+  const auto range = simulated["predictions"][0]["samples_per_second_range"];
+  ASSERT_EQ(range.size(), 2u) << simulated.dump();
+  EXPECT_LE(range[0].get<double>(), simulated["predictions"][0]["samples_per_second"].get<double>());
+  EXPECT_GE(range[1].get<double>(), simulated["predictions"][0]["samples_per_second"].get<double>());
+  EXPECT_LT(range[0].get<double>(), range[1].get<double>());
+  r = run_distsgd("calibrate --points " + (dir / "points.csv") + " --profile " + (dir / "p.json") +
+                  " --cluster 10gbe --fit compute_scale,link_efficiency --noise 0 --out " + (dir / "c0.json"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_FALSE(nlohmann::json::parse(read_file(dir / "c0.json"))["calibration"].contains("consistent_clusters"));
 
   // Bad input: one line each.
   for (const auto& [args, expected_line] : std::vector<std::pair<std::string, std::string>>{
            {"--fit speed", "--fit: 'speed' is not an unknown the calibration fits"},
+           {"--noise 2", "--noise: Value 2 not in range"},
            {"", "calibrate: give --points FILE.csv or --runs DIR..."},
            {"--runs " + (dir / "absent"), "absent/summary.json"},
        }) {

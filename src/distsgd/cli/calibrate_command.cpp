@@ -85,6 +85,15 @@ std::string figure(double value) {
   return text;
 }
 
+// "1e-07 (the search's limit: the points do not bound it below) to 3.3e-05".
+std::string range_text(const sim::FittedUnknown& u) {
+  std::string text = figure(u.low);
+  if (u.low_open) text += " (the search's limit: the points do not bound it below)";
+  text += " to " + figure(u.high);
+  if (u.high_open) text += " (the search's limit: the points do not bound it above)";
+  return text;
+}
+
 }  // namespace
 
 CLI::App* add_calibrate_command(CLI::App& app, CalibrateCommand& c) {
@@ -108,6 +117,12 @@ CLI::App* add_calibrate_command(CLI::App& app, CalibrateCommand& c) {
                   "server_seconds_per_request, interference_alpha (default: each the points determine, in that "
                   "order); a named one the points do not determine is refused")
       ->delimiter(',');
+  cmd->add_option("--noise", c.noise,
+                  "the points' relative noise (one standard deviation; 0.02: 2%): each fitted unknown's range is "
+                  "the values that fit the points within it (their summed squared error grows by at most 4 noise^2), "
+                  "and simulate predicts over the clusters at the ranges' ends too; 0: no ranges")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
   cmd->add_option("--out", c.out, "the calibrated cluster description (JSON)")->required();
   return cmd;
 }
@@ -118,6 +133,7 @@ int run_calibrate(const CalibrateCommand& c) {
   sim::CalibrationRequest request;
   request.base = sim::load_cluster(c.cluster);
   for (const auto& name : c.fit) request.unknowns.push_back(sim::unknown_named(name));
+  request.noise = c.noise;
   if (!c.points.empty()) request.points = sim::read_points_csv(c.points);
   std::vector<nlohmann::json> measured_cpu(request.points.size(), nullptr);  // of each point; CSV points: none
   for (const auto& dir : c.runs) {
@@ -144,7 +160,14 @@ int run_calibrate(const CalibrateCommand& c) {
   for (const auto& u : result.unknowns) {
     std::cout << "  " << (u.fitted ? "fitted   " : "not fitted") << " " << sim::name_of(u.unknown) << " = "
               << figure(u.value) << (u.note.empty() ? "" : " (" + u.note + ")") << "\n";
-    unknowns.push_back({{"name", sim::name_of(u.unknown)}, {"value", u.value}, {"fitted", u.fitted}, {"note", u.note}});
+    nlohmann::json entry = {
+        {"name", sim::name_of(u.unknown)}, {"value", u.value}, {"fitted", u.fitted}, {"note", u.note}};
+    if (u.fitted && c.noise > 0) {
+      std::cout << "             within the points' noise: " << range_text(u) << "\n";
+      entry["consistent_range"] = {
+          {"low", u.low}, {"high", u.high}, {"low_open", u.low_open}, {"high_open", u.high_open}};
+    }
+    unknowns.push_back(entry);
   }
   // Beside the fitted figure, what the runs themselves measured (their process CPU beyond compute).
   std::string measured_text;
@@ -191,6 +214,16 @@ int run_calibrate(const CalibrateCommand& c) {
                          {"unknowns", unknowns},
                          {"points", rows},
                          {"rms_relative_error", result.rms_relative_error}};
+  if (c.noise > 0) {
+    // Each end of a fitted unknown's range, with the others re-fitted there: simulate predicts over them too.
+    json["calibration"]["noise"] = c.noise;
+    json["calibration"]["consistent_clusters"] = nlohmann::json::array();
+    for (auto consistent : result.consistent) {
+      consistent.name = cluster.name;
+      consistent.source = cluster.source;
+      json["calibration"]["consistent_clusters"].push_back(sim::to_json(consistent));
+    }
+  }
   write_json_atomically(c.out, json);
   std::cout << "cluster: " << c.out << " (distsgd simulate --cluster " << c.out << ")\n";
   return 0;

@@ -21,6 +21,7 @@ struct CalibrateCommand {
   std::string cluster = "10gbe";  // the base: a preset or a file
   std::vector<std::string> fit;   // the unknowns to fit; empty: those the points determine
   std::string out;                // the calibrated cluster description (JSON)
+  double noise = 0.02;            // the points' relative noise: the fitted unknowns' ranges; 0: none
 };
 
 CLI::App* add_calibrate_command(CLI::App& app, CalibrateCommand& command);

@@ -1,5 +1,6 @@
 #include "distsgd/sim/simulation.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <map>
 
@@ -135,22 +136,45 @@ nlohmann::json run_simulation(const SimulatorSettings& c, std::ostream& table) {
                           {"predictions", rows}};
   }
 
+  // A calibrated cluster's others that fit its points as well (calibrate --noise): the range they predict.
+  auto consistent = load_consistent_clusters(c.cluster);
+  for (auto& other : consistent) {
+    if (c.shared_cores >= 0) other.shared_cores = c.shared_cores;
+  }
   nlohmann::json rows = nlohmann::json::array();
   table << c.algorithm << variant_text(c) << ", " << profile.model << " batch " << profile.batch_size
-        << " per worker, on " << cluster.name << " (" << cluster.source << "); analytical\n"
-        << "  workers  iteration_ms  samples/s  efficiency  exposed_comm_ms\n";
+        << " per worker, on " << cluster.name << " (" << cluster.source << "); analytical\n";
+  if (!consistent.empty()) {
+    table << "  range: samples/s over the " << consistent.size()
+          << " clusters that fit the calibration's points within their noise (distsgd calibrate --noise)\n";
+  }
+  table << "  workers  iteration_ms  samples/s  efficiency  exposed_comm_ms" << (consistent.empty() ? "" : "  range")
+        << "\n";
   for (const int64_t workers : c.workers) {
     const auto p = predict_analytical(c, measured_profile, cluster, workers);
-    char line[128];
-    std::snprintf(line, sizeof line, "  %7lld  %12.3f  %9.0f  %9.1f%%  %15.3f\n", static_cast<long long>(workers),
+    char line[160];
+    std::snprintf(line, sizeof line, "  %7lld  %12.3f  %9.0f  %9.1f%%  %15.3f", static_cast<long long>(workers),
                   p.iteration_seconds * 1e3, p.samples_per_second, 100 * p.scaling_efficiency,
                   p.exposed_communication_seconds * 1e3);
     table << line;
-    rows.push_back({{"workers", workers},
-                    {"iteration_seconds", p.iteration_seconds},
-                    {"samples_per_second", p.samples_per_second},
-                    {"scaling_efficiency", p.scaling_efficiency},
-                    {"exposed_communication_seconds", p.exposed_communication_seconds}});
+    nlohmann::json row = {{"workers", workers},
+                          {"iteration_seconds", p.iteration_seconds},
+                          {"samples_per_second", p.samples_per_second},
+                          {"scaling_efficiency", p.scaling_efficiency},
+                          {"exposed_communication_seconds", p.exposed_communication_seconds}};
+    if (!consistent.empty()) {
+      double low = p.samples_per_second, high = p.samples_per_second;
+      for (const auto& other : consistent) {
+        const double rate = predict_analytical(c, measured_profile, other, workers).samples_per_second;
+        low = std::min(low, rate);
+        high = std::max(high, rate);
+      }
+      std::snprintf(line, sizeof line, "  %.0f-%.0f", low, high);
+      table << line;
+      row["samples_per_second_range"] = {low, high};
+    }
+    table << "\n";
+    rows.push_back(row);
   }
   table.flush();
   return nlohmann::json{{"fidelity", "analytical"},

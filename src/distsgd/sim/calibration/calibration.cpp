@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <utility>
 
 #include "distsgd/core/error.hpp"
 #include "distsgd/core/text.hpp"
@@ -173,6 +174,45 @@ std::vector<double> fit(const Problem& problem) {
     if (f < best_f) best_f = f, best = u;
   }
   return best;
+}
+
+// The fit with free unknown j held at t, the others re-fitted from u: the whole u and its objective.
+std::pair<std::vector<double>, double> refit_holding(const Problem& problem, std::vector<double> u, size_t j,
+                                                     double t) {
+  u[j] = t;
+  if (problem.free.size() > 1) {
+    Problem held = problem;
+    held.fixed = problem.cluster_at(u);
+    held.free.erase(held.free.begin() + static_cast<std::ptrdiff_t>(j));
+    std::vector<double> others = u;
+    others.erase(others.begin() + static_cast<std::ptrdiff_t>(j));
+    others = nelder_mead(held, nelder_mead(held, others, 0.1), 0.03);
+    others.insert(others.begin() + static_cast<std::ptrdiff_t>(j), t);
+    u = others;
+  }
+  return {u, problem.objective(u)};
+}
+
+// How far free unknown j can go from the best fit toward `end` (0 or 1) while the points stay within `limit` (the
+// objective), the others re-fitted: bisection in the unknown's logarithm, 8 halvings (1/256 of its range). Returns
+// the farthest consistent u and whether it is the end itself.
+std::pair<std::vector<double>, bool> consistent_toward(const Problem& problem, const std::vector<double>& best,
+                                                       size_t j, double end, double limit) {
+  if (best[j] == end) return {best, true};
+  auto [at_end, f_end] = refit_holding(problem, best, j, end);
+  if (f_end <= limit) return {at_end, true};
+  std::vector<double> inside = best;
+  double out = end;
+  for (int halving = 0; halving < 8; ++halving) {
+    const double middle = (inside[j] + out) / 2;
+    auto [u, f] = refit_holding(problem, inside, j, middle);
+    if (f <= limit) {
+      inside = u;
+    } else {
+      out = middle;
+    }
+  }
+  return {inside, false};
 }
 
 // d ln(prediction_i) / d ln(value_j) at u, by central differences (one-sided at a bound of the range).
@@ -505,6 +545,24 @@ ClusterCalibration calibrate(const CalibrationRequest& request, const Throughput
       auto f = *gone;
       f.value = value_in(result.cluster, request.base, unknown);
       result.unknowns.push_back(f);
+    }
+  }
+  for (auto& f : result.unknowns) f.low = f.high = f.value;
+  if (request.noise > 0) {
+    // The points' summed squared log error may grow by 4 noise^2 (two standard deviations of one point).
+    const double limit =
+        problem.objective(u) + 4 * request.noise * request.noise / static_cast<double>(request.points.size());
+    for (size_t j = 0; j < problem.free.size(); ++j) {
+      auto& f = *std::find_if(result.unknowns.begin(), result.unknowns.end(),
+                              [&](const FittedUnknown& x) { return x.unknown == problem.free[j]; });
+      const auto [low, low_open] = consistent_toward(problem, u, j, 0, limit);
+      const auto [high, high_open] = consistent_toward(problem, u, j, 1, limit);
+      f.low = value_in(problem.cluster_at(low), request.base, f.unknown);
+      f.high = value_in(problem.cluster_at(high), request.base, f.unknown);
+      f.low_open = low_open;
+      f.high_open = high_open;
+      result.consistent.push_back(problem.cluster_at(low));
+      result.consistent.push_back(problem.cluster_at(high));
     }
   }
   double sum = 0;

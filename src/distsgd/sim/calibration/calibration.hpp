@@ -58,6 +58,11 @@ struct FittedUnknown {
   double value = 0;
   bool fitted = false;  // false: left at the base's value, `note` says why
   std::string note;
+  // A fitted unknown's values that fit the points within their noise (CalibrationRequest::noise), the other unknowns
+  // re-fitted at each end; both `value` where no range was asked for. An end `open` lies at the search's limit: the
+  // points do not bound the unknown on that side (a cost hidden behind compute at every measured point).
+  double low = 0, high = 0;
+  bool low_open = false, high_open = false;
 };
 
 struct ClusterCalibration {
@@ -65,6 +70,9 @@ struct ClusterCalibration {
   std::vector<FittedUnknown> unknowns;
   std::vector<double> predicted;  // samples/s of each point on `cluster`
   double rms_relative_error = 0;  // of the points (the fit's own residuals)
+  // With a noise: the clusters at the ends of the fitted unknowns' ranges, each fitting the points within that noise.
+  // Predictions over them bound what the points allow (distsgd simulate prints the range).
+  std::vector<ClusterDescription> consistent;
 };
 
 struct CalibrationRequest {
@@ -73,6 +81,10 @@ struct CalibrationRequest {
   // Empty: choose among all_unknowns() those the points determine (each in turn, kept when the points see it apart
   // from those already kept); given: exactly these, and a fit they do not determine is refused.
   std::vector<Unknown> unknowns;
+  // The points' relative noise (one standard deviation). Above 0 the calibration also finds each fitted unknown's
+  // range: the values at which the points' summed squared log error stays within 4 noise^2 of the best fit's (a
+  // profile likelihood's two-sigma interval), the others re-fitted there.
+  double noise = 0;
 };
 
 // Throws Error (one line) when there are no points, when a named unknown is not determined by them (naming what to

@@ -307,6 +307,24 @@ ClusterDescription load_cluster(const std::string& name_or_path) {
   return cluster_from_json(read_json_file(name_or_path, "cluster file"), name_or_path);
 }
 
+std::vector<ClusterDescription> load_consistent_clusters(const std::string& name_or_path) {
+  for (const auto& p : all_presets()) {
+    if (p.name == name_or_path) return {};
+  }
+  const auto json = read_json_file(name_or_path, "cluster file");
+  std::vector<ClusterDescription> clusters;
+  const auto calibration = json.find("calibration");
+  if (calibration == json.end() || !calibration->is_object()) return clusters;
+  const auto consistent = calibration->find("consistent_clusters");
+  if (consistent == calibration->end()) return clusters;
+  require(consistent->is_array(), name_or_path + ": calibration.consistent_clusters: expected an array");
+  for (size_t i = 0; i < consistent->size(); ++i) {
+    clusters.push_back(cluster_from_json(
+        (*consistent)[i], name_or_path + ": calibration.consistent_clusters[" + std::to_string(i) + "]"));
+  }
+  return clusters;
+}
+
 nlohmann::json busy_delivery_json(const std::vector<ClusterDescription::DelayQuantile>& quantiles, int64_t cores) {
   nlohmann::json json = {
       {"cores", cores}, {"quantiles", nlohmann::json::array()}, {"seconds", nlohmann::json::array()}};

@@ -124,6 +124,9 @@ std::string describe_links(const ClusterDescription& cluster);
 // A preset by name, or a JSON file by path; throws Error naming the file, the field and what was expected, or
 // listing the presets.
 ClusterDescription load_cluster(const std::string& name_or_path);
+// A calibrated cluster file's clusters that fit its points within their noise (distsgd calibrate --noise: its
+// "calibration" "consistent_clusters"); none for a preset or a file without them.
+std::vector<ClusterDescription> load_consistent_clusters(const std::string& name_or_path);
 ClusterDescription cluster_from_json(const nlohmann::json& json, const std::string& source);
 // A cluster file's "busy_delivery" field: {"cores": C, "quantiles": [...], "seconds": [...]}.
 nlohmann::json busy_delivery_json(const std::vector<ClusterDescription::DelayQuantile>& quantiles, int64_t cores);
