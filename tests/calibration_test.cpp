@@ -660,6 +660,23 @@ TEST(Holdout, ReportScoresOnlyTheHeldOutRows) {
   EXPECT_LT(summary["mean_mape"].get<double>(), 0.06) << summary.dump();
   EXPECT_NE(text.find("summary: " + std::to_string(summary["algorithms"].get<int64_t>()) + " of "), std::string::npos)
       << text;
+  // The ranges: the calibration's noise is the repeats' (1% either side of a median of 2: 1%), each held-out row's
+  // range holds its prediction and, the rows being the truth's within 2%, its measurement; not vacuously wide.
+  EXPECT_NEAR(report["networks"]["1gbit"]["noise"].get<double>(), 0.01, 1e-9);
+  EXPECT_NE(text.find("noise 1.0% from the repeats"), std::string::npos) << text;
+  for (const auto& row : report["rows"]) {
+    const auto range = row["predicted_range"];
+    EXPECT_LE(range[0].get<double>(), row["predicted_samples_per_second"].get<double>()) << row.dump();
+    EXPECT_GE(range[1].get<double>(), row["predicted_samples_per_second"].get<double>()) << row.dump();
+    EXPECT_TRUE(row["inside_range"].get<bool>()) << row.dump();
+  }
+  EXPECT_EQ(summary["rows_inside_range"], summary["rows"]) << summary.dump();
+  EXPECT_LT(summary["mean_range_half_width"].get<double>(), 0.15) << summary.dump();
+  EXPECT_NE(text.find("held-out rows inside the range the calibration allows"), std::string::npos) << text;
+  // A noise given outright replaces the repeats' and widens every range.
+  const auto noisy = experiment::holdout_report(rows, dir.str(), text, 0, nullptr, 0.05);
+  EXPECT_DOUBLE_EQ(noisy["networks"]["1gbit"]["noise"].get<double>(), 0.05);
+  EXPECT_GT(noisy["summary"]["mean_range_half_width"].get<double>(), summary["mean_range_half_width"].get<double>());
 }
 
 // The ALADDIN paper's straggler setting (issue 25): calibrated on the homogeneous rows only, the rows with a slowed

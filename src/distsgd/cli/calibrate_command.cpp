@@ -156,6 +156,10 @@ int run_calibrate(const CalibrateCommand& c) {
   if (request.base.allreduce_fit.processes > 0) {
     std::cout << "  the base's measured allreduce fit is replaced by the fitted links\n";
   }
+  if (c.noise > 0) {
+    std::cout << "  ranges: the values that fit the points within a noise of " << figure(100 * result.noise) << "%"
+              << (result.noise > c.noise ? " (the fit's own residual, larger than --noise)" : " (--noise)") << "\n";
+  }
   nlohmann::json unknowns = nlohmann::json::array();
   for (const auto& u : result.unknowns) {
     std::cout << "  " << (u.fitted ? "fitted   " : "not fitted") << " " << sim::name_of(u.unknown) << " = "
@@ -216,7 +220,7 @@ int run_calibrate(const CalibrateCommand& c) {
                          {"rms_relative_error", result.rms_relative_error}};
   if (c.noise > 0) {
     // Each end of a fitted unknown's range, with the others re-fitted there: simulate predicts over them too.
-    json["calibration"]["noise"] = c.noise;
+    json["calibration"]["noise"] = result.noise;
     json["calibration"]["consistent_clusters"] = nlohmann::json::array();
     for (auto consistent : result.consistent) {
       consistent.name = cluster.name;

@@ -66,6 +66,11 @@ CLI::App* add_validate_command(CLI::App& app, ValidateCommand& c) {
       "predicted and measured samples/s and whether the fastest algorithm was picked; rows with a --straggler are "
       "never calibrated on: they are held out and predicted by the discrete-event simulator on the "
       "calibrated cluster");
+  cmd->add_option("--noise", c.noise,
+                  "with --holdout: the measurements' relative noise (one standard deviation) for the range each "
+                  "held-out row is judged against (distsgd calibrate --noise); default: from the calibration rows' "
+                  "repeats (--repeats 2 or more), else 2%")
+      ->check(CLI::Range(0.0, 1.0));
   cmd->add_option("--out", c.out, "directory of the runs, profiles, predictions and validation.json")->required();
   c.command = cmd;
   return cmd;

@@ -80,10 +80,32 @@ std::optional<sim::RepeatAgreement> agreement_of_repeats(const std::vector<const
   return sim::repeat_agreement(repeats);
 }
 
+// The relative noise of the rows' measurements when they were repeated (validate --repeats): the rms deviation of a
+// repeat from its row's median (N - 1 degrees of freedom a row), over sqrt(N), as a median of N runs is about that
+// much nearer the truth than one run. `fallback` without repeats.
+double measured_noise(const std::vector<const nlohmann::json*>& rows, double fallback) {
+  double sum = 0;
+  int64_t degrees = 0;
+  size_t repeats = 0;
+  for (const auto* row : rows) {
+    if (!row->contains("measured_repeats")) continue;
+    const auto values = (*row)["measured_repeats"].get<std::vector<double>>();
+    if (values.size() < 2) continue;
+    const double median = (*row)["measured_samples_per_second"].get<double>();
+    for (const double v : values) sum += (v / median - 1) * (v / median - 1);
+    degrees += static_cast<int64_t>(values.size()) - 1;
+    repeats = values.size();
+  }
+  if (degrees == 0) return fallback;
+  return std::sqrt(sum / static_cast<double>(degrees) / static_cast<double>(repeats));
+}
+
+constexpr double kDefaultNoise = 0.02;
+
 }  // namespace
 
 nlohmann::json holdout_report(const nlohmann::json& rows, const std::string& dir, std::string& text,
-                              int64_t shared_cores, const SlowedRowPredictor& predict_slowed) {
+                              int64_t shared_cores, const SlowedRowPredictor& predict_slowed, double noise) {
   // Rows measured without a straggler, by network; and those with one, scored apart.
   std::map<std::string, std::vector<const nlohmann::json*>> by_network, slowed_by_network;
   for (const auto& row : rows) {
@@ -105,6 +127,8 @@ nlohmann::json holdout_report(const nlohmann::json& rows, const std::string& dir
   std::map<std::string, std::vector<double>> errors;                   // algorithm -> |error| of its held-out rows
   int64_t groups_scored = 0, groups_ranked = 0, groups_top_right = 0;  // for the summary line
   int64_t groups_repeated = 0, groups_repeats_ranked = 0, groups_repeats_same_top = 0;
+  int64_t rows_ranged = 0, rows_inside = 0;  // held-out rows with a range, and those whose measurement lies in it
+  double range_widths = 0;                   // the sum of their ranges' half-widths relative to the prediction
   for (const auto& [network, network_rows] : by_network) {
     std::vector<int64_t> workers;
     for (const auto* row : network_rows) workers.push_back((*row)["workers"].get<int64_t>());
@@ -123,6 +147,10 @@ nlohmann::json holdout_report(const nlohmann::json& rows, const std::string& dir
     request.base = sim::load_cluster((*network_rows[split.calibration.front()])["cluster"].get<std::string>());
     // As validate's own predictions: the emulated networks' presets know nothing of this host's cores.
     if (shared_cores > 0) request.base.shared_cores = shared_cores;
+    std::vector<const nlohmann::json*> calibration_rows;
+    for (const size_t i : split.calibration) calibration_rows.push_back(network_rows[i]);
+    const bool noise_from_repeats = noise <= 0 && measured_noise(calibration_rows, 0) > 0;
+    request.noise = noise > 0 ? noise : measured_noise(calibration_rows, kDefaultNoise);
     std::set<std::string> ignored;
     const auto calibration =
         sim::calibrate(request, sim::analytical_model_of(request.points, calibration_profiles, ignored));
@@ -133,7 +161,11 @@ nlohmann::json holdout_report(const nlohmann::json& rows, const std::string& dir
     nlohmann::json unknowns = nlohmann::json::object();
     out << "  " << network << ": calibrated on " << request.points.size() << " rows at "
         << workers[split.calibration.front()] << " workers (fit "
-        << signed_percent(calibration.rms_relative_error).substr(1) << " rms):";
+        << signed_percent(calibration.rms_relative_error).substr(1) << " rms; noise "
+        << signed_percent(request.noise).substr(1) << (noise_from_repeats ? " from the repeats" : "")
+        << (calibration.noise > request.noise ? ", ranges with the fit's " + signed_percent(calibration.noise).substr(1)
+                                              : std::string())
+        << "):";
     for (const auto& u : calibration.unknowns) {
       unknowns[sim::name_of(u.unknown)] = {{"value", u.value}, {"fitted", u.fitted}, {"note", u.note}};
       char figure[64];
@@ -147,6 +179,8 @@ nlohmann::json holdout_report(const nlohmann::json& rows, const std::string& dir
                     {"calibration_workers", workers[split.calibration.front()]},
                     {"cluster", cluster_path},
                     {"rms_relative_error", calibration.rms_relative_error},
+                    {"noise", request.noise},
+                    {"range_noise", calibration.noise},
                     {"unknowns", unknowns}};
 
     for (const auto* row : slowed_rows) {
@@ -182,12 +216,27 @@ nlohmann::json holdout_report(const nlohmann::json& rows, const std::string& dir
       const double error = predicted[i] / held[i].samples_per_second - 1;
       errors[method[i]].push_back(std::fabs(error));
       groups[held[i].workers].push_back(i);
+      // What the clusters that fit the calibration rows as well predict, and the measurement's own noise beside.
+      double low = predicted[i], high = predicted[i];
+      for (const auto& other : calibration.consistent) {
+        const double rate = model(held[i], other);
+        low = std::min(low, rate);
+        high = std::max(high, rate);
+      }
+      low *= 1 - 2 * calibration.noise;
+      high *= 1 + 2 * calibration.noise;
+      const bool inside = held[i].samples_per_second >= low && held[i].samples_per_second <= high;
+      ++rows_ranged;
+      if (inside) ++rows_inside;
+      range_widths += (high - low) / (2 * predicted[i]);
       report["rows"].push_back({{"configuration", held[i].origin},
                                 {"network", network},
                                 {"algorithm", method[i]},
                                 {"workers", held[i].workers},
                                 {"measured_samples_per_second", held[i].samples_per_second},
                                 {"predicted_samples_per_second", predicted[i]},
+                                {"predicted_range", {low, high}},
+                                {"inside_range", inside},
                                 {"error", error}});
     }
     nlohmann::json group_json = nlohmann::json::array();
@@ -251,13 +300,23 @@ nlohmann::json holdout_report(const nlohmann::json& rows, const std::string& dir
                          {"groups", groups_scored},
                          {"groups_with_tau_at_least_0_8", groups_ranked},
                          {"groups_with_the_fastest_picked", groups_top_right}};
-    char line[240];
+    char line[320];
     std::snprintf(line, sizeof line,
                   "  summary: %lld of %lld algorithms within 15%% (mean %.1f%%); Kendall's tau >= 0.8 in %lld of %lld "
                   "groups; the fastest picked in %lld of %lld\n",
                   static_cast<long long>(within), static_cast<long long>(algorithms), 100 * mean,
                   static_cast<long long>(groups_ranked), static_cast<long long>(groups_scored),
                   static_cast<long long>(groups_top_right), static_cast<long long>(groups_scored));
+    out << line;
+    report["summary"]["rows"] = rows_ranged;
+    report["summary"]["rows_inside_range"] = rows_inside;
+    const double mean_width = range_widths / static_cast<double>(std::max<int64_t>(1, rows_ranged));
+    report["summary"]["mean_range_half_width"] = mean_width;
+    std::snprintf(line, sizeof line,
+                  "  held-out rows inside the range the calibration allows (the clusters that fit its rows within "
+                  "their noise, and the row's own noise): %lld of %lld, the ranges +-%.1f%% of the prediction on "
+                  "average\n",
+                  static_cast<long long>(rows_inside), static_cast<long long>(rows_ranged), 100 * mean_width);
     out << line;
     if (groups_repeated > 0) {
       // The same figures for the measurements against themselves: what no prediction can beat.

@@ -17,8 +17,13 @@ namespace distsgd::experiment {
 // Rows with a straggler are never calibrated on: with `predict_slowed` (the discrete-event simulator's samples/s of
 // such a row on the calibrated cluster file) they are held out too, scored apart ("stragglers": MAPE per algorithm),
 // as the ALADDIN paper's setting asks (calibrated on homogeneous runs, a slowed worker predicted).
+// Each held-out row also gets the range of samples/s the clusters that fit its network's calibration rows within
+// their noise predict (distsgd calibrate --noise), widened by the row's own measurement noise (two standard
+// deviations), and whether its measurement lies inside. `noise`: the rows' relative noise; 0: from the calibration
+// rows' repeats (validate --repeats), else 2%.
 using SlowedRowPredictor = std::function<double(const nlohmann::json& row, const std::string& cluster_path)>;
 nlohmann::json holdout_report(const nlohmann::json& rows, const std::string& dir, std::string& text,
-                              int64_t shared_cores = 0, const SlowedRowPredictor& predict_slowed = nullptr);
+                              int64_t shared_cores = 0, const SlowedRowPredictor& predict_slowed = nullptr,
+                              double noise = 0);
 
 }  // namespace distsgd::experiment

@@ -777,7 +777,7 @@ int run_validation(const ValidationSettings& c) {
         return p["samples_per_second"].get<double>();
       };
       holdout = holdout_report(rows, c.out, holdout_text, std::max<int64_t>(1, std::thread::hardware_concurrency()),
-                               predict_slowed);
+                               predict_slowed, c.noise);
       text += holdout_text;
     } catch (const Error& e) {
       holdout_error = e.what();

@@ -32,6 +32,7 @@ struct ValidationSettings {
   int64_t repeats = 1;
   double timeout = 120;  // train's --timeout
   bool holdout = false;  // also calibrate on the smallest worker count and score the other rows
+  double noise = 0;      // with holdout: the measurements' relative noise for the ranges; 0: from the repeats, else 2%
   std::string out;
 };
 

@@ -549,9 +549,12 @@ ClusterCalibration calibrate(const CalibrationRequest& request, const Throughput
   }
   for (auto& f : result.unknowns) f.low = f.high = f.value;
   if (request.noise > 0) {
-    // The points' summed squared log error may grow by 4 noise^2 (two standard deviations of one point).
-    const double limit =
-        problem.objective(u) + 4 * request.noise * request.noise / static_cast<double>(request.points.size());
+    // The points' summed squared log error may grow by 4 noise^2 (two standard deviations of one point), the noise
+    // being the fit's own residual where that is larger.
+    const auto n = static_cast<double>(request.points.size()), k = static_cast<double>(problem.free.size());
+    const double residual = n > k ? std::sqrt(problem.objective(u) * n / (n - k)) : 0;
+    result.noise = std::max(request.noise, residual);
+    const double limit = problem.objective(u) + 4 * result.noise * result.noise / n;
     for (size_t j = 0; j < problem.free.size(); ++j) {
       auto& f = *std::find_if(result.unknowns.begin(), result.unknowns.end(),
                               [&](const FittedUnknown& x) { return x.unknown == problem.free[j]; });

@@ -73,6 +73,9 @@ struct ClusterCalibration {
   // With a noise: the clusters at the ends of the fitted unknowns' ranges, each fitting the points within that noise.
   // Predictions over them bound what the points allow (distsgd simulate prints the range).
   std::vector<ClusterDescription> consistent;
+  // The noise the ranges used: the request's, or the fit's own residual where larger (sqrt(SSE / (n - k)) of n
+  // points and k fitted unknowns: a model that cannot fit its points within their noise predicts no better).
+  double noise = 0;
 };
 
 struct CalibrationRequest {
@@ -83,7 +86,8 @@ struct CalibrationRequest {
   std::vector<Unknown> unknowns;
   // The points' relative noise (one standard deviation). Above 0 the calibration also finds each fitted unknown's
   // range: the values at which the points' summed squared log error stays within 4 noise^2 of the best fit's (a
-  // profile likelihood's two-sigma interval), the others re-fitted there.
+  // profile likelihood's two-sigma interval), the others re-fitted there; the fit's residual stands in for the noise
+  // where it is larger.
   double noise = 0;
 };
 
