@@ -463,6 +463,17 @@ TEST(CalibrateCommand, WritesAClusterThatSimulateReadsAndPrintsEveryResidual) {
   EXPECT_LE(range[0].get<double>(), simulated["predictions"][0]["samples_per_second"].get<double>());
   EXPECT_GE(range[1].get<double>(), simulated["predictions"][0]["samples_per_second"].get<double>());
   EXPECT_LT(range[0].get<double>(), range[1].get<double>());
+  // The discrete-event fidelity simulates each of those clusters too.
+  r = run_distsgd("simulate --fidelity des --iterations 30 --warmup 5 --profile " + (dir / "p.json") + " --cluster " +
+                  (dir / "c.json") + " --algo bsp --servers 1 --workers 8 --out " + (dir / "d.json"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("samples/s over the 4 clusters that fit the calibration's points"), std::string::npos)
+      << r.output;
+  const auto des = nlohmann::json::parse(read_file(dir / "d.json"))["predictions"][0];
+  ASSERT_EQ(des["samples_per_second_range"].size(), 2u) << des.dump();
+  EXPECT_LE(des["samples_per_second_range"][0].get<double>(), des["samples_per_second"].get<double>());
+  EXPECT_GE(des["samples_per_second_range"][1].get<double>(), des["samples_per_second"].get<double>());
+  EXPECT_LT(des["samples_per_second_range"][0].get<double>(), des["samples_per_second_range"][1].get<double>());
   r = run_distsgd("calibrate --points " + (dir / "points.csv") + " --profile " + (dir / "p.json") +
                   " --cluster 10gbe --fit compute_scale,link_efficiency --noise 0 --out " + (dir / "c0.json"));
   ASSERT_EQ(r.exit_code, 0) << r.output;
@@ -736,12 +747,20 @@ TEST(Holdout, RowsWithAStragglerAreHeldOutAndPredictedByTheSimulator) {
   };
   std::string text;
   const auto report = experiment::holdout_report(rows, dir.str(), text, 0, predict_slowed);
-  EXPECT_EQ(predicted_rows.size(), 6u);
+  // Each slowed row on the calibrated cluster and on each cluster that fits the calibration rows as well (its range).
+  EXPECT_EQ(std::set<std::string>(predicted_rows.begin(), predicted_rows.end()).size(), 6u);
+  EXPECT_GT(predicted_rows.size(), 6u);
   ASSERT_EQ(report["rows"].size(), 6u) << report.dump(1);
   for (const auto& row : report["rows"]) {
     EXPECT_NE(row["straggler"], "none") << row.dump();
     EXPECT_LT(std::fabs(row["error"].get<double>()), 0.05) << row.dump();
+    EXPECT_LE(row["predicted_range"][0].get<double>(), row["predicted_samples_per_second"].get<double>());
+    EXPECT_GE(row["predicted_range"][1].get<double>(), row["predicted_samples_per_second"].get<double>());
+    EXPECT_TRUE(row["inside_range"].get<bool>()) << row.dump();
   }
+  EXPECT_EQ(report["straggler_rows_inside_range"], 6) << report.dump(1);
+  EXPECT_NE(text.find("rows with a straggler inside the range the calibration allows: 6 of 6"), std::string::npos)
+      << text;
   EXPECT_EQ(report["networks"]["1gbit"]["calibration_rows"], 6);
   EXPECT_EQ(report["straggler_mape"].size(), 3u) << report.dump(1);
   EXPECT_NE(text.find("held-out MAPE of the rows with a straggler"), std::string::npos) << text;

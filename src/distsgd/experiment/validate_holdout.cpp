@@ -127,8 +127,9 @@ nlohmann::json holdout_report(const nlohmann::json& rows, const std::string& dir
   std::map<std::string, std::vector<double>> errors;                   // algorithm -> |error| of its held-out rows
   int64_t groups_scored = 0, groups_ranked = 0, groups_top_right = 0;  // for the summary line
   int64_t groups_repeated = 0, groups_repeats_ranked = 0, groups_repeats_same_top = 0;
-  int64_t rows_ranged = 0, rows_inside = 0;  // held-out rows with a range, and those whose measurement lies in it
-  double range_widths = 0;                   // the sum of their ranges' half-widths relative to the prediction
+  int64_t rows_ranged = 0, rows_inside = 0;      // held-out rows with a range, and those whose measurement lies in it
+  double range_widths = 0;                       // the sum of their ranges' half-widths relative to the prediction
+  int64_t slowed_ranged = 0, slowed_inside = 0;  // the same of the rows with a straggler
   for (const auto& [network, network_rows] : by_network) {
     std::vector<int64_t> workers;
     for (const auto* row : network_rows) workers.push_back((*row)["workers"].get<int64_t>());
@@ -157,6 +158,17 @@ nlohmann::json holdout_report(const nlohmann::json& rows, const std::string& dir
     const std::string cluster_path = dir + "/holdout-" + network + ".json";
     auto cluster_json = sim::to_json(calibration.cluster);
     cluster_json["name"] = request.base.name + "-calibrated";
+    // The clusters that fit the calibration rows as well: simulate --cluster on this file predicts over them too.
+    cluster_json["calibration"] = {{"noise", calibration.noise}, {"consistent_clusters", nlohmann::json::array()}};
+    std::vector<std::string> consistent_paths;  // each alone, for the slowed rows' discrete-event predictions
+    for (size_t k = 0; k < calibration.consistent.size(); ++k) {
+      auto other = sim::to_json(calibration.consistent[k]);
+      other["name"] = cluster_json["name"];
+      cluster_json["calibration"]["consistent_clusters"].push_back(other);
+      if (slowed_rows.empty()) continue;
+      consistent_paths.push_back(dir + "/holdout-" + network + "-consistent-" + std::to_string(k + 1) + ".json");
+      write_json_atomically(consistent_paths.back(), other);
+    }
     write_json_atomically(cluster_path, cluster_json);
     nlohmann::json unknowns = nlohmann::json::object();
     out << "  " << network << ": calibrated on " << request.points.size() << " rows at "
@@ -188,6 +200,17 @@ nlohmann::json holdout_report(const nlohmann::json& rows, const std::string& dir
       const double predicted = predict_slowed(*row, cluster_path);
       const double error = predicted / measured - 1;
       slowed_errors[method_of(*row)].push_back(std::fabs(error));
+      double low = predicted, high = predicted;
+      for (const auto& path : consistent_paths) {
+        const double rate = predict_slowed(*row, path);
+        low = std::min(low, rate);
+        high = std::max(high, rate);
+      }
+      low *= 1 - 2 * calibration.noise;
+      high *= 1 + 2 * calibration.noise;
+      const bool inside = measured >= low && measured <= high;
+      ++slowed_ranged;
+      if (inside) ++slowed_inside;
       report["rows"].push_back({{"configuration", (*row)["configuration"]},
                                 {"network", network},
                                 {"algorithm", method_of(*row)},
@@ -195,6 +218,8 @@ nlohmann::json holdout_report(const nlohmann::json& rows, const std::string& dir
                                 {"straggler", (*row)["straggler"]},
                                 {"measured_samples_per_second", measured},
                                 {"predicted_samples_per_second", predicted},
+                                {"predicted_range", {low, high}},
+                                {"inside_range", inside},
                                 {"error", error}});
     }
     if (split.held_out.empty()) continue;
@@ -335,6 +360,10 @@ nlohmann::json holdout_report(const nlohmann::json& rows, const std::string& dir
     report["straggler_mape"] = mean_error_by_algorithm(
         slowed_errors,
         "  held-out MAPE of the rows with a straggler (discrete-event simulator, calibrated cluster):", out);
+    report["straggler_rows"] = slowed_ranged;
+    report["straggler_rows_inside_range"] = slowed_inside;
+    out << "  rows with a straggler inside the range the calibration allows: " << slowed_inside << " of "
+        << slowed_ranged << "\n";
   }
   text = out.str();
   return report;

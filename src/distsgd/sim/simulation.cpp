@@ -33,9 +33,32 @@ std::string histogram_line(const std::map<int64_t, int64_t>& h) {
   return line;
 }
 
-// The simulated figures of every worker count, as a table and in JSON.
-nlohmann::json run_discrete_events(const SimulatorSettings& c, const ModelProfile& profile,
-                                   const ClusterDescription& cluster, std::ostream& table) {
+// One discrete-event run of `settings` on a cluster (the profile as run there, with its communication's CPU).
+DesResult simulate_on(const SimulatorSettings& c, const ModelProfile& profile, const ClusterDescription& cluster,
+                      const DesSettings& settings) {
+  return simulate_discrete_events(
+      charges_communication_cpu(cluster, settings.workers)
+          ? with_communication_cpu(profile, cluster,
+                                   communication_bytes_per_iteration(c, profile, cluster, settings.workers))
+          : profile,
+      cluster, settings);
+}
+
+// A calibrated cluster's others that fit its points as well (calibrate --noise), with the simulate's --shared-cores.
+std::vector<ClusterDescription> consistent_clusters(const SimulatorSettings& c) {
+  auto consistent = load_consistent_clusters(c.cluster);
+  for (auto& other : consistent) {
+    if (c.shared_cores >= 0) other.shared_cores = c.shared_cores;
+  }
+  return consistent;
+}
+
+// The simulated figures of every worker count, as a table and in JSON; with `consistent` clusters, the range of
+// samples/s over them too (each simulated without a trace).
+nlohmann::json run_discrete_events(const SimulatorSettings& c, const ModelProfile& measured_profile,
+                                   const ClusterDescription& cluster, const std::vector<ClusterDescription>& consistent,
+                                   std::ostream& table) {
+  const auto profile = as_run_on(measured_profile, cluster);
   std::vector<DesSettings> runs;  // every count's settings checked before the first runs
   // A decentralized algorithm needs a peer: in a sweep, one worker is left out (as distsgd train refuses it).
   for (const int64_t workers : c.workers) {
@@ -48,18 +71,28 @@ nlohmann::json run_discrete_events(const SimulatorSettings& c, const ModelProfil
         << "  workers  iteration_ms  p95_ms  samples/s  efficiency  exposed_comm_ms  MB_sent/iter\n";
   nlohmann::json rows = nlohmann::json::array();
   for (const auto& settings : runs) {
-    const auto r = simulate_discrete_events(
-        charges_communication_cpu(cluster, settings.workers)
-            ? with_communication_cpu(profile, cluster,
-                                     communication_bytes_per_iteration(c, profile, cluster, settings.workers))
-            : profile,
-        cluster, settings);
+    const auto r = simulate_on(c, profile, cluster, settings);
     char line[160];
     std::snprintf(line, sizeof line, "  %7lld  %12.3f  %6.3f  %9.0f  %9.1f%%  %15.3f  %12.3f\n",
                   static_cast<long long>(settings.workers), r.iteration_seconds * 1e3, r.p95_seconds * 1e3,
                   r.samples_per_second, 100 * r.scaling_efficiency, r.exposed_communication_seconds * 1e3,
                   r.bytes_per_worker / 1e6);
     table << line << "           utilisation: " << utilisation_line(r) << "\n";
+    double low = r.samples_per_second, high = r.samples_per_second;
+    if (!consistent.empty()) {
+      auto quiet = settings;
+      quiet.trace_path.clear();
+      for (const auto& other : consistent) {
+        const double rate = simulate_on(c, as_run_on(measured_profile, other), other, quiet).samples_per_second;
+        low = std::min(low, rate);
+        high = std::max(high, rate);
+      }
+      std::snprintf(line, sizeof line,
+                    "           range: %.0f-%.0f samples/s over the %zu clusters that fit the calibration's points "
+                    "within their noise\n",
+                    low, high, consistent.size());
+      table << line;
+    }
     const bool peer_to_peer = r.servers == 0;
     if (!r.staleness.empty()) {
       table << (peer_to_peer ? "           age of merged models (iterations: merges): "
@@ -80,6 +113,7 @@ nlohmann::json run_discrete_events(const SimulatorSettings& c, const ModelProfil
                     {"scaling_efficiency", r.scaling_efficiency},
                     {"exposed_communication_seconds", r.exposed_communication_seconds},
                     {"des", to_json(r)}});
+    if (!consistent.empty()) rows.back()["samples_per_second_range"] = {low, high};
   }
   if (!c.trace.empty()) table << "trace: " << c.trace << "\n";
   table.flush();
@@ -95,8 +129,9 @@ nlohmann::json run_simulation(const SimulatorSettings& c, std::ostream& table) {
   if (c.shared_cores >= 0) cluster.shared_cores = c.shared_cores;
   const auto measured_profile = load_model_profile(c.profile);
   const auto profile = as_run_on(measured_profile, cluster);
+  const auto consistent = consistent_clusters(c);
   if (c.fidelity == "des") {
-    const auto rows = run_discrete_events(c, profile, cluster, table);
+    const auto rows = run_discrete_events(c, measured_profile, cluster, consistent, table);
     return nlohmann::json{{"fidelity", "des"},
                           {"algorithm", c.algorithm},
                           {"overlap", c.overlap},
@@ -136,11 +171,6 @@ nlohmann::json run_simulation(const SimulatorSettings& c, std::ostream& table) {
                           {"predictions", rows}};
   }
 
-  // A calibrated cluster's others that fit its points as well (calibrate --noise): the range they predict.
-  auto consistent = load_consistent_clusters(c.cluster);
-  for (auto& other : consistent) {
-    if (c.shared_cores >= 0) other.shared_cores = c.shared_cores;
-  }
   nlohmann::json rows = nlohmann::json::array();
   table << c.algorithm << variant_text(c) << ", " << profile.model << " batch " << profile.batch_size
         << " per worker, on " << cluster.name << " (" << cluster.source << "); analytical\n";
