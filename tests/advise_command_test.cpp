@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "distsgd/experiment/advice.hpp"
+#include "distsgd/sim/platform/cluster_description.hpp"
 #include "test_util.hpp"
 
 namespace distsgd::testing {
@@ -109,6 +110,45 @@ TEST(AdviseCommand, WithoutATargetRanksByThroughputAndSaysSo) {
   ASSERT_EQ(advice["ranking"].size(), 2u);
   EXPECT_GE(advice["ranking"][0]["predicted_samples_per_second"].get<double>(),
             advice["ranking"][1]["predicted_samples_per_second"].get<double>());
+}
+
+// On a calibrated cluster (calibrate --noise), advise ranks on each cluster that fits the calibration's points as
+// well and says whether the first pick holds on all of them. Here one has a 10 ms start-up per message: AR-SGD's 30
+// ring steps at 16 workers then cost more than BSP's push and pull, and the first pick is not settled.
+TEST(AdviseCommand, SaysWhetherTheFirstPickHoldsOnEveryClusterThatFitsTheCalibration) {
+  TempDir dir;
+  std::ofstream(dir / "p.json") << kAdviseProfile;
+  auto cluster = sim::to_json(sim::load_cluster("10gbe"));
+  const auto with_alpha = [&](double alpha) {
+    auto c = cluster;
+    c["alpha_seconds"] = alpha;
+    return c;
+  };
+  const auto advise_on = [&](const std::vector<double>& alphas, const std::string& name) {
+    auto file = with_alpha(1e-6);
+    file["calibration"]["consistent_clusters"] = nlohmann::json::array();
+    for (const double a : alphas) file["calibration"]["consistent_clusters"].push_back(with_alpha(a));
+    std::ofstream(dir / (name + ".json")) << file.dump();
+    return run_distsgd("advise --profile " + (dir / "p.json") + " --cluster " + (dir / (name + ".json")) +
+                       " --workers 16 --algos bsp,arsgd --dir " + (dir / name));
+  };
+  auto r = advise_on({1e-6, 2e-6}, "settled");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("arsgd is first on each of the 2 clusters that fit the calibration's points"),
+            std::string::npos)
+      << r.output;
+  EXPECT_EQ(read_json(dir / "settled/advice.json")["first_on_consistent_clusters"], (nlohmann::json{{"arsgd", 2}}));
+  r = advise_on({1e-6, 1e-2}, "open");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("first on the 2 clusters that fit the calibration's points within their noise (distsgd "
+                          "calibrate --noise): arsgd 1 bsp 1; the points do not settle the first pick"),
+            std::string::npos)
+      << r.output;
+  // A preset has no such clusters: nothing is said.
+  r = run_distsgd("advise --profile " + (dir / "p.json") + " --cluster 10gbe --workers 16 --algos bsp,arsgd --dir " +
+                  (dir / "preset"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.output.find("clusters that fit"), std::string::npos) << r.output;
 }
 
 // --virtual: each algorithm trains as a virtual cluster of the advised size, and the ranking is by its virtual time

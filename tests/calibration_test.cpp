@@ -463,6 +463,7 @@ TEST(CalibrateCommand, WritesAClusterThatSimulateReadsAndPrintsEveryResidual) {
   EXPECT_LE(range[0].get<double>(), simulated["predictions"][0]["samples_per_second"].get<double>());
   EXPECT_GE(range[1].get<double>(), simulated["predictions"][0]["samples_per_second"].get<double>());
   EXPECT_LT(range[0].get<double>(), range[1].get<double>());
+  EXPECT_EQ(simulated["predictions"][0]["samples_per_second_consistent"].size(), 4u);  // one per cluster (advise)
   // The discrete-event fidelity simulates each of those clusters too.
   r = run_distsgd("simulate --fidelity des --iterations 30 --warmup 5 --profile " + (dir / "p.json") + " --cluster " +
                   (dir / "c.json") + " --algo bsp --servers 1 --workers 8 --out " + (dir / "d.json"));

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <sstream>
 
 #include "distsgd/core/error.hpp"
@@ -96,6 +97,8 @@ const char* kVirtualAssumptions =
 struct Candidate {
   AlgorithmRecipe recipe;
   double samples_per_second = 0;
+  // On each cluster that fits a calibrated cluster's points as well (calibrate --noise), in the file's order.
+  std::vector<double> consistent_samples_per_second;
   std::string prediction_file;
   std::string run_dir;
   std::optional<SamplesToTarget> convergence;   // none: no finished run
@@ -151,7 +154,8 @@ StudySpec convergence_study(const AdviceSettings& c, const sim::ModelProfile& pr
   return spec;
 }
 
-double predicted_throughput(const AdviceSettings& c, const AlgorithmRecipe& recipe, std::string& file) {
+double predicted_throughput(const AdviceSettings& c, const AlgorithmRecipe& recipe, std::string& file,
+                            std::vector<double>& consistent) {
   std::vector<std::string> args = {"simulate", "--profile", c.profile, "--cluster", c.cluster};
   const auto algorithm = simulate_flags_of(recipe, c.servers);
   args.insert(args.end(), algorithm.begin(), algorithm.end());
@@ -168,7 +172,11 @@ double predicted_throughput(const AdviceSettings& c, const AlgorithmRecipe& reci
   const auto json = read_json_file_if_valid(file);
   require(json && json->contains("predictions") && !(*json)["predictions"].empty(),
           file + ": predictions[0].samples_per_second: missing");
-  return (*json)["predictions"][0].at("samples_per_second").get<double>();
+  const auto& prediction = (*json)["predictions"][0];
+  if (prediction.contains("samples_per_second_consistent")) {
+    consistent = prediction["samples_per_second_consistent"].get<std::vector<double>>();
+  }
+  return prediction.at("samples_per_second").get<double>();
 }
 
 // The convergence run of one algorithm (its cell, run by then if asked): read if it finished and matches the
@@ -256,7 +264,7 @@ int run_advice(const AdviceSettings& c) {
   for (size_t i = 0; i < recipes.size(); ++i) {
     Candidate k;
     k.recipe = recipes[i];
-    k.samples_per_second = predicted_throughput(c, recipes[i], k.prediction_file);
+    k.samples_per_second = predicted_throughput(c, recipes[i], k.prediction_file, k.consistent_samples_per_second);
     if (has_target) find_convergence(c, profile, cells.at(i), k);
     candidates.push_back(k);
   }
@@ -288,6 +296,27 @@ int run_advice(const AdviceSettings& c) {
     if (basis == "time_to_target" && group(a) == 0) return a.time_to_target() < b.time_to_target();
     return a.samples_per_second > b.samples_per_second;
   });
+
+  // The same ranking on each cluster that fits the calibration's points within their noise: which algorithm comes
+  // first there (a virtual run's time is its own cluster's: not re-ranked).
+  std::map<std::string, int64_t> first_on_consistent;
+  const size_t consistent = candidates.front().consistent_samples_per_second.size();
+  const bool rerank = consistent > 0 && !c.virtual_cluster &&
+                      std::all_of(candidates.begin(), candidates.end(), [&](const Candidate& k) {
+                        return k.consistent_samples_per_second.size() == consistent;
+                      });
+  for (size_t j = 0; rerank && j < consistent; ++j) {
+    const Candidate* first = nullptr;
+    double first_key = 0;
+    for (const auto& k : candidates) {
+      if (group(k) != group(candidates.front())) continue;
+      const double rate = k.consistent_samples_per_second[j];
+      // Smaller is better: time to the target, or the throughput negated.
+      const double key = basis == "time_to_target" && k.reached() ? *k.convergence->samples / rate : -rate;
+      if (!first || key < first_key) first = &k, first_key = key;
+    }
+    ++first_on_consistent[first->recipe.name()];
+  }
 
   std::ostringstream table;
   table << "advice for " << profile.model << " (batch " << profile.batch_size << " per worker) on " << cluster.name
@@ -344,6 +373,21 @@ int run_advice(const AdviceSettings& c) {
                   k.samples_per_second, samples.c_str(), time.c_str(), k.note.c_str());
     table << line;
   }
+  nlohmann::json firsts = nlohmann::json::object();
+  if (rerank) {
+    for (const auto& [name, count] : first_on_consistent) firsts[name] = count;
+    const std::string top = candidates.front().recipe.name();
+    const std::string clusters = std::to_string(consistent) +
+                                 " clusters that fit the calibration's points within "
+                                 "their noise (distsgd calibrate --noise)";
+    if (first_on_consistent.size() == 1 && first_on_consistent.count(top)) {
+      table << "  " << top << " is first on each of the " << clusters << "\n";
+    } else {
+      table << "  first on the " << clusters << ":";
+      for (const auto& [name, count] : first_on_consistent) table << " " << name << " " << count;
+      table << "; the points do not settle the first pick (measure the contenders at more workers)\n";
+    }
+  }
   write_json_atomically(c.dir + "/advice.json",
                         {{"profile", c.profile},
                          {"cluster", sim::to_json(cluster)},
@@ -356,7 +400,8 @@ int run_advice(const AdviceSettings& c) {
                          {"reason", reason},
                          {"virtual", c.virtual_cluster},
                          {"assumptions", c.virtual_cluster ? kVirtualAssumptions : kAssumptions},
-                         {"ranking", rows}});
+                         {"ranking", rows},
+                         {"first_on_consistent_clusters", firsts}});
   std::cout << table.str() << "wrote " << c.dir << "/advice.json" << std::endl;
   return 0;
 }

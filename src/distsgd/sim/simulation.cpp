@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <vector>
 
 #include "distsgd/core/error.hpp"
 #include "distsgd/sim/algorithm_predictions.hpp"
@@ -79,13 +80,14 @@ nlohmann::json run_discrete_events(const SimulatorSettings& c, const ModelProfil
                   r.bytes_per_worker / 1e6);
     table << line << "           utilisation: " << utilisation_line(r) << "\n";
     double low = r.samples_per_second, high = r.samples_per_second;
+    std::vector<double> rates;  // on each consistent cluster, in the file's order
     if (!consistent.empty()) {
       auto quiet = settings;
       quiet.trace_path.clear();
       for (const auto& other : consistent) {
-        const double rate = simulate_on(c, as_run_on(measured_profile, other), other, quiet).samples_per_second;
-        low = std::min(low, rate);
-        high = std::max(high, rate);
+        rates.push_back(simulate_on(c, as_run_on(measured_profile, other), other, quiet).samples_per_second);
+        low = std::min(low, rates.back());
+        high = std::max(high, rates.back());
       }
       std::snprintf(line, sizeof line,
                     "           range: %.0f-%.0f samples/s over the %zu clusters that fit the calibration's points "
@@ -113,7 +115,10 @@ nlohmann::json run_discrete_events(const SimulatorSettings& c, const ModelProfil
                     {"scaling_efficiency", r.scaling_efficiency},
                     {"exposed_communication_seconds", r.exposed_communication_seconds},
                     {"des", to_json(r)}});
-    if (!consistent.empty()) rows.back()["samples_per_second_range"] = {low, high};
+    if (!consistent.empty()) {
+      rows.back()["samples_per_second_range"] = {low, high};
+      rows.back()["samples_per_second_consistent"] = rates;
+    }
   }
   if (!c.trace.empty()) table << "trace: " << c.trace << "\n";
   table.flush();
@@ -194,11 +199,13 @@ nlohmann::json run_simulation(const SimulatorSettings& c, std::ostream& table) {
                           {"exposed_communication_seconds", p.exposed_communication_seconds}};
     if (!consistent.empty()) {
       double low = p.samples_per_second, high = p.samples_per_second;
+      std::vector<double> rates;  // on each consistent cluster, in the file's order
       for (const auto& other : consistent) {
-        const double rate = predict_analytical(c, measured_profile, other, workers).samples_per_second;
-        low = std::min(low, rate);
-        high = std::max(high, rate);
+        rates.push_back(predict_analytical(c, measured_profile, other, workers).samples_per_second);
+        low = std::min(low, rates.back());
+        high = std::max(high, rates.back());
       }
+      row["samples_per_second_consistent"] = rates;
       std::snprintf(line, sizeof line, "  %.0f-%.0f", low, high);
       table << line;
       row["samples_per_second_range"] = {low, high};
