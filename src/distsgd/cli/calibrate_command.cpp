@@ -91,6 +91,7 @@ std::string range_text(const sim::FittedUnknown& u) {
   if (u.low_open) text += " (the search's limit: the points do not bound it below)";
   text += " to " + figure(u.high);
   if (u.high_open) text += " (the search's limit: the points do not bound it above)";
+  if (u.low_open || u.high_open) text += "; to bound it, measure " + sim::what_determines(u.unknown);
   return text;
 }
 

@@ -370,7 +370,8 @@ std::string what_determines(Unknown u) {
       return "a run bound by the network's bandwidth (arsgd or bsp at 4 or more workers, a large model)";
     case Unknown::kAlpha:
       return "runs that send many small messages beside ones that send few large ones (arsgd --overlap wfbp "
-             "--bucket-mb 0 beside --overlap none)";
+             "--bucket-mb 0 beside --overlap none), at a worker count where the small ones' start-up is not hidden "
+             "behind the backward pass";
     case Unknown::kInterferenceAlpha:
       return "overlapped runs across nodes beside ones that do not overlap (arsgd --overlap wfbp or mgwfbp beside "
              "--overlap none, at 2 or more nodes)";
