@@ -128,6 +128,33 @@ std::vector<nlohmann::ordered_json> values_where(const ReportChart& chart, const
   return found;
 }
 
+// A prediction on a calibrated cluster carries its range (results.csv's predicted.samples_per_second_low and _high):
+// the throughput chart draws it as a band under the lines.
+TEST(ReportCharts, APredictionsRangeIsABandUnderTheThroughputLines) {
+  auto d = fixture();
+  d.results.columns.push_back("predicted.samples_per_second_low");
+  d.results.columns.push_back("predicted.samples_per_second_high");
+  for (auto& row : d.results.rows) {
+    const bool predicted_only = row[0] == "a4";
+    row.push_back(predicted_only ? "2500" : "");
+    row.push_back(predicted_only ? "3600" : "");
+  }
+  const auto charts = build_report_charts(d);
+  const auto* throughput = find_chart(charts, "throughput");
+  ASSERT_NE(throughput, nullptr);
+  const auto predicted = values_where(*throughput, "source", "predicted");
+  ASSERT_EQ(predicted.size(), 3u);
+  EXPECT_FALSE(predicted[0].contains("low"));
+  EXPECT_EQ(predicted[2]["low"], 2500.0);
+  EXPECT_EQ(predicted[2]["high"], 3600.0);
+  const auto& layers = throughput->spec["spec"]["layer"];
+  ASSERT_EQ(layers.size(), 3u);
+  EXPECT_EQ(layers[0]["mark"]["type"], "area");
+  EXPECT_EQ(layers[0]["encoding"]["y"]["field"], "low");
+  EXPECT_EQ(layers[0]["encoding"]["y2"]["field"], "high");
+  EXPECT_NE(throughput->caption.find("The band: the range of the clusters"), std::string::npos);
+}
+
 TEST(ReportCharts, EveryPlotWithDataIsDrawnWithTheStudysFigures) {
   const auto charts = build_report_charts(fixture());
   for (const char* name : {"accuracy-time", "accuracy-epochs", "throughput", "speedup", "accuracy-workers", "breakdown",
@@ -156,6 +183,9 @@ TEST(ReportCharts, EveryPlotWithDataIsDrawnWithTheStudysFigures) {
   ASSERT_EQ(arsgd.size(), 5u);
   EXPECT_DOUBLE_EQ(arsgd[2]["speedup"].get<double>(), 1600.0 / 1000.0);  // measured
   EXPECT_DOUBLE_EQ(arsgd[4]["speedup"].get<double>(), 3000.0 / 1100.0);  // predicted
+
+  // Without a calibrated cluster's range, no band.
+  EXPECT_EQ(throughput->spec["spec"]["layer"].size(), 2u);
 
   // Final accuracy against workers: one point per configuration and worker count (the straggler is its own line).
   const auto* accuracy = find_chart(charts, "accuracy-workers");

@@ -3,6 +3,7 @@
 // Ctrl-C stops it cleanly.
 #include "distsgd/experiment/self_command.hpp"
 #include "distsgd/experiment/study_csv.hpp"
+#include "distsgd/sim/platform/cluster_description.hpp"
 #include "test_util.hpp"
 
 #include <gtest/gtest.h>
@@ -63,6 +64,7 @@ TEST(StudyRun, TwoCellsEndToEndThenResumeSkipsTheFinishedCell) {
     // The simulator's prediction for the same configuration (the spec names a cluster for loopback runs).
     EXPECT_GT(std::stod(results.at(r, "predicted.samples_per_second")), 0) << results.at(r, "predicted.note");
     EXPECT_EQ(results.at(r, "predicted.cluster"), "10gbe");
+    EXPECT_EQ(results.at(r, "predicted.samples_per_second_low"), "");  // a preset has no calibration's range
     std::ifstream metrics(out + "/cells/" + cell + "/metrics.jsonl");
     for (std::string line; std::getline(metrics, line);) ++evaluations;
   }
@@ -108,6 +110,38 @@ TEST(StudyRun, TwoCellsEndToEndThenResumeSkipsTheFinishedCell) {
       << run.output;
   EXPECT_TRUE(std::filesystem::exists(out + "/cells/workers=1/summary.json"));
   EXPECT_EQ(read_csv(out + "/results.csv").at(0, "status"), "done");
+}
+
+// On a calibrated cluster file (calibrate --noise), each prediction in results.csv carries the range of the clusters
+// that fit the calibration's points within their noise: a measured cell and one only simulated.
+TEST(StudyRun, PredictionsOnACalibratedClusterCarryTheirRange) {
+  TempDir dir;
+  auto cluster = sim::to_json(sim::load_cluster("10gbe"));
+  cluster["calibration"]["consistent_clusters"] = nlohmann::json::array();
+  for (const double alpha : {1e-6, 1e-3}) {
+    auto other = sim::to_json(sim::load_cluster("10gbe"));
+    other["alpha_seconds"] = alpha;
+    cluster["calibration"]["consistent_clusters"].push_back(other);
+  }
+  std::ofstream(dir / "calibrated.json") << cluster.dump();
+  const std::string spec = write_spec(dir, std::string(R"({"name": "ranged", "base": {)") + kBase +
+                                               R"(, "--algo": "arsgd"}, "axes": {"--workers": [1]},
+      "simulate_workers": [8], "simulate": {"clusters": {"": ")" +
+                                               (dir / "calibrated.json") + R"("}, "profile_repeats": 3}})");
+  const std::string out = dir / "study";
+  const auto run = run_distsgd("study " + spec + " --out " + out);
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  const auto results = read_csv(out + "/results.csv");
+  ASSERT_EQ(results.rows.size(), 2u);
+  for (size_t r = 0; r < 2; ++r) {
+    const double predicted = std::stod(results.at(r, "predicted.samples_per_second"));
+    const double low = std::stod(results.at(r, "predicted.samples_per_second_low"));
+    const double high = std::stod(results.at(r, "predicted.samples_per_second_high"));
+    EXPECT_LE(low, predicted) << r;
+    EXPECT_GE(high, predicted) << r;
+    // Eight workers' ring pays 14 start-ups of 1 ms on one of the clusters: a real range; one worker sends nothing.
+    if (results.at(r, "workers") == "8") EXPECT_LT(low, 0.9 * high);
+  }
 }
 
 TEST(StudyRun, AFailingCellIsRecordedWithItsReasonAndTheStudyGoesOn) {

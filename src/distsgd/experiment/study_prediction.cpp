@@ -127,6 +127,11 @@ void read_predictions(const std::string& path, const std::vector<const StudyCell
     p.iteration_seconds = row->value("iteration_seconds", 0.0);
     p.scaling_efficiency = row->value("scaling_efficiency", 0.0);
     p.exposed_communication_seconds = row->value("exposed_communication_seconds", 0.0);
+    const auto range = row->find("samples_per_second_range");
+    if (range != row->end() && range->is_array() && range->size() == 2) {
+      p.samples_per_second_low = (*range)[0].get<double>();
+      p.samples_per_second_high = (*range)[1].get<double>();
+    }
     p.fidelity = json->value("fidelity", "");
   }
 }

@@ -20,6 +20,9 @@ struct CellPrediction {
   double iteration_seconds = 0;
   double scaling_efficiency = 0;
   double exposed_communication_seconds = 0;
+  // On a calibrated cluster file (calibrate --noise): the lowest and highest samples/s of the clusters that fit its
+  // points within their noise; both 0 without.
+  double samples_per_second_low = 0, samples_per_second_high = 0;
   std::string cluster;   // the preset or cluster file simulated
   std::string fidelity;  // as `distsgd simulate` reports it
   std::string note;      // why there is no prediction

@@ -60,6 +60,10 @@ void add_prediction(Row& row, const CellPrediction* p) {
   row["predicted.iteration_seconds"] = figure(p ? p->iteration_seconds : 0);
   row["predicted.scaling_efficiency"] = figure(p ? p->scaling_efficiency : 0);
   row["predicted.exposed_communication_seconds"] = figure(p ? p->exposed_communication_seconds : 0);
+  // The range over the clusters that fit a calibration's points within their noise (empty without one).
+  const bool ranged = p && p->available && p->samples_per_second_high > 0;
+  row["predicted.samples_per_second_low"] = ranged ? Row(p->samples_per_second_low) : Row();
+  row["predicted.samples_per_second_high"] = ranged ? Row(p->samples_per_second_high) : Row();
   row["predicted.cluster"] = p ? p->cluster : "";
   row["predicted.fidelity"] = p && p->available ? p->fidelity : "";
   row["predicted.note"] = p && !p->available ? p->note : "";

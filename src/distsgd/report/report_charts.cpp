@@ -4,6 +4,7 @@
 #include "distsgd/experiment/study_grid.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 #include <sstream>
@@ -147,22 +148,33 @@ void accuracy_charts(const StudyData& d, ReportCharts& out) {
 struct Point {
   std::string series, network, source;
   double workers, samples_per_second;
+  // A prediction on a calibrated cluster: the range of the clusters that fit its points (NaN: none).
+  double low = std::nan(""), high = std::nan("");
 };
 
 // Mean over repeats (seeds) of each (series, network, source, workers).
 std::vector<Point> mean_points(const std::vector<Point>& points) {
-  std::map<std::tuple<std::string, std::string, std::string, double>, std::pair<double, int>> sums;
+  struct Sum {
+    double samples_per_second = 0, low = 0, high = 0;
+    int count = 0, ranged = 0;
+  };
+  std::map<std::tuple<std::string, std::string, std::string, double>, Sum> sums;
   std::vector<std::tuple<std::string, std::string, std::string, double>> order;
   for (const auto& p : points) {
     const auto key = std::make_tuple(p.series, p.network, p.source, p.workers);
     if (!sums.count(key)) order.push_back(key);
-    sums[key].first += p.samples_per_second;
-    sums[key].second += 1;
+    auto& sum = sums[key];
+    sum.samples_per_second += p.samples_per_second;
+    sum.count += 1;
+    if (!std::isnan(p.low)) sum.low += p.low, sum.high += p.high, sum.ranged += 1;
   }
   std::vector<Point> means;
   for (const auto& key : order) {
     const auto& [series, network, source, workers] = key;
-    means.push_back({series, network, source, workers, sums[key].first / sums[key].second});
+    const auto& sum = sums[key];
+    Point mean{series, network, source, workers, sum.samples_per_second / sum.count};
+    if (sum.ranged == sum.count) mean.low = sum.low / sum.count, mean.high = sum.high / sum.count;
+    means.push_back(mean);
   }
   return means;
 }
@@ -201,6 +213,9 @@ void scaling_charts(const StudyData& d, ReportCharts& out) {
       if (done(d, r) && measured) points.push_back({series, network, "measured", *workers, *measured});
       if (const auto predicted = d.number(d.results, r, "predicted.samples_per_second")) {
         points.push_back({series, network, "predicted", *workers, *predicted});
+        const auto low = d.number(d.results, r, "predicted.samples_per_second_low");
+        const auto high = d.number(d.results, r, "predicted.samples_per_second_high");
+        if (low && high) points.back().low = *low, points.back().high = *high;
       }
     }
     for (const auto& p : points) counts.insert(p.workers);
@@ -210,12 +225,18 @@ void scaling_charts(const StudyData& d, ReportCharts& out) {
     }
     const auto means = mean_points(points);
     Json throughput = Json::array(), speedup = Json::array();
+    bool ranged = false;
     for (const auto& p : means) {
       throughput.push_back({{"series", p.series},
                             {"network", p.network},
                             {"source", p.source},
                             {"workers", p.workers},
                             {"samples_per_second", p.samples_per_second}});
+      if (!std::isnan(p.low)) {
+        throughput.back()["low"] = p.low;
+        throughput.back()["high"] = p.high;
+        ranged = true;
+      }
       // Speed-up over the fewest workers of the same line.
       const Point* base = nullptr;
       for (const auto& q : means) {
@@ -248,11 +269,27 @@ void scaling_charts(const StudyData& d, ReportCharts& out) {
                                     field("workers", "quantitative", "workers"), field(y, "quantitative", y_title)})}});
       return spec;
     };
-    out.charts.push_back({chart_name("throughput", grid), in_grid("Throughput against workers", grid),
-                          "samples/s of the whole cluster (summary.json's samples_per_second, the mean over seeds), "
-                          "measured (solid) and as the simulator predicts the same configuration (dashed; past "
-                          "this host's worker counts, predicted only).",
-                          panels(line("samples_per_second", "samples/s"), "throughput against workers", throughput)});
+    auto throughput_spec = line("samples_per_second", "samples/s");
+    if (ranged) {
+      // Under the lines: the range of the clusters that fit a calibration's points within their noise.
+      throughput_spec["layer"].insert(throughput_spec["layer"].begin(),
+                                      Json{{"mark", {{"type", "area"}, {"opacity", 0.15}}},
+                                           {"transform", Json::array({Json{{"filter", "isValid(datum.low)"}}})},
+                                           {"encoding",
+                                            {{"x", worker_axis(counts)},
+                                             {"y", field("low", "quantitative", "samples/s")},
+                                             {"y2", {{"field", "high"}}},
+                                             {"color", field("series", "nominal", "configuration")}}}});
+    }
+    out.charts.push_back(
+        {chart_name("throughput", grid), in_grid("Throughput against workers", grid),
+         std::string("samples/s of the whole cluster (summary.json's samples_per_second, the mean over "
+                     "seeds), measured (solid) and as the simulator predicts the same configuration "
+                     "(dashed; past this host's worker counts, predicted only).") +
+             (ranged ? " The band: the range of the clusters that fit the calibration's points "
+                       "within their noise (distsgd calibrate --noise)."
+                     : ""),
+         panels(throughput_spec, "throughput against workers", throughput)});
     out.charts.push_back(
         {chart_name("speedup", grid), in_grid("Speed-up against workers", grid),
          "Throughput over the throughput of the same line at its fewest workers (1 where measured), "
