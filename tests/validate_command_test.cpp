@@ -219,6 +219,7 @@ TEST(ValidateCommand, BadFlagsAreOneClearError) {
       {"--iterations 10 --warmup 5", "--iterations must exceed --warmup"},
       {"--repeats 0", "--repeats must be at least 1, got 0"},
       {"--holdout --noise 1.5", "--noise: Value 1.5 not in range"},
+      {"--holdout --holdout-fidelity exact", "--holdout-fidelity: exact not in {analytical,des}"},
       {"--networks loopback --cluster 1gbit=emulated-1gbit", "--cluster 1gbit=emulated-1gbit: '1gbit' is not one"},
       {"--networks loopback --cluster loopback=missing.json", "missing.json"},
   };

@@ -102,16 +102,44 @@ double measured_noise(const std::vector<const nlohmann::json*>& rows, double fal
 
 constexpr double kDefaultNoise = 0.02;
 
+// A held-out row's prediction and the range it is judged against.
+struct PredictedRange {
+  double predicted = 0, low = 0, high = 0;
+  // A measurement adds its own noise to the model's range: two standard deviations either side.
+  void widen(double noise) {
+    low *= 1 - 2 * noise;
+    high *= 1 + 2 * noise;
+  }
+};
+
+// The discrete-event simulator's prediction of a row on the calibrated cluster file, with the range over the
+// clusters the file keeps beside (simulate computes it), widened by the noise.
+PredictedRange des_prediction(const RowPredictor& predict, const nlohmann::json& row, const std::string& cluster_path,
+                              double noise) {
+  const auto p = predict(row, cluster_path);
+  PredictedRange range;
+  range.predicted = range.low = range.high = p.at("samples_per_second").get<double>();
+  if (p.contains("samples_per_second_range")) {
+    range.low = std::min(range.low, p["samples_per_second_range"][0].get<double>());
+    range.high = std::max(range.high, p["samples_per_second_range"][1].get<double>());
+  }
+  range.widen(noise);
+  return range;
+}
+
 }  // namespace
 
 nlohmann::json holdout_report(const nlohmann::json& rows, const std::string& dir, std::string& text,
-                              int64_t shared_cores, const SlowedRowPredictor& predict_slowed, double noise) {
+                              const HoldoutOptions& options) {
+  const auto shared_cores = options.shared_cores;
+  const auto& predict_des = options.predict_des;
+  const double noise = options.noise;
   // Rows measured without a straggler, by network; and those with one, scored apart.
   std::map<std::string, std::vector<const nlohmann::json*>> by_network, slowed_by_network;
   for (const auto& row : rows) {
     if (!row.contains("measured_samples_per_second")) continue;
     const bool slowed = row.value("straggler", "none") != "none";
-    if (slowed && !predict_slowed) continue;
+    if (slowed && !predict_des) continue;
     (slowed ? slowed_by_network : by_network)[row["network"].get<std::string>()].push_back(&row);
   }
   std::map<std::string, std::vector<double>> slowed_errors;  // algorithm -> |error| of its rows with a straggler
@@ -123,7 +151,10 @@ nlohmann::json holdout_report(const nlohmann::json& rows, const std::string& dir
   };
   nlohmann::json report = {{"networks", nlohmann::json::object()}, {"rows", nlohmann::json::array()}};
   std::ostringstream out;
-  out << "held out: calibrated on each network's smallest worker count, scored on the others\n";
+  const bool des_rows = options.des_for_every_row && predict_des;
+  out << "held out: calibrated on each network's smallest worker count, scored on the others"
+      << (des_rows ? " (predicted by the discrete-event simulator)" : "") << "\n";
+  report["fidelity"] = des_rows ? "des" : "analytical";
   std::map<std::string, std::vector<double>> errors;                   // algorithm -> |error| of its held-out rows
   int64_t groups_scored = 0, groups_ranked = 0, groups_top_right = 0;  // for the summary line
   int64_t groups_repeated = 0, groups_repeats_ranked = 0, groups_repeats_same_top = 0;
@@ -160,14 +191,10 @@ nlohmann::json holdout_report(const nlohmann::json& rows, const std::string& dir
     cluster_json["name"] = request.base.name + "-calibrated";
     // The clusters that fit the calibration rows as well: simulate --cluster on this file predicts over them too.
     cluster_json["calibration"] = {{"noise", calibration.noise}, {"consistent_clusters", nlohmann::json::array()}};
-    std::vector<std::string> consistent_paths;  // each alone, for the slowed rows' discrete-event predictions
-    for (size_t k = 0; k < calibration.consistent.size(); ++k) {
-      auto other = sim::to_json(calibration.consistent[k]);
+    for (const auto& consistent : calibration.consistent) {
+      auto other = sim::to_json(consistent);
       other["name"] = cluster_json["name"];
       cluster_json["calibration"]["consistent_clusters"].push_back(other);
-      if (slowed_rows.empty()) continue;
-      consistent_paths.push_back(dir + "/holdout-" + network + "-consistent-" + std::to_string(k + 1) + ".json");
-      write_json_atomically(consistent_paths.back(), other);
     }
     write_json_atomically(cluster_path, cluster_json);
     nlohmann::json unknowns = nlohmann::json::object();
@@ -197,18 +224,10 @@ nlohmann::json holdout_report(const nlohmann::json& rows, const std::string& dir
 
     for (const auto* row : slowed_rows) {
       const double measured = (*row)["measured_samples_per_second"].get<double>();
-      const double predicted = predict_slowed(*row, cluster_path);
-      const double error = predicted / measured - 1;
+      const auto range = des_prediction(predict_des, *row, cluster_path, calibration.noise);
+      const double error = range.predicted / measured - 1;
       slowed_errors[method_of(*row)].push_back(std::fabs(error));
-      double low = predicted, high = predicted;
-      for (const auto& path : consistent_paths) {
-        const double rate = predict_slowed(*row, path);
-        low = std::min(low, rate);
-        high = std::max(high, rate);
-      }
-      low *= 1 - 2 * calibration.noise;
-      high *= 1 + 2 * calibration.noise;
-      const bool inside = measured >= low && measured <= high;
+      const bool inside = measured >= range.low && measured <= range.high;
       ++slowed_ranged;
       if (inside) ++slowed_inside;
       report["rows"].push_back({{"configuration", (*row)["configuration"]},
@@ -217,8 +236,8 @@ nlohmann::json holdout_report(const nlohmann::json& rows, const std::string& dir
                                 {"workers", (*row)["workers"]},
                                 {"straggler", (*row)["straggler"]},
                                 {"measured_samples_per_second", measured},
-                                {"predicted_samples_per_second", predicted},
-                                {"predicted_range", {low, high}},
+                                {"predicted_samples_per_second", range.predicted},
+                                {"predicted_range", {range.low, range.high}},
                                 {"inside_range", inside},
                                 {"error", error}});
     }
@@ -237,19 +256,25 @@ nlohmann::json holdout_report(const nlohmann::json& rows, const std::string& dir
     std::map<int64_t, std::vector<size_t>> groups;  // worker count -> indices into `held`
     std::vector<double> predicted;
     for (size_t i = 0; i < held.size(); ++i) {
-      predicted.push_back(model(held[i], calibration.cluster));
+      // What the calibrated cluster and those that fit the calibration rows as well predict, and the measurement's
+      // own noise beside.
+      PredictedRange range;
+      if (options.des_for_every_row && predict_des) {
+        range = des_prediction(predict_des, *held_rows[i], cluster_path, calibration.noise);
+      } else {
+        range.predicted = range.low = range.high = model(held[i], calibration.cluster);
+        for (const auto& other : calibration.consistent) {
+          const double rate = model(held[i], other);
+          range.low = std::min(range.low, rate);
+          range.high = std::max(range.high, rate);
+        }
+        range.widen(calibration.noise);
+      }
+      predicted.push_back(range.predicted);
       const double error = predicted[i] / held[i].samples_per_second - 1;
       errors[method[i]].push_back(std::fabs(error));
       groups[held[i].workers].push_back(i);
-      // What the clusters that fit the calibration rows as well predict, and the measurement's own noise beside.
-      double low = predicted[i], high = predicted[i];
-      for (const auto& other : calibration.consistent) {
-        const double rate = model(held[i], other);
-        low = std::min(low, rate);
-        high = std::max(high, rate);
-      }
-      low *= 1 - 2 * calibration.noise;
-      high *= 1 + 2 * calibration.noise;
+      const double low = range.low, high = range.high;
       const bool inside = held[i].samples_per_second >= low && held[i].samples_per_second <= high;
       ++rows_ranged;
       if (inside) ++rows_inside;

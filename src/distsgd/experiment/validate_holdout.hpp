@@ -12,18 +12,27 @@ namespace distsgd::experiment {
 
 // From validate's measured rows (each with algorithm, algorithm_flags, workers, network, straggler, cluster,
 // profile, measured_samples_per_second): the held-out report as JSON, and as text in `text`. Each network's
-// calibrated cluster is written to DIR/holdout-NETWORK.json. `shared_cores`: the cores every measured run shared
-// (validate's runs all share this host's, as its predictions say with --shared-cores); 0 leaves the cluster files'.
-// Rows with a straggler are never calibrated on: with `predict_slowed` (the discrete-event simulator's samples/s of
-// such a row on the calibrated cluster file) they are held out too, scored apart ("stragglers": MAPE per algorithm),
-// as the ALADDIN paper's setting asks (calibrated on homogeneous runs, a slowed worker predicted).
-// Each held-out row also gets the range of samples/s the clusters that fit its network's calibration rows within
-// their noise predict (distsgd calibrate --noise), widened by the row's own measurement noise (two standard
-// deviations), and whether its measurement lies inside. `noise`: the rows' relative noise; 0: from the calibration
-// rows' repeats (validate --repeats), else 2%.
-using SlowedRowPredictor = std::function<double(const nlohmann::json& row, const std::string& cluster_path)>;
+// calibrated cluster is written to DIR/holdout-NETWORK.json, with the clusters that fit its calibration rows as well
+// (distsgd calibrate --noise), and each held-out row gets the range of samples/s they predict, widened by the row's
+// own noise (two standard deviations), and whether its measurement lies inside.
+// The discrete-event simulator's prediction of a row on a cluster file: {"samples_per_second": X} and, from a
+// calibrated file, "samples_per_second_range": [low, high] over its consistent clusters.
+using RowPredictor = std::function<nlohmann::json(const nlohmann::json& row, const std::string& cluster_path)>;
+struct HoldoutOptions {
+  // The cores every measured run shared (validate's runs all share this host's, as its predictions say with
+  // --shared-cores); 0 leaves the cluster files'.
+  int64_t shared_cores = 0;
+  // Rows with a straggler are never calibrated on: with a predictor they are held out too, scored apart
+  // ("stragglers": MAPE per algorithm), as the ALADDIN paper's setting asks (calibrated on homogeneous runs, a slowed
+  // worker predicted); without one they are left out.
+  RowPredictor predict_des;
+  // With predict_des: predict the held-out rows without a straggler by it too (validate --holdout-fidelity des),
+  // not by the analytical models the calibration fits with.
+  bool des_for_every_row = false;
+  // The rows' relative noise; 0: from the calibration rows' repeats (validate --repeats), else 2%.
+  double noise = 0;
+};
 nlohmann::json holdout_report(const nlohmann::json& rows, const std::string& dir, std::string& text,
-                              int64_t shared_cores = 0, const SlowedRowPredictor& predict_slowed = nullptr,
-                              double noise = 0);
+                              const HoldoutOptions& options = {});
 
 }  // namespace distsgd::experiment

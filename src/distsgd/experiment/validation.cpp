@@ -292,9 +292,14 @@ nlohmann::json predict(const ValidationSettings& c, const Configuration& k, cons
   const bool ok = json && json->contains("predictions") && (*json)["predictions"].is_array() &&
                   !(*json)["predictions"].empty() && (*json)["predictions"][0].contains("samples_per_second");
   if (!ok) return {{"not_predicted", out + ": predictions[0].samples_per_second: missing"}};
-  nlohmann::json prediction = {{"samples_per_second", (*json)["predictions"][0]["samples_per_second"].get<double>()},
+  const auto& row_predicted = (*json)["predictions"][0];
+  nlohmann::json prediction = {{"samples_per_second", row_predicted["samples_per_second"].get<double>()},
                                {"command", command_text(args)},
                                {"file", out}};
+  // On a calibrated cluster file: the range of the clusters that fit its points as well.
+  if (row_predicted.contains("samples_per_second_range")) {
+    prediction["samples_per_second_range"] = row_predicted["samples_per_second_range"];
+  }
   if (is_run_compute(kind)) prediction["compute_scale"] = scale;
   return prediction;
 }
@@ -569,6 +574,10 @@ nlohmann::json settings_json(const ValidationSettings& c) {
       {"iterations", c.iterations},        {"warmup", c.warmup},           {"servers", c.servers},
       {"batch_size", c.config.batch_size}, {"model_flags", c.model_flags}, {"train_flags", c.train_only_flags}};
   if (c.repeats > 1) json["repeats"] = c.repeats;  // absent for one run each, as before --repeats
+  if (c.holdout) {
+    json["holdout_fidelity"] = c.holdout_fidelity;
+    if (c.noise > 0) json["noise"] = c.noise;
+  }
   return json;
 }
 
@@ -764,9 +773,10 @@ int run_validation(const ValidationSettings& c) {
   if (c.holdout) {
     try {
       std::string holdout_text;
-      // A row with a straggler: the discrete-event simulator on the calibrated cluster (the analytical models have
-      // no slowed worker).
-      const auto predict_slowed = [&](const nlohmann::json& row, const std::string& cluster_path) {
+      // A row with a straggler (and with --holdout-fidelity des every held-out row): the discrete-event simulator on
+      // the calibrated cluster (the analytical models have no slowed worker).
+      HoldoutOptions options;
+      options.predict_des = [&](const nlohmann::json& row, const std::string& cluster_path) {
         const auto at = std::find_if(configurations.begin(), configurations.end(),
                                      [&](const Configuration& k) { return k.name() == row["configuration"]; });
         require(at != configurations.end(), "validate --holdout: no configuration " + row["configuration"].dump());
@@ -774,10 +784,12 @@ int run_validation(const ValidationSettings& c) {
                                row["run_dir"].get<std::string>(), row, "holdout");
         require(p.contains("samples_per_second"), "validate --holdout: " + row["configuration"].get<std::string>() +
                                                       ": " + p.value("not_predicted", std::string("not predicted")));
-        return p["samples_per_second"].get<double>();
+        return p;
       };
-      holdout = holdout_report(rows, c.out, holdout_text, std::max<int64_t>(1, std::thread::hardware_concurrency()),
-                               predict_slowed, c.noise);
+      options.des_for_every_row = c.holdout_fidelity == "des";
+      options.shared_cores = std::max<int64_t>(1, std::thread::hardware_concurrency());
+      options.noise = c.noise;
+      holdout = holdout_report(rows, c.out, holdout_text, options);
       text += holdout_text;
     } catch (const Error& e) {
       holdout_error = e.what();

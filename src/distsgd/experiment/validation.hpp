@@ -33,6 +33,9 @@ struct ValidationSettings {
   double timeout = 120;  // train's --timeout
   bool holdout = false;  // also calibrate on the smallest worker count and score the other rows
   double noise = 0;      // with holdout: the measurements' relative noise for the ranges; 0: from the repeats, else 2%
+  // With holdout: the fidelity that predicts the held-out rows on the calibrated cluster (the calibration itself fits
+  // with the analytical models; rows with a straggler always take the discrete-event simulator).
+  std::string holdout_fidelity = "analytical";
   std::string out;
 };
 
