@@ -499,7 +499,15 @@ TEST(CalibrateCommand, WritesAClusterThatSimulateReadsAndPrintsEveryResidual) {
 // of another batch size than the profile's is refused naming both.
 TEST(CalibrateCommand, ReadsTheRunDirectoriesOfTrain) {
   TempDir dir;
+  // The TITAN V profile, 4 times slower: a core of this host then runs it at about compute x1.2 (x4.8 against the
+  // TITAN V itself), so that a host several times slower or busier still fits inside the search (compute x0.05-20).
   lenet5_profile(dir);
+  auto profile = nlohmann::json::parse(read_file(dir / "p.json"));
+  for (auto& tensor : profile["tensors"]) {
+    tensor["forward_seconds"] = 4 * tensor["forward_seconds"].get<double>();
+    tensor["backward_seconds"] = 4 * tensor["backward_seconds"].get<double>();
+  }
+  std::ofstream(dir / "p.json") << profile.dump();
   const std::string data =
       " --model lenet5 --dataset synthetic --synthetic-shape 1x28x28 --synthetic-train-size 2048 "
       "--synthetic-test-size 64 --max-steps 30 --epochs 1 --no-checkpoint --progress-seconds 1000 --out ";
@@ -517,7 +525,6 @@ TEST(CalibrateCommand, ReadsTheRunDirectoriesOfTrain) {
       << "one unknown fits one point exactly: " << point;
   EXPECT_EQ(point["algorithm"], "arsgd");
   EXPECT_EQ(point["flags"].get<std::string>().find("--servers"), std::string::npos) << point;
-  EXPECT_GT(json["compute_scale"].get<double>(), 1) << "a CPU is slower than the TITAN V of the profile";
 
   // A run that moved bytes: beside its residual, the CPU its communication cost per byte moved, from its summary
   // (process CPU beyond compute, over twice the bytes sent per iteration); a run that moved none has no such figure.

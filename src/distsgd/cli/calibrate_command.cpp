@@ -219,16 +219,8 @@ int run_calibrate(const CalibrateCommand& c) {
                          {"unknowns", unknowns},
                          {"points", rows},
                          {"rms_relative_error", result.rms_relative_error}};
-  if (c.noise > 0) {
-    // Each end of a fitted unknown's range, with the others re-fitted there: simulate predicts over them too.
-    json["calibration"]["noise"] = result.noise;
-    json["calibration"]["consistent_clusters"] = nlohmann::json::array();
-    for (auto consistent : result.consistent) {
-      consistent.name = cluster.name;
-      consistent.source = cluster.source;
-      json["calibration"]["consistent_clusters"].push_back(sim::to_json(consistent));
-    }
-  }
+  // Each end of a fitted unknown's range, with the others re-fitted there: simulate predicts over them too.
+  if (c.noise > 0) sim::add_consistent_clusters(json["calibration"], result, cluster);
   write_json_atomically(c.out, json);
   std::cout << "cluster: " << c.out << " (distsgd simulate --cluster " << c.out << ")\n";
   return 0;

@@ -187,15 +187,11 @@ nlohmann::json holdout_report(const nlohmann::json& rows, const std::string& dir
     const auto calibration =
         sim::calibrate(request, sim::analytical_model_of(request.points, calibration_profiles, ignored));
     const std::string cluster_path = dir + "/holdout-" + network + ".json";
-    auto cluster_json = sim::to_json(calibration.cluster);
-    cluster_json["name"] = request.base.name + "-calibrated";
+    auto calibrated = calibration.cluster;
+    calibrated.name = request.base.name + "-calibrated";
+    auto cluster_json = sim::to_json(calibrated);
     // The clusters that fit the calibration rows as well: simulate --cluster on this file predicts over them too.
-    cluster_json["calibration"] = {{"noise", calibration.noise}, {"consistent_clusters", nlohmann::json::array()}};
-    for (const auto& consistent : calibration.consistent) {
-      auto other = sim::to_json(consistent);
-      other["name"] = cluster_json["name"];
-      cluster_json["calibration"]["consistent_clusters"].push_back(other);
-    }
+    sim::add_consistent_clusters(cluster_json["calibration"], calibration, calibrated);
     write_json_atomically(cluster_path, cluster_json);
     nlohmann::json unknowns = nlohmann::json::object();
     out << "  " << network << ": calibrated on " << request.points.size() << " rows at "

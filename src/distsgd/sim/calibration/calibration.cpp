@@ -5,6 +5,8 @@
 #include <limits>
 #include <utility>
 
+#include <nlohmann/json.hpp>
+
 #include "distsgd/core/error.hpp"
 #include "distsgd/core/text.hpp"
 
@@ -578,6 +580,17 @@ ClusterCalibration calibrate(const CalibrationRequest& request, const Throughput
   }
   result.rms_relative_error = std::sqrt(sum / static_cast<double>(request.points.size()));
   return result;
+}
+
+void add_consistent_clusters(nlohmann::json& calibration_block, const ClusterCalibration& calibration,
+                             const ClusterDescription& calibrated) {
+  calibration_block["noise"] = calibration.noise;
+  calibration_block["consistent_clusters"] = nlohmann::json::array();
+  for (auto consistent : calibration.consistent) {
+    consistent.name = calibrated.name;
+    consistent.source = calibrated.source;
+    calibration_block["consistent_clusters"].push_back(to_json(consistent));
+  }
 }
 
 }  // namespace distsgd::sim

@@ -95,4 +95,9 @@ struct CalibrationRequest {
 // measure), or when a prediction fails.
 ClusterCalibration calibrate(const CalibrationRequest& request, const ThroughputModel& model);
 
+// A cluster file's "calibration" entries for the consistent clusters (load_consistent_clusters reads them back):
+// "noise" and "consistent_clusters", each cluster named and sourced as `calibrated` (the file's own cluster).
+void add_consistent_clusters(nlohmann::json& calibration_block, const ClusterCalibration& calibration,
+                             const ClusterDescription& calibrated);
+
 }  // namespace distsgd::sim
