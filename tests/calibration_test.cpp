@@ -155,6 +155,26 @@ TEST(Calibration, RecoversTheFiguresThatMadeItsPointsWithinTheNoise) {
   }
 }
 
+// A fit that runs into the end of an unknown's search says so: points 50 times slower than the profile need more
+// compute scale than the search allows (20).
+TEST(Calibration, AFitAtTheEndOfItsSearchSaysSo) {
+  const auto base = base_cluster();
+  sim::CalibrationRequest request;
+  request.base = base;
+  request.points = measured_on(sim::with_unknown(base, base, Unknown::kComputeScale, 50),
+                               {point("arsgd", 1, {"--overlap", "none"}), point("arsgd", 2, {"--overlap", "none"})}, 0);
+  request.unknowns = {Unknown::kComputeScale};
+  const auto result = sim::calibrate(request, predicted);
+  const auto& compute = fitted(result, Unknown::kComputeScale);
+  EXPECT_NEAR(compute.value, 20, 1e-3);
+  EXPECT_NE(compute.note.find("at the end of its search (0.05 to 20)"), std::string::npos) << compute.note;
+  // Inside the search: no such note.
+  request.points = measured_on(sim::with_unknown(base, base, Unknown::kComputeScale, 5),
+                               {point("arsgd", 1, {"--overlap", "none"}), point("arsgd", 2, {"--overlap", "none"})}, 0);
+  const auto inside = sim::calibrate(request, predicted);
+  EXPECT_EQ(fitted(inside, Unknown::kComputeScale).note, "");
+}
+
 // Without noise the same fit is exact to the optimizer's tolerance.
 TEST(Calibration, ExactPointsGiveTheExactFigures) {
   const auto base = base_cluster();

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <utility>
 
@@ -543,7 +544,20 @@ ClusterCalibration calibrate(const CalibrationRequest& request, const Throughput
     const auto gone =
         std::find_if(left.begin(), left.end(), [&](const FittedUnknown& f) { return f.unknown == unknown; });
     if (free != problem.free.end()) {
-      result.unknowns.push_back({unknown, value_in(result.cluster, request.base, unknown), true, ""});
+      const double value = value_in(result.cluster, request.base, unknown);
+      // At an end of its search the fit stopped there, not at the points' best: a profile of another device than the
+      // runs', a mismatched base, or points no figure of the model explains.
+      std::string note;
+      const auto range = range_of(unknown);
+      if (value >= range.high * (1 - 1e-6) || (range.neutral == 1 && value <= range.low * (1 + 1e-6))) {
+        char text[160];
+        std::snprintf(text, sizeof text,
+                      "at the end of its search (%g to %g): the points ask for more; does the profile and the base "
+                      "describe the runs?",
+                      range.low, range.high);
+        note = text;
+      }
+      result.unknowns.push_back({unknown, value, true, note});
     } else if (gone != left.end()) {
       auto f = *gone;
       f.value = value_in(result.cluster, request.base, unknown);
