@@ -120,8 +120,9 @@ CLI::App* add_calibrate_command(CLI::App& app, CalibrateCommand& c) {
       ->delimiter(',');
   cmd->add_option("--noise", c.noise,
                   "the points' relative noise (one standard deviation; 0.02: 2%): each fitted unknown's range is "
-                  "the values that fit the points within it (their summed squared error grows by at most 4 noise^2), "
-                  "and simulate predicts over the clusters at the ranges' ends too; 0: no ranges")
+                  "the values that fit the points within it (their summed squared error grows by at most 4 noise^2; "
+                  "the fit's own residual stands in where larger), and simulate, study and advise predict over the "
+                  "clusters at the ranges' ends too; 0: no ranges")
       ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
   cmd->add_option("--out", c.out, "the calibrated cluster description (JSON)")->required();
