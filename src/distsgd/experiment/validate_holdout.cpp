@@ -91,8 +91,7 @@ double measured_noise(const std::vector<const nlohmann::json*>& rows, double fal
     if (!row->contains("measured_repeats")) continue;
     const auto values = (*row)["measured_repeats"].get<std::vector<double>>();
     if (values.size() < 2) continue;
-    const double median = (*row)["measured_samples_per_second"].get<double>();
-    for (const double v : values) sum += (v / median - 1) * (v / median - 1);
+    for (const double d : sim::deviations_from_median(values)) sum += d * d;
     degrees += static_cast<int64_t>(values.size()) - 1;
     repeats = values.size();
   }

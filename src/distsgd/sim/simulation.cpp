@@ -54,6 +54,27 @@ std::vector<ClusterDescription> consistent_clusters(const SimulatorSettings& c) 
   return consistent;
 }
 
+// What the clusters that fit a calibration's points as well give (in the file's order), and the range they span with
+// the best fit's figure.
+struct ConsistentRates {
+  std::vector<double> rates;
+  double low = 0, high = 0;
+  void add_to(nlohmann::json& row) const {
+    row["samples_per_second_range"] = {low, high};
+    row["samples_per_second_consistent"] = rates;
+  }
+};
+template <typename RateOn>
+ConsistentRates consistent_rates(const std::vector<ClusterDescription>& consistent, double best, RateOn rate_on) {
+  ConsistentRates r{{}, best, best};
+  for (const auto& other : consistent) {
+    r.rates.push_back(rate_on(other));
+    r.low = std::min(r.low, r.rates.back());
+    r.high = std::max(r.high, r.rates.back());
+  }
+  return r;
+}
+
 // The simulated figures of every worker count, as a table and in JSON; with `consistent` clusters, the range of
 // samples/s over them too (each simulated without a trace).
 nlohmann::json run_discrete_events(const SimulatorSettings& c, const ModelProfile& measured_profile,
@@ -79,20 +100,16 @@ nlohmann::json run_discrete_events(const SimulatorSettings& c, const ModelProfil
                   r.samples_per_second, 100 * r.scaling_efficiency, r.exposed_communication_seconds * 1e3,
                   r.bytes_per_worker / 1e6);
     table << line << "           utilisation: " << utilisation_line(r) << "\n";
-    double low = r.samples_per_second, high = r.samples_per_second;
-    std::vector<double> rates;  // on each consistent cluster, in the file's order
+    auto quiet = settings;
+    quiet.trace_path.clear();
+    const auto range = consistent_rates(consistent, r.samples_per_second, [&](const ClusterDescription& other) {
+      return simulate_on(c, as_run_on(measured_profile, other), other, quiet).samples_per_second;
+    });
     if (!consistent.empty()) {
-      auto quiet = settings;
-      quiet.trace_path.clear();
-      for (const auto& other : consistent) {
-        rates.push_back(simulate_on(c, as_run_on(measured_profile, other), other, quiet).samples_per_second);
-        low = std::min(low, rates.back());
-        high = std::max(high, rates.back());
-      }
       std::snprintf(line, sizeof line,
                     "           range: %.0f-%.0f samples/s over the %zu clusters that fit the calibration's points "
                     "within their noise\n",
-                    low, high, consistent.size());
+                    range.low, range.high, consistent.size());
       table << line;
     }
     const bool peer_to_peer = r.servers == 0;
@@ -115,10 +132,7 @@ nlohmann::json run_discrete_events(const SimulatorSettings& c, const ModelProfil
                     {"scaling_efficiency", r.scaling_efficiency},
                     {"exposed_communication_seconds", r.exposed_communication_seconds},
                     {"des", to_json(r)}});
-    if (!consistent.empty()) {
-      rows.back()["samples_per_second_range"] = {low, high};
-      rows.back()["samples_per_second_consistent"] = rates;
-    }
+    if (!consistent.empty()) range.add_to(rows.back());
   }
   if (!c.trace.empty()) table << "trace: " << c.trace << "\n";
   table.flush();
@@ -198,17 +212,12 @@ nlohmann::json run_simulation(const SimulatorSettings& c, std::ostream& table) {
                           {"scaling_efficiency", p.scaling_efficiency},
                           {"exposed_communication_seconds", p.exposed_communication_seconds}};
     if (!consistent.empty()) {
-      double low = p.samples_per_second, high = p.samples_per_second;
-      std::vector<double> rates;  // on each consistent cluster, in the file's order
-      for (const auto& other : consistent) {
-        rates.push_back(predict_analytical(c, measured_profile, other, workers).samples_per_second);
-        low = std::min(low, rates.back());
-        high = std::max(high, rates.back());
-      }
-      row["samples_per_second_consistent"] = rates;
-      std::snprintf(line, sizeof line, "  %.0f-%.0f", low, high);
+      const auto range = consistent_rates(consistent, p.samples_per_second, [&](const ClusterDescription& other) {
+        return predict_analytical(c, measured_profile, other, workers).samples_per_second;
+      });
+      range.add_to(row);
+      std::snprintf(line, sizeof line, "  %.0f-%.0f", range.low, range.high);
       table << line;
-      row["samples_per_second_range"] = {low, high};
     }
     table << "\n";
     rows.push_back(row);

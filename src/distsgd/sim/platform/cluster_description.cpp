@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
@@ -298,19 +299,23 @@ ClusterDescription cluster_from_json(const nlohmann::json& json, const std::stri
   return c;
 }
 
-ClusterDescription load_cluster(const std::string& name_or_path) {
+// The preset of that name, if there is one (a cluster argument is a preset's name or a file's path).
+std::optional<ClusterDescription> preset_named(const std::string& name) {
   for (const auto& p : all_presets()) {
-    if (p.name == name_or_path) return p;
+    if (p.name == name) return p;
   }
+  return std::nullopt;
+}
+
+ClusterDescription load_cluster(const std::string& name_or_path) {
+  if (auto preset = preset_named(name_or_path)) return *preset;
   require(std::filesystem::exists(name_or_path),
           "--cluster: '" + name_or_path + "' is neither a preset (" + join(cluster_preset_names()) + ") nor a file");
   return cluster_from_json(read_json_file(name_or_path, "cluster file"), name_or_path);
 }
 
 std::vector<ClusterDescription> load_consistent_clusters(const std::string& name_or_path) {
-  for (const auto& p : all_presets()) {
-    if (p.name == name_or_path) return {};
-  }
+  if (preset_named(name_or_path)) return {};
   const auto json = read_json_file(name_or_path, "cluster file");
   std::vector<ClusterDescription> clusters;
   const auto calibration = json.find("calibration");
