@@ -175,6 +175,84 @@ TEST(Calibration, AFitAtTheEndOfItsSearchSaysSo) {
   EXPECT_EQ(fitted(inside, Unknown::kComputeScale).note, "");
 }
 
+// A base whose allreduce start-ups grow as a tree's (calibrate --allreduce-latency tree) fits a tree's alpha from
+// points a tree made and predicts 32 workers it did not see; a ring base fits the same points (its alpha smaller)
+// but its 2(P-1) start-ups at 32 workers are far off: the points up to 8 workers do not choose for the user.
+TEST(Calibration, ATreeBaseFitsATreesStartUpsWhereARingBaseMispredictsManyWorkers) {
+  auto base = base_cluster();
+  base.allreduce_latency = sim::ClusterDescription::AllreduceLatency::kTree;
+  auto truth = sim::with_unknown(base, base, Unknown::kAlpha, 4e-4);
+  truth = sim::with_unknown(truth, base, Unknown::kLinkEfficiency, 0.5);
+  std::vector<sim::MeasuredPoint> points;
+  for (int64_t w : {1, 2, 4, 8}) {
+    points.push_back(point("arsgd", w, {"--overlap", "none"}));
+    points.push_back(point("arsgd", w, {"--overlap", "wfbp", "--bucket-mb", "0"}));
+  }
+  sim::CalibrationRequest request;
+  request.points = measured_on(truth, points, 0.01);
+  request.unknowns = {Unknown::kLinkEfficiency, Unknown::kAlpha};
+  request.base = base;
+  const auto tree = sim::calibrate(request, predicted);
+  EXPECT_EQ(tree.cluster.allreduce_latency, sim::ClusterDescription::AllreduceLatency::kTree);
+  EXPECT_NEAR(std::log10(fitted(tree, Unknown::kAlpha).value), std::log10(4e-4), 0.1);
+  request.base.allreduce_latency = sim::ClusterDescription::AllreduceLatency::kRing;
+  const auto ring = sim::calibrate(request, predicted);
+  EXPECT_LT(fitted(ring, Unknown::kAlpha).value, 0.7 * fitted(tree, Unknown::kAlpha).value);
+  const auto at_32 = point("arsgd", 32, {"--overlap", "wfbp", "--bucket-mb", "0"});
+  EXPECT_NEAR(predicted(at_32, tree.cluster) / predicted(at_32, truth), 1, 0.05);
+  EXPECT_LT(predicted(at_32, ring.cluster) / predicted(at_32, truth), 0.7);
+}
+
+// Unstated (points from another system, calibrate without --allreduce-latency), the latency is explored: points that
+// show the start-ups at 16 workers tell a tree from a ring, and the fit takes the one that made them; points that hide
+// them (1-8 workers, above) fit both, and the other's clusters join the ranges.
+TEST(Calibration, AnUnstatedAllreduceLatencyIsTakenWhereThePointsTellAndRangedWhereTheyDoNot) {
+  const auto ring_base = base_cluster();
+  auto tree_base = ring_base;
+  tree_base.allreduce_latency = sim::ClusterDescription::AllreduceLatency::kTree;
+  std::vector<sim::MeasuredPoint> points;
+  for (int64_t w : {1, 2, 4, 8, 16}) {
+    points.push_back(point("arsgd", w, {"--overlap", "none"}));
+    points.push_back(point("arsgd", w, {"--overlap", "wfbp", "--bucket-mb", "0"}));
+  }
+  sim::CalibrationRequest request;
+  request.unknowns = {Unknown::kLinkEfficiency, Unknown::kAlpha};
+  request.base = ring_base;
+  request.noise = 0.01;
+  request.explore_allreduce_latency = true;
+  for (const auto& truth_base : {ring_base, tree_base}) {
+    auto truth = sim::with_unknown(truth_base, truth_base, Unknown::kAlpha, 4e-4);
+    truth = sim::with_unknown(truth, truth_base, Unknown::kLinkEfficiency, 0.5);
+    const auto storage = measured_on(truth, points, 0.01);
+    request.points = storage;
+    const auto result = sim::calibrate(request, predicted);
+    EXPECT_EQ(result.cluster.allreduce_latency, truth.allreduce_latency) << result.allreduce_latency_note;
+    const bool tree = truth.allreduce_latency == sim::ClusterDescription::AllreduceLatency::kTree;
+    EXPECT_NE(result.allreduce_latency_note.find(tree ? ": taken" : ": ruled out"), std::string::npos)
+        << result.allreduce_latency_note;
+    EXPECT_NEAR(std::log10(fitted(result, Unknown::kAlpha).value), std::log10(4e-4), 0.1);
+    for (const auto& other : result.consistent) EXPECT_EQ(other.allreduce_latency, truth.allreduce_latency);
+  }
+  // Up to 8 workers, 2% noise: the start-ups of a tree's points hide well enough for a ring to fit them too.
+  std::vector<sim::MeasuredPoint> hidden;
+  for (const auto& p : points) {
+    if (p.workers <= 8) hidden.push_back(p);
+  }
+  auto truth = sim::with_unknown(tree_base, tree_base, Unknown::kAlpha, 2e-5);
+  request.points = measured_on(truth, hidden, 0.01);
+  request.noise = 0.02;
+  const auto result = sim::calibrate(request, predicted);
+  EXPECT_NE(result.allreduce_latency_note.find("fit the points as well"), std::string::npos)
+      << result.allreduce_latency_note;
+  int trees = 0;
+  for (const auto& other : result.consistent) trees += other.allreduce_latency == tree_base.allreduce_latency;
+  EXPECT_GE(trees, 1);
+  EXPECT_LT(trees, static_cast<int>(result.consistent.size()));
+  // Stated (explore off): nothing explored, nothing said.
+  request.explore_allreduce_latency = false;
+  EXPECT_EQ(sim::calibrate(request, predicted).allreduce_latency_note, "");
+}
+
 // Without noise the same fit is exact to the optimizer's tolerance.
 TEST(Calibration, ExactPointsGiveTheExactFigures) {
   const auto base = base_cluster();
@@ -469,26 +547,36 @@ TEST(CalibrateCommand, WritesAClusterThatSimulateReadsAndPrintsEveryResidual) {
                               profile, truth, 8)
           .samples_per_second;
   EXPECT_NEAR(simulated["predictions"][0]["samples_per_second"].get<double>() / expected, 1, 0.01);
-  // The default noise (2%): each fitted unknown's range, the clusters at its ends, and simulate's range over them.
-  EXPECT_EQ(json["calibration"]["consistent_clusters"].size(), 4u);
+  // The default noise (2%): each fitted unknown's range, the clusters at its ends, and simulate's range over them. The
+  // points (another system's, the library unstated) up to 8 workers fit a tree's start-ups as well: its best fit and
+  // its two ranges' ends join them (2 x 2 + 1 + 2 x 2).
+  EXPECT_NE(json["calibration"]["allreduce_latency_note"].get<std::string>().find(
+                "a tree's start-ups fit the points as well"),
+            std::string::npos)
+      << json["calibration"].dump();
+  EXPECT_EQ(json["allreduce_latency"], "ring");
+  EXPECT_EQ(json["calibration"]["consistent_clusters"].size(), 9u);
+  int trees = 0;
+  for (const auto& other : json["calibration"]["consistent_clusters"]) trees += other["allreduce_latency"] == "tree";
+  EXPECT_EQ(trees, 5);
   for (const auto& u : json["calibration"]["unknowns"]) {
     if (!u["fitted"].get<bool>()) continue;
     EXPECT_LE(u["consistent_range"]["low"].get<double>(), u["value"].get<double>()) << u.dump();
     EXPECT_GE(u["consistent_range"]["high"].get<double>(), u["value"].get<double>()) << u.dump();
   }
-  EXPECT_NE(r.output.find("range: samples/s over the 4 clusters that fit the calibration's points"), std::string::npos)
+  EXPECT_NE(r.output.find("range: samples/s over the 9 clusters that fit the calibration's points"), std::string::npos)
       << r.output;
   const auto range = simulated["predictions"][0]["samples_per_second_range"];
   ASSERT_EQ(range.size(), 2u) << simulated.dump();
   EXPECT_LE(range[0].get<double>(), simulated["predictions"][0]["samples_per_second"].get<double>());
   EXPECT_GE(range[1].get<double>(), simulated["predictions"][0]["samples_per_second"].get<double>());
   EXPECT_LT(range[0].get<double>(), range[1].get<double>());
-  EXPECT_EQ(simulated["predictions"][0]["samples_per_second_consistent"].size(), 4u);  // one per cluster (advise)
+  EXPECT_EQ(simulated["predictions"][0]["samples_per_second_consistent"].size(), 9u);  // one per cluster (advise)
   // The discrete-event fidelity simulates each of those clusters too.
   r = run_distsgd("simulate --fidelity des --iterations 30 --warmup 5 --profile " + (dir / "p.json") + " --cluster " +
                   (dir / "c.json") + " --algo bsp --servers 1 --workers 8 --out " + (dir / "d.json"));
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_NE(r.output.find("samples/s over the 4 clusters that fit the calibration's points"), std::string::npos)
+  EXPECT_NE(r.output.find("samples/s over the 9 clusters that fit the calibration's points"), std::string::npos)
       << r.output;
   const auto des = nlohmann::json::parse(read_file(dir / "d.json"))["predictions"][0];
   ASSERT_EQ(des["samples_per_second_range"].size(), 2u) << des.dump();
@@ -498,12 +586,26 @@ TEST(CalibrateCommand, WritesAClusterThatSimulateReadsAndPrintsEveryResidual) {
   r = run_distsgd("calibrate --points " + (dir / "points.csv") + " --profile " + (dir / "p.json") +
                   " --cluster 10gbe --fit compute_scale,link_efficiency --noise 0 --out " + (dir / "c0.json"));
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_FALSE(nlohmann::json::parse(read_file(dir / "c0.json"))["calibration"].contains("consistent_clusters"));
+  const auto without_ranges = nlohmann::json::parse(read_file(dir / "c0.json"));
+  EXPECT_FALSE(without_ranges["calibration"].contains("consistent_clusters"));
+  EXPECT_EQ(without_ranges["allreduce_latency"], "ring");  // the base's
+  // The user says their library's allreduce is a tree's: the calibrated file keeps it, and so do its clusters.
+  r = run_distsgd("calibrate --points " + (dir / "points.csv") + " --profile " + (dir / "p.json") +
+                  " --cluster 10gbe --fit compute_scale,link_efficiency --allreduce-latency tree --out " +
+                  (dir / "tree.json"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("an allreduce's start-ups: a tree's 2 log2(P) (--allreduce-latency)"), std::string::npos)
+      << r.output;
+  const auto tree = nlohmann::json::parse(read_file(dir / "tree.json"));
+  EXPECT_EQ(tree["allreduce_latency"], "tree");
+  ASSERT_FALSE(tree["calibration"]["consistent_clusters"].empty());
+  for (const auto& other : tree["calibration"]["consistent_clusters"]) EXPECT_EQ(other["allreduce_latency"], "tree");
 
   // Bad input: one line each.
   for (const auto& [args, expected_line] : std::vector<std::pair<std::string, std::string>>{
            {"--fit speed", "--fit: 'speed' is not an unknown the calibration fits"},
            {"--noise 2", "--noise: Value 2 not in range"},
+           {"--points x.csv --allreduce-latency star", "--allreduce-latency: star not in {ring,tree}"},
            {"", "calibrate: give --points FILE.csv or --runs DIR..."},
            {"--runs " + (dir / "absent"), "absent/summary.json"},
        }) {

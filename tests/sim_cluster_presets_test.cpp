@@ -116,6 +116,44 @@ TEST(ClusterTopology, AllreduceFitReproducesTheMeasurementAndScalesAsARing) {
   EXPECT_DOUBLE_EQ(c.allreduce_cost(4).beta, 1e-8);
 }
 
+// With tree latency the measured fit's alpha is per start-up of the tree: the measurement is reproduced at its P, and
+// other P pay 2 log2 P start-ups; the bytes scale as a ring's.
+TEST(ClusterTopology, AllreduceFitOnATreeReproducesTheMeasurementAndScalesAsATree) {
+  ClusterDescription c;
+  c.worker_bytes_per_second = c.server_bytes_per_second = 1e8;
+  c.allreduce_latency = ClusterDescription::AllreduceLatency::kTree;
+  c.allreduce_fit = {4, 400e-6, 3e-9};
+  const double m = 1e6;
+  EXPECT_NEAR(ring_allreduce_seconds(c.whole_allreduce_cost(4), 4, m), 400e-6 + 3e-9 * m, 1e-15);
+  // 4 start-ups measured (2 log2 4): 100 us each; at P = 16, 8 of them; bytes 2(P-1)/P of m at 3e-9 * 4 / 6.
+  EXPECT_NEAR(ring_allreduce_seconds(c.whole_allreduce_cost(16), 16, m), 8 * 100e-6 + 1.875 * 2e-9 * m, 1e-15);
+  // Per ring step (allgather, reduce-scatter) the alpha is not scaled.
+  EXPECT_NEAR(c.allreduce_cost(16).alpha, 100e-6, 1e-18);
+  EXPECT_DOUBLE_EQ(c.allreduce_alpha_scale(16), 4.0 / 15);
+  EXPECT_DOUBLE_EQ(c.allreduce_alpha_scale(1), 1);
+}
+
+TEST(ClusterFile, AllreduceLatencyIsRingOrTreeAndSurvivesTheRoundTrip) {
+  const auto base = load_cluster("10gbe");
+  EXPECT_EQ(base.allreduce_latency, ClusterDescription::AllreduceLatency::kRing);
+  auto json = to_json(base);
+  EXPECT_EQ(json["allreduce_latency"], "ring");
+  json["allreduce_latency"] = "tree";
+  const auto tree = cluster_from_json(json, "t.json");
+  EXPECT_EQ(tree.allreduce_latency, ClusterDescription::AllreduceLatency::kTree);
+  EXPECT_NE(describe_links(tree).find("tree"), std::string::npos);
+  EXPECT_EQ(to_json(tree)["allreduce_latency"], "tree");
+  json["allreduce_latency"] = "butterfly";
+  try {
+    cluster_from_json(json, "t.json");
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("t.json: allreduce_latency: expected ring or tree, got 'butterfly'"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(ClusterPresets, EveryPresetNamesItsSourceAndTheOldNamesStay) {
   const auto names = cluster_preset_names();
   for (const char* name :

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include <functional>
+#include <map>
 #include <set>
 
 #include "distsgd/core/error.hpp"
@@ -150,6 +151,32 @@ TEST(SimulateDesCommand, BadHeterogeneityIsOneClearError) {
                            "--link-multiplier", "--jitter-cv", "--straggler-prob", "--trace", "--collectives"}) {
     EXPECT_NE(r.output.find(flag), std::string::npos) << flag;
   }
+}
+
+// A cluster whose allreduce start-ups grow as a tree's (allreduce_latency "tree"): both fidelities save the ring's
+// extra 2(P-1) - 2 log2 P start-ups of AR-SGD's one allreduce per iteration, and agree.
+TEST(SimulateDesCommand, ATreeClusterSavesTheRingsStartUpsInBothFidelities) {
+  Profile p;
+  auto cluster = sim::to_json(sim::load_cluster("10gbe"));
+  cluster["alpha_seconds"] = 1e-3;  // large enough to show beside the gradient's bytes
+  std::ofstream(p.dir / "ring.json") << cluster.dump();
+  cluster["allreduce_latency"] = "tree";
+  std::ofstream(p.dir / "tree.json") << cluster.dump();
+  std::map<std::string, double> seconds;
+  for (const std::string fidelity : {"analytical", "des"}) {
+    for (const std::string latency : {"ring", "tree"}) {
+      auto r = run_distsgd("simulate --profile " + (p.dir / "p.json") + " --fidelity " + fidelity +
+                           " --algo arsgd --overlap none --workers 16 --iterations 10 --warmup 2 --cluster " +
+                           (p.dir / (latency + ".json")) + " --out " + (p.dir / "s.json"));
+      ASSERT_EQ(r.exit_code, 0) << r.output;
+      const auto json = nlohmann::json::parse(read_file(p.dir / "s.json"));
+      seconds[fidelity + " " + latency] = json["predictions"][0]["iteration_seconds"].get<double>();
+    }
+  }
+  const double saved = (2 * 15 - 2 * 4) * 1e-3;
+  EXPECT_NEAR(seconds["analytical ring"] - seconds["analytical tree"], saved, 1e-9);
+  EXPECT_NEAR(seconds["des ring"] - seconds["des tree"], saved, 0.02 * saved);
+  EXPECT_NEAR(seconds["des tree"], seconds["analytical tree"], 0.02 * seconds["analytical tree"]);
 }
 
 }  // namespace

@@ -194,6 +194,36 @@ TEST(DesCollectives, OneRingAllreduceOnAnIdleRingIsItsFormula) {
   }
 }
 
+// A cluster whose allreduce start-ups grow as a tree's: the same ring steps and bytes, 2 log2(P) start-ups instead of
+// 2(P-1) (ClusterDescription::allreduce_latency), in both collective models; the other collectives stay rings.
+TEST(DesCollectives, ATreesAllreducePaysTwoLog2PStartUps) {
+  auto tree = flat_cluster();
+  tree.allreduce_latency = ClusterDescription::AllreduceLatency::kTree;
+  const auto ring = flat_cluster();
+  const double m = 8e6;
+  for (const auto model : {CollectiveModel::kSteps, CollectiveModel::kFlows}) {
+    for (int64_t p : {2, 4, 8, 16}) {
+      const double startups = 2 * std::log2(static_cast<double>(p));
+      const double bytes_part =
+          ring_allreduce_seconds({0, ring.allreduce_cost().beta, ring.gamma_seconds_per_byte}, p, m);
+      EXPECT_NEAR(run_collective(CollectiveKind::kAllreduce, p, m, model, tree),
+                  startups * tree.alpha_seconds + bytes_part, 1e-9)
+          << p;
+      EXPECT_NEAR(run_collective(CollectiveKind::kAllreduce, p, m, model, tree),
+                  ring_allreduce_seconds(tree.whole_allreduce_cost(p), p, m), 1e-9)
+          << p;
+      EXPECT_NEAR(run_collective(CollectiveKind::kAllgather, p, m, model, tree),
+                  run_collective(CollectiveKind::kAllgather, p, m, model, ring), 1e-12);
+      EXPECT_NEAR(run_collective(CollectiveKind::kReduceScatter, p, m, model, tree),
+                  run_collective(CollectiveKind::kReduceScatter, p, m, model, ring), 1e-12);
+    }
+    // Beyond two workers the tree saves the ring's extra start-ups: 2(P-1) - 2 log2 P of them.
+    EXPECT_NEAR(run_collective(CollectiveKind::kAllreduce, 16, m, model, ring) -
+                    run_collective(CollectiveKind::kAllreduce, 16, m, model, tree),
+                (30 - 8) * ring.alpha_seconds, 1e-9);
+  }
+}
+
 // Two workers per node: the ring crosses each node's NIC once each way, so the NIC (not the fast intra-node links) sets
 // the pace; with one worker per node every hop is a NIC.
 TEST(DesCollectives, WorkersOfANodeShareItsLink) {

@@ -125,6 +125,12 @@ CLI::App* add_calibrate_command(CLI::App& app, CalibrateCommand& c) {
                   "clusters at the ranges' ends too; 0: no ranges")
       ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
+  cmd->add_option("--allreduce-latency", c.allreduce_latency,
+                  "how an allreduce's start-ups grow with its P workers in the library the runs used: ring (Gloo, "
+                  "NCCL's rings: 2(P-1)) or tree (NCCL >= 2.4's double binary trees: 2 log2 P); points at a few "
+                  "workers rarely tell them apart, yet at many workers they differ by far (default: the base's, "
+                  "ring for every preset)")
+      ->check(CLI::IsMember({"ring", "tree"}));
   cmd->add_option("--out", c.out, "the calibrated cluster description (JSON)")->required();
   return cmd;
 }
@@ -134,8 +140,13 @@ int run_calibrate(const CalibrateCommand& c) {
   const auto profile = sim::load_model_profile(c.profile);
   sim::CalibrationRequest request;
   request.base = sim::load_cluster(c.cluster);
+  if (!c.allreduce_latency.empty()) {
+    request.base.allreduce_latency = sim::allreduce_latency_named(c.allreduce_latency, "--allreduce-latency: ");
+  }
   for (const auto& name : c.fit) request.unknowns.push_back(sim::unknown_named(name));
   request.noise = c.noise;
+  // Runs of distsgd train reduce over Gloo's ring; points from another system may have used trees (NCCL).
+  request.explore_allreduce_latency = c.allreduce_latency.empty() && !c.points.empty();
   if (!c.points.empty()) request.points = sim::read_points_csv(c.points);
   std::vector<nlohmann::json> measured_cpu(request.points.size(), nullptr);  // of each point; CSV points: none
   for (const auto& dir : c.runs) {
@@ -162,6 +173,13 @@ int run_calibrate(const CalibrateCommand& c) {
     std::cout << "  ranges: the values that fit the points within a noise of " << figure(100 * result.noise) << "%"
               << (result.noise > c.noise ? " (the fit's own residual, larger than --noise)" : " (--noise)") << "\n";
   }
+  const bool tree = result.cluster.allreduce_latency == sim::ClusterDescription::AllreduceLatency::kTree;
+  std::cout << "  an allreduce's start-ups: a " << (tree ? "tree's 2 log2(P)" : "ring's 2(P-1)")
+            << (!c.allreduce_latency.empty()                                         ? " (--allreduce-latency)"
+                : result.cluster.allreduce_latency != request.base.allreduce_latency ? " (the points')"
+                                                                                     : " (the base's)")
+            << "\n";
+  if (!result.allreduce_latency_note.empty()) std::cout << "    " << result.allreduce_latency_note << "\n";
   nlohmann::json unknowns = nlohmann::json::array();
   for (const auto& u : result.unknowns) {
     std::cout << "  " << (u.fitted ? "fitted   " : "not fitted") << " " << sim::name_of(u.unknown) << " = "
@@ -219,7 +237,8 @@ int run_calibrate(const CalibrateCommand& c) {
                          {"profile", c.profile},
                          {"unknowns", unknowns},
                          {"points", rows},
-                         {"rms_relative_error", result.rms_relative_error}};
+                         {"rms_relative_error", result.rms_relative_error},
+                         {"allreduce_latency_note", result.allreduce_latency_note}};
   // Each end of a fitted unknown's range, with the others re-fitted there: simulate predicts over them too.
   if (c.noise > 0) sim::add_consistent_clusters(json["calibration"], result, cluster);
   write_json_atomically(c.out, json);

@@ -22,6 +22,7 @@ struct CalibrateCommand {
   std::vector<std::string> fit;   // the unknowns to fit; empty: those the points determine
   std::string out;                // the calibrated cluster description (JSON)
   double noise = 0.02;            // the points' relative noise: the fitted unknowns' ranges; 0: none
+  std::string allreduce_latency;  // ring | tree; empty: the base's
 };
 
 CLI::App* add_calibrate_command(CLI::App& app, CalibrateCommand& command);

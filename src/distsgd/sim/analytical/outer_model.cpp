@@ -62,7 +62,7 @@ OuterExchangeCost outer_exchange_cost(const ModelProfile& profile, int64_t worke
     const auto step = powersgd_step(profile, s.powersgd_rank);
     cost.compress_seconds = step.error_feedback_seconds + step.matmul_seconds;
     if (workers == 1) return cost;
-    const auto ring = cluster.allreduce_cost(workers);
+    const auto ring = cluster.whole_allreduce_cost(workers);
     for (double bytes : {step.uncompressed_bytes, step.p_bytes, step.q_bytes}) {
       if (bytes > 0) cost.first_seconds += ring_allreduce_seconds(ring, workers, bytes);
     }
@@ -71,7 +71,7 @@ OuterExchangeCost outer_exchange_cost(const ModelProfile& profile, int64_t worke
   if (workers == 1) return cost;
   const double bytes = fragment_bytes(profile, s);
   if (s.bits == 32) {
-    cost.first_seconds = ring_allreduce_seconds(cluster.allreduce_cost(workers), workers, bytes);
+    cost.first_seconds = ring_allreduce_seconds(cluster.whole_allreduce_cost(workers), workers, bytes);
   } else {
     const double quantized = quantized_message_bytes(bytes, s.bits);
     cost.first_seconds = pairwise_alltoall_seconds(cluster.alltoall_cost(workers), workers, quantized);

@@ -48,7 +48,7 @@ Prediction predict_powersgd(const ModelProfile& profile, int64_t workers, int64_
 
 Prediction predict_powersgd(const ModelProfile& profile, int64_t workers, int64_t rank,
                             const ClusterDescription& cluster) {
-  return predict_powersgd(profile, workers, rank, cluster.allreduce_cost(workers));
+  return predict_powersgd(profile, workers, rank, cluster.whole_allreduce_cost(workers));
 }
 
 }  // namespace distsgd::sim

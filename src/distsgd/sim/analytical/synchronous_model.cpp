@@ -89,24 +89,24 @@ AllreduceSettings allreduce_settings(const std::string& overlap, double bucket_b
 }
 
 Prediction predict_allreduce_sgd(const ModelProfile& profile, int64_t workers, const LinkCost& ring,
-                                 const LinkCost& alltoall, const AllreduceSettings& settings,
-                                 double interference_alpha) {
+                                 const LinkCost& alltoall, const AllreduceSettings& settings, double interference_alpha,
+                                 double allreduce_alpha_scale) {
   require(workers >= 1, "AR-SGD needs at least one worker");
   require(!profile.tensors.empty(), "the profile has no tensors");
   const double update = profile.update_seconds_per_byte * profile.gradient_bytes();
   const double forward = profile.forward_seconds(), backward = profile.backward_seconds();
+  const auto allreduce = [&](LinkCost cost, double bytes) {
+    cost.alpha *= allreduce_alpha_scale;
+    return ring_allreduce_seconds(cost, workers, bytes);
+  };
   if (!settings.wait_free) {
-    return prediction_from_iteration(
-        profile, workers,
-        forward + backward + ring_allreduce_seconds(ring, workers, profile.gradient_bytes()) + update);
+    return prediction_from_iteration(profile, workers,
+                                     forward + backward + allreduce(ring, profile.gradient_bytes()) + update);
   }
   // A collective that starts while the worker computes pays the interference on every step.
   LinkCost busy_ring = ring, busy_alltoall = alltoall;
   busy_ring.alpha += interference_alpha;
   busy_alltoall.alpha += interference_alpha;
-  const auto allreduce = [&](const LinkCost& cost, double bytes) {
-    return ring_allreduce_seconds(cost, workers, bytes);
-  };
   switch (settings.schedule) {
     case AllreduceSchedule::kBuckets: {
       const auto layers = with_comm(buckets(profile, settings), ring, busy_ring, allreduce);
@@ -151,7 +151,7 @@ Prediction predict_allreduce_sgd(const ModelProfile& profile, int64_t workers, c
 Prediction predict_allreduce_sgd(const ModelProfile& profile, int64_t workers, const ClusterDescription& cluster,
                                  const AllreduceSettings& settings) {
   return predict_allreduce_sgd(profile, workers, cluster.allreduce_cost(workers), cluster.alltoall_cost(workers),
-                               settings, cluster.interference_alpha(workers));
+                               settings, cluster.interference_alpha(workers), cluster.allreduce_alpha_scale(workers));
 }
 
 Prediction predict_bsp(const ModelProfile& profile, int64_t workers, int64_t servers, const ClusterDescription& cluster,

@@ -45,10 +45,11 @@ std::vector<std::string> allreduce_overlap_names();
 // `ring` is the per-step cost of the ring allreduce (and allgather); `alltoall` that of the multistep
 // reduce-scatter's alltoall. A collective that overlaps compute (every wait-free and multistep one) pays
 // `interference_alpha` more per step (ClusterDescription::interference_alpha_seconds); the one allreduce after
-// backward of --overlap none does not.
+// backward of --overlap none does not. An allreduce's start-ups (alpha and interference) are scaled by
+// `allreduce_alpha_scale` (ClusterDescription::allreduce_alpha_scale: a tree's), the allgather's are not.
 Prediction predict_allreduce_sgd(const ModelProfile& profile, int64_t workers, const LinkCost& ring,
                                  const LinkCost& alltoall, const AllreduceSettings& settings,
-                                 double interference_alpha = 0);
+                                 double interference_alpha = 0, double allreduce_alpha_scale = 1);
 // With one link cost for every collective.
 Prediction predict_allreduce_sgd(const ModelProfile& profile, int64_t workers, const LinkCost& allreduce,
                                  const AllreduceSettings& settings);

@@ -448,10 +448,75 @@ double value_in(const ClusterDescription& c, const ClusterDescription& base, Unk
   return 0;
 }
 
+namespace {
+
+// The fit with the base's figures and `latency` (the request's points themselves: a model may know them by address).
+ClusterCalibration calibrate_with_latency(const CalibrationRequest& request, const ThroughputModel& model,
+                                          ClusterDescription::AllreduceLatency latency);
+
+const char* latency_name(ClusterDescription::AllreduceLatency latency) {
+  return latency == ClusterDescription::AllreduceLatency::kTree ? "tree" : "ring";
+}
+
+std::string percent(double fraction) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.3g%%", 100 * fraction);
+  return text;
+}
+
+}  // namespace
+
 ClusterCalibration calibrate(const CalibrationRequest& request, const ThroughputModel& model) {
+  auto result = calibrate_with_latency(request, model, request.base.allreduce_latency);
+  if (!request.explore_allreduce_latency) return result;
+  const auto other_latency = request.base.allreduce_latency == ClusterDescription::AllreduceLatency::kTree
+                                 ? ClusterDescription::AllreduceLatency::kRing
+                                 : ClusterDescription::AllreduceLatency::kTree;
+  const std::string mine = latency_name(request.base.allreduce_latency);
+  const std::string other_name = latency_name(other_latency);
+  ClusterCalibration other;
+  try {
+    other = calibrate_with_latency(request, model, other_latency);
+  } catch (const Error& e) {
+    result.allreduce_latency_note = "a " + other_name + "'s start-ups were not fitted: " + e.what();
+    return result;
+  }
+  // Told apart when one fit's summed squared log error beats the other's by more than 4 noise^2 (the ranges' rule);
+  // the noise at least 2% where the request gave none, so that rounding does not decide.
+  const double n = static_cast<double>(request.points.size());
+  const double noise = std::max({request.noise, result.noise, other.noise, 0.02});
+  const double margin = 4 * noise * noise / n;
+  const std::string both = " (rms " + percent(other.rms_relative_error) + " against " +
+                           percent(result.rms_relative_error) + " with a " + mine + "'s)";
+  if (other.mean_squared_log_error + margin < result.mean_squared_log_error) {
+    other.allreduce_latency_note = "a " + other_name + "'s start-ups fit the points better than a " + mine +
+                                   "'s, beyond their noise" + both + ": taken";
+    return other;
+  }
+  if (other.mean_squared_log_error > result.mean_squared_log_error + margin) {
+    result.allreduce_latency_note =
+        "a " + other_name + "'s start-ups fit the points worse, beyond their noise" + both + ": ruled out";
+    return result;
+  }
+  result.allreduce_latency_note = "a " + other_name + "'s start-ups fit the points as well" + both +
+                                  (request.noise > 0 ? ": its clusters join the ranges" : "") +
+                                  "; which one your library uses decides predictions at many workers "
+                                  "(--allreduce-latency ring|tree)";
+  if (request.noise > 0) {
+    result.consistent.push_back(other.cluster);
+    result.consistent.insert(result.consistent.end(), other.consistent.begin(), other.consistent.end());
+  }
+  return result;
+}
+
+namespace {
+
+ClusterCalibration calibrate_with_latency(const CalibrationRequest& request, const ThroughputModel& model,
+                                          ClusterDescription::AllreduceLatency latency) {
   require(!request.points.empty(), "calibrate: no measured points (give --points FILE.csv or --runs DIR...)");
   const bool automatic = request.unknowns.empty();
   ClusterDescription start = request.base;
+  start.allreduce_latency = latency;
   // A measured allreduce fit would stand in for the links the calibration fits: the fitted links replace it.
   start.allreduce_fit = {};
   for (const auto& p : request.points) {
@@ -593,8 +658,11 @@ ClusterCalibration calibrate(const CalibrationRequest& request, const Throughput
     sum += e * e;
   }
   result.rms_relative_error = std::sqrt(sum / static_cast<double>(request.points.size()));
+  result.mean_squared_log_error = problem.objective(u);
   return result;
 }
+
+}  // namespace
 
 void add_consistent_clusters(nlohmann::json& calibration_block, const ClusterCalibration& calibration,
                              const ClusterDescription& calibrated) {

@@ -76,6 +76,12 @@ struct ClusterCalibration {
   // The noise the ranges used: the request's, or the fit's own residual where larger (sqrt(SSE / (n - k)) of n
   // points and k fitted unknowns: a model that cannot fit its points within their noise predicts no better).
   double noise = 0;
+  double mean_squared_log_error = 0;  // of the points at the fit: the objective the fit minimised
+  // With CalibrationRequest::explore_allreduce_latency, what the other allreduce latency (ring or tree) made of the
+  // same points: its own fit's rms relative error, and what calibrate did with it (a sentence: taken, because the
+  // points fit it better beyond their noise; its clusters joined `consistent`, because they fit as well; or ruled
+  // out). Empty: not explored.
+  std::string allreduce_latency_note;
 };
 
 struct CalibrationRequest {
@@ -89,6 +95,11 @@ struct CalibrationRequest {
   // profile likelihood's two-sigma interval), the others re-fitted there; the fit's residual stands in for the noise
   // where it is larger.
   double noise = 0;
+  // Fit the same unknowns with the other allreduce latency too (ClusterDescription::allreduce_latency: a ring's or a
+  // tree's start-ups, which points at a few workers rarely tell apart): for points from another system whose
+  // collective library the user did not state. The better fit is taken when the points tell them apart beyond their
+  // noise (the request's, at least 2%), and the other's clusters join the ranges when they fit as well.
+  bool explore_allreduce_latency = false;
 };
 
 // Throws Error (one line) when there are no points, when a named unknown is not determined by them (naming what to

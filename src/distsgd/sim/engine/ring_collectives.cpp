@@ -21,6 +21,7 @@ RingCollectives::RingCollectives(EventQueue& queue, FlowNetwork& network, const 
       cluster_(cluster),
       workers_(workers),
       gamma_(gamma_seconds_per_byte),
+      allreduce_alpha_scale_(cluster.description().allreduce_alpha_scale(workers)),
       model_(model),
       launched_(static_cast<size_t>(workers), 0),
       current_(static_cast<size_t>(workers), 0) {}
@@ -48,10 +49,11 @@ void RingCollectives::set_interference(std::function<bool(int64_t)> computing, d
   interference_ = seconds;
 }
 
-double RingCollectives::step_alpha(int64_t worker, int64_t peer) const {
+double RingCollectives::step_alpha(CollectiveKind kind, int64_t worker, int64_t peer) const {
   const double alpha = cluster_.worker_to_worker_alpha(worker, peer);
   const bool interfered = interference_ > 0 && !cluster_.same_node(worker, peer) && computing_(worker);
-  return interfered ? alpha + interference_ : alpha;
+  const double scale = kind == CollectiveKind::kAllreduce ? allreduce_alpha_scale_ : 1.0;
+  return scale * (interfered ? alpha + interference_ : alpha);
 }
 
 void RingCollectives::launch(int64_t worker, CollectiveKind kind, double bytes, std::function<void()> done,
@@ -111,7 +113,7 @@ void RingCollectives::advance(int64_t index, int64_t worker) {
   m.sending = true;
   const int64_t peer = send_peer(in.kind, worker, step);
   network_.transfer(cluster_.worker_to_worker(worker, peer), in.bytes / static_cast<double>(workers_),
-                    step_alpha(worker, peer), [this, index, worker, step, peer] {
+                    step_alpha(in.kind, worker, peer), [this, index, worker, step, peer] {
                       Member& sender = instance(index).members[static_cast<size_t>(worker)];
                       sender.sending = false;
                       ++sender.sent;
@@ -160,7 +162,8 @@ void RingCollectives::start_flows(int64_t index) {
   in.flows_left = workers_;
   for (int64_t w = 0; w < workers_; ++w) {
     const int64_t next = (w + 1) % workers_;
-    const double latency = static_cast<double>(in.steps) * (step_alpha(w, next) + mean_delivery_delay_) + reduction;
+    const double latency =
+        static_cast<double>(in.steps) * (step_alpha(in.kind, w, next) + mean_delivery_delay_) + reduction;
     network_.transfer(cluster_.worker_to_worker(w, next), volume, latency, [this, index] {
       if (--instance(index).flows_left > 0) return;
       for (int64_t member = 0; member < workers_; ++member) finish_member(index, member);

@@ -9,6 +9,8 @@
 // Per-step simulation costs P flows per step; for large P the `kFlows` model instead runs each collective as P
 // concurrent flows (worker -> ring successor, carrying that worker's whole volume) after the steps' latency, once
 // every worker has joined: the same time on an idle network, contention at flow level, no per-step skew.
+// A cluster whose allreduce latency grows as a tree's (ClusterDescription::allreduce_latency) keeps these steps and
+// bytes; each allreduce step's start-up is scaled so the 2(P-1) steps pay 2 log2(P) start-ups.
 // Each worker runs its collectives one at a time in the order it launched them (one communicator); the i-th
 // collective a worker launches is the i-th of every other worker, as on a real process group.
 #pragma once
@@ -73,8 +75,9 @@ class RingCollectives {
   void finish_member(int64_t index, int64_t worker);
   int64_t send_peer(CollectiveKind kind, int64_t worker, int64_t step) const;
   bool reduces_after(const Instance& in, int64_t step) const;
-  // The start-up of one step from `worker` to `peer`, interference included.
-  double step_alpha(int64_t worker, int64_t peer) const;
+  // The start-up of one step of a `kind` collective from `worker` to `peer`, interference included (an allreduce's
+  // scaled by the cluster's allreduce_alpha_scale: a tree's 2 log2(P) start-ups over the ring's 2(P-1) steps).
+  double step_alpha(CollectiveKind kind, int64_t worker, int64_t peer) const;
 
   EventQueue& queue_;
   std::function<double()> delivery_delay_;
@@ -85,6 +88,7 @@ class RingCollectives {
   const ClusterNetwork& cluster_;
   int64_t workers_;
   double gamma_;
+  double allreduce_alpha_scale_;
   CollectiveModel model_;
   std::deque<Instance> instances_;  // instances_[0] is collective number first_
   int64_t first_ = 0;

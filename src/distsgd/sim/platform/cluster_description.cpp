@@ -1,6 +1,7 @@
 #include "distsgd/sim/platform/cluster_description.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -151,7 +152,7 @@ ClusterDescription with_busy_delivery_in_alpha(const ClusterDescription& cluster
   c.alpha_seconds += mean;
   if (c.intra_node_bytes_per_second > 0) c.intra_node_alpha_seconds += mean;
   if (c.allreduce_fit.processes >= 2) {
-    c.allreduce_fit.alpha_seconds += 2.0 * static_cast<double>(c.allreduce_fit.processes - 1) * mean;
+    c.allreduce_fit.alpha_seconds += c.allreduce_startups(c.allreduce_fit.processes) * mean;
   }
   c.busy_delivery.clear();
   return c;
@@ -165,15 +166,32 @@ double ClusterDescription::worker_share_bytes_per_second(int64_t workers) const 
   return worker_bytes_per_second / static_cast<double>(workers_on_fullest_node(workers));
 }
 
+double ClusterDescription::allreduce_startups(int64_t processes) const {
+  if (processes < 2) return 0;
+  const double p = static_cast<double>(processes);
+  return allreduce_latency == AllreduceLatency::kTree ? 2.0 * std::log2(p) : 2.0 * (p - 1);
+}
+
+double ClusterDescription::allreduce_alpha_scale(int64_t processes) const {
+  if (processes < 2) return 1;
+  return allreduce_startups(processes) / (2.0 * static_cast<double>(processes - 1));
+}
+
+LinkCost ClusterDescription::whole_allreduce_cost(int64_t workers) const {
+  LinkCost cost = allreduce_cost(workers);
+  cost.alpha *= allreduce_alpha_scale(workers);
+  return cost;
+}
+
 LinkCost ClusterDescription::allreduce_cost(int64_t workers) const {
   const bool across_nodes = workers > workers_per_node;
   const int64_t measured = allreduce_fit.processes;
   if (measured >= 2 && (measured > workers_per_node) == across_nodes) {
-    // The ring formula inverted at the measured P: t = 2(P-1)*alpha + 2(P-1)/P*m*beta, the reduction folded into
-    // beta (the fit measured it), so predictions at other P scale as the ring does.
+    // The ring formula inverted at the measured P: t = S*alpha + 2(P-1)/P*m*beta (S the start-ups: 2(P-1) for a
+    // ring), the reduction folded into beta (the fit measured it), so predictions at other P scale as the ring does.
     const double steps = 2.0 * static_cast<double>(measured - 1);
-    return {allreduce_fit.alpha_seconds / steps, allreduce_fit.seconds_per_byte * static_cast<double>(measured) / steps,
-            0};
+    return {allreduce_fit.alpha_seconds / allreduce_startups(measured),
+            allreduce_fit.seconds_per_byte * static_cast<double>(measured) / steps, 0};
   }
   const LinkCost network{alpha_seconds, 1.0 / worker_bytes_per_second, gamma_seconds_per_byte};
   if (workers_per_node == 1) return network;  // no hop inside a node
@@ -226,6 +244,9 @@ std::string describe_links(const ClusterDescription& c) {
                   c.communication_cpu_seconds_per_byte * 1e9);
     text += cpu;
   }
+  if (c.allreduce_latency == ClusterDescription::AllreduceLatency::kTree) {
+    text += "; an allreduce's start-ups grow as a tree's 2 log2(P)";
+  }
   if (c.allreduce_fit.processes > 0) {
     text += "; allreduce measured at " + std::to_string(c.allreduce_fit.processes) + " processes: alpha " +
             microseconds(c.allreduce_fit.alpha_seconds) + ", 1/beta " +
@@ -244,13 +265,34 @@ std::string describe_cluster_presets() {
   return text;
 }
 
+ClusterDescription::AllreduceLatency allreduce_latency_named(const std::string& name, const std::string& what) {
+  if (name == "ring") return ClusterDescription::AllreduceLatency::kRing;
+  if (name == "tree") return ClusterDescription::AllreduceLatency::kTree;
+  throw Error(what + "expected ring or tree, got '" + name + "'");
+}
+
 ClusterDescription cluster_from_json(const nlohmann::json& json, const std::string& source) {
   const JsonFields top(json, source);
-  top.reject_unknown({"name", "source", "worker_bytes_per_second", "server_bytes_per_second", "alpha_seconds",
-                      "gamma_seconds_per_byte", "workers_per_node", "intra_node_bytes_per_second",
-                      "intra_node_alpha_seconds", "shared_cores", "allreduce_fit", "compute_scale",
-                      "iteration_overhead_seconds", "interference_alpha_seconds", "server_seconds_per_request",
-                      "server_seconds_per_byte", "communication_cpu_seconds_per_byte", "busy_delivery", "calibration"});
+  top.reject_unknown({"name",
+                      "source",
+                      "worker_bytes_per_second",
+                      "server_bytes_per_second",
+                      "alpha_seconds",
+                      "gamma_seconds_per_byte",
+                      "workers_per_node",
+                      "intra_node_bytes_per_second",
+                      "intra_node_alpha_seconds",
+                      "shared_cores",
+                      "allreduce_fit",
+                      "compute_scale",
+                      "iteration_overhead_seconds",
+                      "interference_alpha_seconds",
+                      "server_seconds_per_request",
+                      "server_seconds_per_byte",
+                      "communication_cpu_seconds_per_byte",
+                      "busy_delivery",
+                      "allreduce_latency",
+                      "calibration"});
   ClusterDescription c;
   c.name = top.text("name", false, source);
   c.source = top.text("source", false, source);
@@ -268,6 +310,8 @@ ClusterDescription cluster_from_json(const nlohmann::json& json, const std::stri
   c.server_seconds_per_request = top.non_negative_number("server_seconds_per_request", false);
   c.server_seconds_per_byte = top.non_negative_number("server_seconds_per_byte", false);
   c.communication_cpu_seconds_per_byte = top.non_negative_number("communication_cpu_seconds_per_byte", false);
+  c.allreduce_latency =
+      allreduce_latency_named(top.text("allreduce_latency", false, "ring"), top.where("allreduce_latency"));
   if (top.has("busy_delivery")) {
     // {"cores": 2, "quantiles": [0.1, 0.5, ...], "seconds": [2e-5, 1e-4, ...]} (commbench --busy-delivery).
     const JsonFields delay = top.object("busy_delivery");
@@ -341,22 +385,24 @@ nlohmann::json busy_delivery_json(const std::vector<ClusterDescription::DelayQua
 }
 
 nlohmann::json to_json(const ClusterDescription& c) {
-  nlohmann::json json = {{"name", c.name},
-                         {"source", c.source},
-                         {"worker_bytes_per_second", c.worker_bytes_per_second},
-                         {"server_bytes_per_second", c.server_bytes_per_second},
-                         {"alpha_seconds", c.alpha_seconds},
-                         {"gamma_seconds_per_byte", c.gamma_seconds_per_byte},
-                         {"workers_per_node", c.workers_per_node},
-                         {"intra_node_bytes_per_second", c.intra_node_bytes_per_second},
-                         {"intra_node_alpha_seconds", c.intra_node_alpha_seconds},
-                         {"shared_cores", c.shared_cores},
-                         {"compute_scale", c.compute_scale},
-                         {"iteration_overhead_seconds", c.iteration_overhead_seconds},
-                         {"interference_alpha_seconds", c.interference_alpha_seconds},
-                         {"server_seconds_per_request", c.server_seconds_per_request},
-                         {"server_seconds_per_byte", c.server_seconds_per_byte},
-                         {"communication_cpu_seconds_per_byte", c.communication_cpu_seconds_per_byte}};
+  nlohmann::json json = {
+      {"name", c.name},
+      {"source", c.source},
+      {"worker_bytes_per_second", c.worker_bytes_per_second},
+      {"server_bytes_per_second", c.server_bytes_per_second},
+      {"alpha_seconds", c.alpha_seconds},
+      {"gamma_seconds_per_byte", c.gamma_seconds_per_byte},
+      {"workers_per_node", c.workers_per_node},
+      {"intra_node_bytes_per_second", c.intra_node_bytes_per_second},
+      {"intra_node_alpha_seconds", c.intra_node_alpha_seconds},
+      {"shared_cores", c.shared_cores},
+      {"compute_scale", c.compute_scale},
+      {"iteration_overhead_seconds", c.iteration_overhead_seconds},
+      {"interference_alpha_seconds", c.interference_alpha_seconds},
+      {"server_seconds_per_request", c.server_seconds_per_request},
+      {"server_seconds_per_byte", c.server_seconds_per_byte},
+      {"communication_cpu_seconds_per_byte", c.communication_cpu_seconds_per_byte},
+      {"allreduce_latency", c.allreduce_latency == ClusterDescription::AllreduceLatency::kTree ? "tree" : "ring"}};
   if (!c.busy_delivery.empty()) json["busy_delivery"] = busy_delivery_json(c.busy_delivery, c.busy_delivery_cores);
   if (c.allreduce_fit.processes > 0) {
     json["allreduce_fit"] = {{"processes", c.allreduce_fit.processes},

@@ -62,6 +62,17 @@ struct ClusterDescription {
     return !busy_delivery.empty() && ranks >= 2 && ranks >= busy_delivery_cores;
   }
   AllreduceFit allreduce_fit;
+  // How the start-ups of one allreduce over P processes grow with P: a ring's 2(P-1) steps (Gloo, NCCL's ring), or a
+  // tree's 2 log2(P) (NCCL >= 2.4 reduces small messages up and broadcasts them down double binary trees, Sanders,
+  // Speck and Traeff 2009, moving the bytes a ring moves). The allreduce only: reduce-scatter, allgather and alltoall
+  // stay rings and pairwise steps. Both fidelities keep the ring's steps and bytes and scale each step's start-up (its
+  // alpha and interference) by allreduce_alpha_scale. Measured points at a few workers rarely tell the two apart (the
+  // start-ups hide behind backward); it is the user's statement of what their library does ("allreduce_latency").
+  enum class AllreduceLatency { kRing, kTree };
+  AllreduceLatency allreduce_latency = AllreduceLatency::kRing;
+  double allreduce_startups(int64_t processes) const;
+  // allreduce_startups over a ring's 2(P-1): 1 for a ring, log2(P)/(P-1) for a tree.
+  double allreduce_alpha_scale(int64_t processes) const;
   // What a calibration (distsgd calibrate) finds beyond the links; the neutral values change no prediction.
   // Compute runs this much slower than the profile says (interference of communication threads, another framework);
   // and every iteration costs this much more, outside any overlap (the framework's own per-step work).
@@ -99,8 +110,11 @@ struct ClusterDescription {
   // The per-step cost of AR-SGD's ring over `workers` (block placement). All on one node: the intra-node link.
   // Across nodes: each node's link carries the ring once per direction (one chunk in, one out per step), as does
   // every intra-node hop, so a step lasts as long as the slower of the two links and the larger alpha. A measured
-  // allreduce_fit replaces these figures for rings on the same side of the node boundary as the one measured.
+  // allreduce_fit replaces these figures for rings on the same side of the node boundary as the one measured. Per ring
+  // step: an allreduce's alpha is scaled by allreduce_alpha_scale (whole_allreduce_cost).
   LinkCost allreduce_cost(int64_t workers) const;
+  // The same with alpha scaled by allreduce_alpha_scale: what ring_allreduce_seconds takes for an allreduce.
+  LinkCost whole_allreduce_cost(int64_t workers) const;
   // A ring across nodes (with one worker per node, the only kind there is).
   LinkCost allreduce_cost() const { return allreduce_cost(workers_per_node + 1); }
   // Gloo's alltoall over `workers` (AR-SGD multistep's reduce-scatter), per pairwise_alltoall_seconds: point-to-point
@@ -127,6 +141,8 @@ ClusterDescription load_cluster(const std::string& name_or_path);
 // A calibrated cluster file's clusters that fit its points within their noise (distsgd calibrate --noise: its
 // "calibration" "consistent_clusters"); none for a preset or a file without them.
 std::vector<ClusterDescription> load_consistent_clusters(const std::string& name_or_path);
+// "ring" or "tree" (ClusterDescription::allreduce_latency); throws Error naming `what` and the choices otherwise.
+ClusterDescription::AllreduceLatency allreduce_latency_named(const std::string& name, const std::string& what);
 ClusterDescription cluster_from_json(const nlohmann::json& json, const std::string& source);
 // A cluster file's "busy_delivery" field: {"cores": C, "quantiles": [...], "seconds": [...]}.
 nlohmann::json busy_delivery_json(const std::vector<ClusterDescription::DelayQuantile>& quantiles, int64_t cores);

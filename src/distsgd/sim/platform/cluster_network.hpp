@@ -23,6 +23,7 @@ class ClusterNetwork {
   Path worker_to_server(int64_t worker, int64_t server) const;
   Path server_to_worker(int64_t server, int64_t worker) const;
   double alpha() const { return cluster_.alpha_seconds; }
+  const ClusterDescription& description() const { return cluster_; }
   bool same_node(int64_t a, int64_t b) const { return cluster_.node_of(a) == cluster_.node_of(b); }
 
   // Ports by role, for utilisation figures.
