@@ -535,6 +535,54 @@ TEST_F(VirtualTraining, AServersProcessingCostIsChargedByBothEnginesAlike) {
 
 // --evals-per-epoch 4: four evaluations per epoch at evenly spaced steps, each at the virtual time it began (an
 // evaluation takes none), so the curve's times are those of training alone.
+// On a calibrated cluster file (calibrate --noise keeps the clusters that fit its points as well) the virtual run's
+// time is its best fit's, and summary.json's virtual_range scales it by the DES's speed on each of the others
+// relative to the best fit: the same range simulate gives for the configuration, and a slower cluster's own DES
+// figure at its low end.
+TEST_F(VirtualTraining, OnACalibratedClusterTheRunReportsTheRangeOfItsClusters) {
+  TempDir dir;
+  const std::string best = R"({"name": "calibrated", "worker_bytes_per_second": 1.25e8, "alpha_seconds": 5e-5})";
+  const std::string slower =
+      R"({"name": "calibrated", "worker_bytes_per_second": 0.6e8, "alpha_seconds": 5e-5, "compute_scale": 1.5})";
+  const std::string faster = R"({"name": "calibrated", "worker_bytes_per_second": 2.5e8, "alpha_seconds": 5e-5})";
+  auto file = nlohmann::json::parse(best);
+  file["calibration"] = {{"noise", 0.02},
+                         {"consistent_clusters", {nlohmann::json::parse(slower), nlohmann::json::parse(faster)}}};
+  std::ofstream(dir / "calibrated.json") << file.dump();
+  std::ofstream(dir / "slower.json") << slower;
+  const std::string flags = " --algo arsgd --overlap none --workers 4 --profile " + profile();
+  auto r = run_distsgd("train --virtual" + flags + " --cluster " + (dir / "calibrated.json") + kSmallRun + " --out " +
+                       (dir / "run"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("on the 3 clusters that fit the calibration's points"), std::string::npos) << r.output;
+  const auto summary = summary_of(dir / "run");
+  ASSERT_TRUE(summary.contains("virtual_range")) << summary.dump();
+  const auto& range = summary["virtual_range"];
+  EXPECT_EQ(range["clusters"], 3);
+  const double rate = summary["samples_per_second"].get<double>();
+  const double slowest = range["relative_speed"][0].get<double>(), fastest = range["relative_speed"][1].get<double>();
+  EXPECT_LT(slowest, 0.9);
+  EXPECT_GT(fastest, 1.0);
+  EXPECT_NEAR(range["samples_per_second"][0].get<double>(), rate * slowest, 1e-6 * rate);
+  EXPECT_NEAR(range["virtual_seconds"][1].get<double>(), summary["virtual_seconds"].get<double>() / slowest, 1e-6);
+  // simulate's range for the same configuration: the same relative speeds.
+  r = run_distsgd("simulate --fidelity des" + flags + " --cluster " + (dir / "calibrated.json") + " --out " +
+                  (dir / "s.json"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto prediction = nlohmann::json::parse(distsgd::testing::read_file(dir / "s.json"))["predictions"][0];
+  const double simulated = prediction["samples_per_second"].get<double>();
+  EXPECT_NEAR(prediction["samples_per_second_range"][0].get<double>() / simulated, slowest, 0.02);
+  EXPECT_NEAR(prediction["samples_per_second_range"][1].get<double>() / simulated, fastest, 0.02);
+  // The slower cluster on its own, virtually: its rate is the range's low end.
+  r = run_distsgd("train --virtual" + flags + " --cluster " + (dir / "slower.json") + kSmallRun + " --out " +
+                  (dir / "slower"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_FALSE(summary_of(dir / "slower").contains("virtual_range"));
+  EXPECT_NEAR(
+      summary_of(dir / "slower")["samples_per_second"].get<double>() / range["samples_per_second"][0].get<double>(), 1,
+      0.1);
+}
+
 TEST_F(VirtualTraining, EvaluationsPerEpochGiveAFinerCurveInVirtualTime) {
   TempDir dir;
   auto r = run_distsgd("train --algo asp --workers 4 --servers 1 --virtual --profile " + profile() +

@@ -9,29 +9,16 @@
 #include <iostream>
 #include <set>
 
-#include "distsgd/catalog/algorithm_catalog.hpp"
 #include "distsgd/core/error.hpp"
 #include "distsgd/core/json_file.hpp"
 #include "distsgd/core/text.hpp"
 #include "distsgd/sim/calibration/calibration.hpp"
 #include "distsgd/sim/calibration/measured_point_model.hpp"
 #include "distsgd/sim/calibration/measured_points.hpp"
-#include "distsgd/train/options.hpp"
+#include "distsgd/train/simulator_flags.hpp"
 
 namespace distsgd::cli {
 namespace {
-
-std::vector<std::string> words_of_json(const std::string& flag, const nlohmann::json& value) {
-  if (value.is_boolean()) return value.get<bool>() ? std::vector<std::string>{flag} : std::vector<std::string>{};
-  if (value.is_array()) {
-    std::vector<std::string> words;
-    for (const auto& item : value)
-      words.insert(words.end(), {flag, item.is_string() ? item.get<std::string>() : item.dump()});
-    return words;
-  }
-  if (value.is_null()) return {};
-  return {flag, value.is_string() ? value.get<std::string>() : value.dump()};
-}
 
 // A run directory of distsgd train: its algorithm, workers and settings (config.json) and its throughput (its
 // `summary`, summary.json).
@@ -53,13 +40,7 @@ sim::MeasuredPoint point_of_run(const std::string& dir, const nlohmann::json& su
   require(model == profile.model && batch == profile.batch_size,
           "--runs " + dir + ": a run of " + model + " at batch " + std::to_string(batch) + ", the profile is of " +
               profile.model + " at batch " + std::to_string(profile.batch_size) + " (one profile per calibration)");
-  for (const auto& spec : train::train_options()) {
-    if (!sim::is_point_setting(spec.flag) || !config.contains(spec.key)) continue;
-    // A run without servers may record --servers 0 (train takes it); the simulator's count is of servers it has.
-    if (spec.flag == "--servers" && !catalog::needs_servers(p.algorithm)) continue;
-    const auto words = words_of_json(spec.flag, config[spec.key]);
-    p.flags.insert(p.flags.end(), words.begin(), words.end());
-  }
+  p.flags = train::simulator_flags_of_run(config);
   return p;
 }
 

@@ -141,6 +141,13 @@ nlohmann::json run_discrete_events(const SimulatorSettings& c, const ModelProfil
 
 }  // namespace
 
+double des_samples_per_second(const SimulatorSettings& c, const ModelProfile& measured_profile,
+                              const ClusterDescription& cluster, int64_t workers) {
+  auto settings = des_settings(c, workers);
+  settings.trace_path.clear();
+  return simulate_on(c, as_run_on(measured_profile, cluster), cluster, settings).samples_per_second;
+}
+
 nlohmann::json run_simulation(const SimulatorSettings& c, std::ostream& table) {
   require(!c.profile.empty(), "simulate: --profile is required (a profile JSON written by distsgd profile)");
   check(c);  // every rule before any file is read

@@ -11,7 +11,16 @@
 
 namespace distsgd::sim {
 
+struct ClusterDescription;
+struct ModelProfile;
+
 // Reads the settings' profile and cluster; throws Error naming what is wrong (a rule, a file).
 nlohmann::json run_simulation(const SimulatorSettings& settings, std::ostream& table);
+
+// The discrete-event samples/s of `settings` at `workers` on `cluster`, the measured profile as run there (its compute
+// scale and overhead, its communication's CPU), no trace: one row of run_simulation, for a caller that compares
+// clusters (train --virtual's range over a calibration's clusters).
+double des_samples_per_second(const SimulatorSettings& settings, const ModelProfile& measured_profile,
+                              const ClusterDescription& cluster, int64_t workers);
 
 }  // namespace distsgd::sim

@@ -22,14 +22,18 @@
 #include "distsgd/sim/platform/cluster_network.hpp"
 #include "distsgd/sim/platform/device_description.hpp"
 #include "distsgd/sim/platform/model_profile.hpp"
+#include "distsgd/sim/simulation.hpp"
+#include "distsgd/sim/simulator_settings.hpp"
 #include "distsgd/train/memory_estimate.hpp"
 #include "distsgd/train/model_cost.hpp"
 #include "distsgd/train/options.hpp"
 #include "distsgd/train/process.hpp"
+#include "distsgd/train/simulator_flags.hpp"
 #include "distsgd/train/worker_loop.hpp"
 #include "distsgd/vcluster/virtual_communicator.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <memory>
 #include <vector>
@@ -87,6 +91,42 @@ sim::ModelProfile virtual_profile(const TrainConfig& c, const data::Dataset& d) 
   return sim::analytical_profile(cost, sim::load_device(c.profile), c.batch_size);
 }
 
+// On a calibrated cluster file the run's virtual time is its best fit's; the clusters that fit the calibration's
+// points as well (calibrate --noise) would run faster or slower. The math runs once: the discrete-event simulator's
+// samples/s of this configuration on each of those clusters, relative to the best fit's, scale this run's own figures
+// into their range (a throughput's range; a time's, the inverse).
+nlohmann::json range_over_clusters(const TrainConfig& config, const sim::ModelProfile& measured,
+                                   const sim::ClusterDescription& best,
+                                   const std::vector<sim::ClusterDescription>& others, const nlohmann::json& summary) {
+  std::vector<std::string> words{"--algo", config.algorithm, "--fidelity",
+                                 "des",    "--seed",         std::to_string(config.seed)};
+  const auto flags = simulator_flags_of_run(config_json(config));
+  words.insert(words.end(), flags.begin(), flags.end());
+  const auto settings = sim::simulator_settings_from(words);
+  const double at_best = sim::des_samples_per_second(settings, measured, best, config.workers);
+  double slowest = 1, fastest = 1;  // relative to the best fit
+  for (const auto& other : others) {
+    const double relative = sim::des_samples_per_second(settings, measured, other, config.workers) / at_best;
+    slowest = std::min(slowest, relative);
+    fastest = std::max(fastest, relative);
+  }
+  const auto rate = [&](const char* key) {
+    const auto& value = summary.value(key, nlohmann::json());
+    return value.is_number() ? nlohmann::json::array({value.get<double>() * slowest, value.get<double>() * fastest})
+                             : nlohmann::json();
+  };
+  const auto time = [&](const char* key) {
+    const auto& value = summary.value(key, nlohmann::json());
+    return value.is_number() ? nlohmann::json::array({value.get<double>() / fastest, value.get<double>() / slowest})
+                             : nlohmann::json();
+  };
+  return {{"clusters", others.size() + 1},
+          {"relative_speed", {slowest, fastest}},
+          {"samples_per_second", rate("samples_per_second")},
+          {"virtual_seconds", time("virtual_seconds")},
+          {"time_to_target_seconds", time("time_to_target_seconds")}};
+}
+
 }  // namespace
 
 nlohmann::json run_virtual_training(TrainConfig config, const TrainHooks& hooks) {
@@ -103,7 +143,8 @@ nlohmann::json run_virtual_training(TrainConfig config, const TrainHooks& hooks)
   const sim::ClusterDescription cluster = sim::load_cluster(config.cluster);
   const data::Dataset dataset = data::load_dataset(dataset_options(config));  // one copy, every worker reads it
   // A calibrated cluster's compute scale and per-iteration overhead apply here as in distsgd simulate.
-  const sim::ModelProfile profile = sim::as_run_on(virtual_profile(config, dataset), cluster);
+  const sim::ModelProfile measured_profile = virtual_profile(config, dataset);
+  const sim::ModelProfile profile = sim::as_run_on(measured_profile, cluster);
 
   // One model here first: the profile must fit it, and the memory estimate needs its size.
   StepTimes times;
@@ -196,10 +237,32 @@ nlohmann::json run_virtual_training(TrainConfig config, const TrainHooks& hooks)
                                 {"forward_seconds", times.forward}, {"update_seconds", worker_update_seconds}};
   summary["virtual_events"] = queue.events_run();
   summary["virtual_seconds"] = queue.now();  // the simulated span of the whole run, evaluations included
+  const auto consistent = sim::load_consistent_clusters(config.cluster);
+  if (!consistent.empty()) {
+    summary["virtual_range"] = range_over_clusters(config, measured_profile, cluster, consistent, summary);
+    const auto& range = summary["virtual_range"];
+    const auto figure = [](const nlohmann::json& value) {
+      char text[32];
+      std::snprintf(text, sizeof text, "%.3g", value.get<double>());
+      return std::string(text);
+    };
+    std::string line = "virtual cluster: on the " + std::to_string(range["clusters"].get<size_t>()) +
+                       " clusters that fit the calibration's points (" + config.cluster +
+                       "), the discrete-event simulator runs this configuration " + figure(range["relative_speed"][0]) +
+                       "x to " + figure(range["relative_speed"][1]) +
+                       "x as fast as on the best fit: " + figure(range["virtual_seconds"][0]) + " to " +
+                       figure(range["virtual_seconds"][1]) + " s of virtual time";
+    if (range["time_to_target_seconds"].is_array()) {
+      line += ", the target reached after " + figure(range["time_to_target_seconds"][0]) + " to " +
+              figure(range["time_to_target_seconds"][1]) + " s";
+    }
+    log::info(line + " (summary.json virtual_range)");
+  }
   const auto summary_path = (std::filesystem::path(config.out) / "summary.json").string();
   update_json_file(summary_path, [&](nlohmann::json& s) {
     for (const char* key : {"virtual", "virtual_cluster", "virtual_profile", "virtual_events", "virtual_seconds"})
       s[key] = summary[key];
+    if (summary.contains("virtual_range")) s["virtual_range"] = summary["virtual_range"];
   });
   return summary;
 }
