@@ -190,6 +190,29 @@ TEST(AdviseCommand, VirtualRanksByTheVirtualRunsTimeToTargetAtTheAdvisedWorkerCo
     EXPECT_GE(*seconds.samples, previous);  // ranked by it
     previous = *seconds.samples;
   }
+  // On a calibrated cluster file the virtual runs carry their range over its clusters, and advise re-ranks on each.
+  auto file = sim::to_json(sim::load_cluster("10gbe"));
+  auto slower = file;
+  slower["worker_bytes_per_second"] = file["worker_bytes_per_second"].get<double>() / 2;
+  file["calibration"]["consistent_clusters"] = {file, slower};
+  std::ofstream(dir / "calibrated.json") << file.dump();
+  r = run_distsgd("advise --virtual --profile " + (dir / "p.json") + " --cluster " + (dir / "calibrated.json") +
+                  " --workers 8 --algos arsgd,asp --target-accuracy 0.3 --convergence-epochs 1 "
+                  "--evals-per-epoch 4 --model lenet5 --dataset synthetic --synthetic-train-size 4096 "
+                  "--synthetic-test-size 256 --dir " +
+                  (dir / "c"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto calibrated = read_json(dir / "c/advice.json");
+  int64_t firsts = 0;
+  for (const auto& [name, count] : calibrated["first_on_consistent_clusters"].items()) firsts += count.get<int64_t>();
+  EXPECT_EQ(firsts, 2) << r.output;
+  EXPECT_NE(r.output.find("2 clusters that fit the calibration's points"), std::string::npos) << r.output;
+  for (const auto& row : calibrated["ranking"]) {
+    const auto range = read_json(row["convergence_run"].get<std::string>() + "/summary.json")["virtual_range"];
+    ASSERT_EQ(range["relative_speeds"].size(), 2u) << range.dump();
+    EXPECT_NEAR(range["relative_speeds"][0].get<double>(), 1, 1e-9);  // the best fit itself
+    EXPECT_LT(range["relative_speeds"][1].get<double>(), 1);          // half its links' rate
+  }
 }
 
 TEST(AdviseCommand, SamplesToTargetInterpolatesBetweenEvaluations) {

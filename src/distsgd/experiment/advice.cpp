@@ -103,6 +103,9 @@ struct Candidate {
   std::string run_dir;
   std::optional<SamplesToTarget> convergence;   // none: no finished run
   std::optional<SamplesToTarget> virtual_time;  // --virtual: the run's virtual seconds to the target
+  // --virtual on a calibrated cluster: the run's speed on each cluster that fits the calibration as well, relative to
+  // the best fit (summary.json virtual_range.relative_speeds, in the file's order).
+  std::vector<double> virtual_relative_speeds;
   std::string note;
   double time_to_target() const {
     return virtual_time ? *virtual_time->samples : *convergence->samples / samples_per_second;
@@ -202,7 +205,13 @@ void find_convergence(const AdviceSettings& c, const sim::ModelProfile& profile,
   }
   const auto evaluations = evaluation_records(k.run_dir);
   k.convergence = samples_to_target(evaluations, target_of(c));
-  if (c.virtual_cluster) k.virtual_time = samples_to_target(evaluations, target_of(c), "wall_seconds");
+  if (c.virtual_cluster) {
+    k.virtual_time = samples_to_target(evaluations, target_of(c), "wall_seconds");
+    const auto range = summary->value("virtual_range", nlohmann::json::object());
+    for (const auto& speed : range.value("relative_speeds", nlohmann::json::array())) {
+      k.virtual_relative_speeds.push_back(speed.get<double>());
+    }
+  }
 }
 
 std::string whole_number(double value) {
@@ -298,21 +307,29 @@ int run_advice(const AdviceSettings& c) {
   });
 
   // The same ranking on each cluster that fits the calibration's points within their noise: which algorithm comes
-  // first there (a virtual run's time is its own cluster's: not re-ranked).
+  // first there. A virtual run's time is its best fit's, scaled per cluster by its speed there relative to the best
+  // fit (the DES's, train --virtual's virtual_range).
   std::map<std::string, int64_t> first_on_consistent;
-  const size_t consistent = candidates.front().consistent_samples_per_second.size();
-  const bool rerank = consistent > 0 && !c.virtual_cluster &&
-                      std::all_of(candidates.begin(), candidates.end(), [&](const Candidate& k) {
-                        return k.consistent_samples_per_second.size() == consistent;
-                      });
+  const auto per_cluster = [&](const Candidate& k) {
+    return c.virtual_cluster ? k.virtual_relative_speeds.size() : k.consistent_samples_per_second.size();
+  };
+  const size_t consistent = per_cluster(candidates.front());
+  const bool rerank = consistent > 0 && std::all_of(candidates.begin(), candidates.end(),
+                                                    [&](const Candidate& k) { return per_cluster(k) == consistent; });
   for (size_t j = 0; rerank && j < consistent; ++j) {
     const Candidate* first = nullptr;
     double first_key = 0;
     for (const auto& k : candidates) {
       if (group(k) != group(candidates.front())) continue;
-      const double rate = k.consistent_samples_per_second[j];
       // Smaller is better: time to the target, or the throughput negated.
-      const double key = basis == "time_to_target" && k.reached() ? *k.convergence->samples / rate : -rate;
+      double key = 0;
+      if (c.virtual_cluster) {
+        const double speed = k.virtual_relative_speeds[j];
+        key = basis == "time_to_target" && k.reached() ? k.time_to_target() / speed : -k.samples_per_second * speed;
+      } else {
+        const double rate = k.consistent_samples_per_second[j];
+        key = basis == "time_to_target" && k.reached() ? *k.convergence->samples / rate : -rate;
+      }
       if (!first || key < first_key) first = &k, first_key = key;
     }
     ++first_on_consistent[first->recipe.name()];

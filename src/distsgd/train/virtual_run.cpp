@@ -104,9 +104,11 @@ nlohmann::json range_over_clusters(const TrainConfig& config, const sim::ModelPr
   words.insert(words.end(), flags.begin(), flags.end());
   const auto settings = sim::simulator_settings_from(words);
   const double at_best = sim::des_samples_per_second(settings, measured, best, config.workers);
-  double slowest = 1, fastest = 1;  // relative to the best fit
+  double slowest = 1, fastest = 1;                  // relative to the best fit
+  nlohmann::json speeds = nlohmann::json::array();  // each cluster's, in the file's order (advise re-ranks on them)
   for (const auto& other : others) {
     const double relative = sim::des_samples_per_second(settings, measured, other, config.workers) / at_best;
+    speeds.push_back(relative);
     slowest = std::min(slowest, relative);
     fastest = std::max(fastest, relative);
   }
@@ -122,6 +124,7 @@ nlohmann::json range_over_clusters(const TrainConfig& config, const sim::ModelPr
   };
   return {{"clusters", others.size() + 1},
           {"relative_speed", {slowest, fastest}},
+          {"relative_speeds", speeds},
           {"samples_per_second", rate("samples_per_second")},
           {"virtual_seconds", time("virtual_seconds")},
           {"time_to_target_seconds", time("time_to_target_seconds")}};
