@@ -498,7 +498,21 @@ ClusterCalibration calibrate(const CalibrationRequest& request, const Throughput
         "a " + other_name + "'s start-ups fit the points worse, beyond their noise" + both + ": ruled out";
     return result;
   }
+  // Its fitted unknowns' own values (and ranges): what those clusters hold.
+  std::string values;
+  for (const auto& f : other.unknowns) {
+    if (!f.fitted) continue;
+    char text[160];
+    if (request.noise > 0) {
+      std::snprintf(text, sizeof text, "%s%s %.4g (%.4g to %.4g)", values.empty() ? "" : ", ",
+                    name_of(f.unknown).c_str(), f.value, f.low, f.high);
+    } else {
+      std::snprintf(text, sizeof text, "%s%s %.4g", values.empty() ? "" : ", ", name_of(f.unknown).c_str(), f.value);
+    }
+    values += text;
+  }
   result.allreduce_latency_note = "a " + other_name + "'s start-ups fit the points as well" + both +
+                                  (values.empty() ? "" : ", with " + values) +
                                   (request.noise > 0 ? ": its clusters join the ranges" : "") +
                                   "; which one your library uses decides predictions at many workers "
                                   "(--allreduce-latency ring|tree)";
