@@ -141,7 +141,8 @@ TEST(Calibration, RecoversTheFiguresThatMadeItsPointsWithinTheNoise) {
       EXPECT_LT(f.value, 2e-5) << f.note;
       continue;
     }
-    if (f.unknown == Unknown::kCommunicationCpu) {  // the base's ranks have cores of their own
+    // The base's ranks have cores of their own, and one worker per node (no intra-node link).
+    if (f.unknown == Unknown::kCommunicationCpu || f.unknown == Unknown::kIntraNodeEfficiency) {
       EXPECT_FALSE(f.fitted);
       EXPECT_NE(f.note.find("no point depends on it"), std::string::npos) << f.note;
       continue;
@@ -251,6 +252,50 @@ TEST(Calibration, AnUnstatedAllreduceLatencyIsTakenWhereThePointsTellAndRangedWh
   // Stated (explore off): nothing explored, nothing said.
   request.explore_allreduce_latency = false;
   EXPECT_EQ(sim::calibrate(request, predicted).allreduce_latency_note, "");
+}
+
+// Nodes of 4 workers whose own link (PCIe) reaches less of its rate than the network does: runs inside one node
+// (2 and 4 workers) beside runs across nodes (8) tell intra_node_efficiency from link_efficiency, and the fit
+// predicts 32 workers as the truth does. Where the two links run at the same rate (so a ring across nodes is as slow
+// on either), the same points cannot tell them apart, and naming both is refused.
+TEST(Calibration, IntraNodeEfficiencyIsToldApartByRunsInsideANodeBesideRunsAcrossNodes) {
+  auto base = base_cluster();
+  base.workers_per_node = 4;
+  base.intra_node_bytes_per_second = 4 * base.worker_bytes_per_second;
+  base.intra_node_alpha_seconds = 1e-5;
+  auto truth = sim::with_unknown(base, base, Unknown::kLinkEfficiency, 0.8);
+  truth = sim::with_unknown(truth, base, Unknown::kIntraNodeEfficiency, 0.2);
+  EXPECT_NEAR(truth.intra_node_bytes_per_second, 4 * 1.17e9 * 0.8 * 0.2, 1);
+  std::vector<sim::MeasuredPoint> points;
+  for (int64_t w : {1, 2, 4, 8}) points.push_back(point("arsgd", w, {"--overlap", "none"}));
+  points.push_back(point("arsgd", 16, {"--overlap", "none"}));
+  sim::CalibrationRequest request;
+  request.points = measured_on(truth, points, 0.01);
+  request.unknowns = {Unknown::kLinkEfficiency, Unknown::kIntraNodeEfficiency};
+  request.base = base;
+  const auto result = sim::calibrate(request, predicted);
+  EXPECT_NEAR(fitted(result, Unknown::kLinkEfficiency).value, 0.8, 0.08);
+  EXPECT_NEAR(fitted(result, Unknown::kIntraNodeEfficiency).value, 0.2, 0.02);
+  // Link efficiency applied after keeps the intra-node link's own efficiency.
+  const auto relinked = sim::with_unknown(result.cluster, base, Unknown::kLinkEfficiency, 0.5);
+  EXPECT_NEAR(sim::value_in(relinked, base, Unknown::kIntraNodeEfficiency),
+              fitted(result, Unknown::kIntraNodeEfficiency).value, 1e-12);
+  auto at_32 = point("arsgd", 32, {"--overlap", "none"});
+  EXPECT_NEAR(predicted(at_32, result.cluster) / predicted(at_32, truth), 1, 0.03);
+  // Equal rates: a ring across nodes is limited by either link alike.
+  base.intra_node_bytes_per_second = base.worker_bytes_per_second;
+  request.base = base;
+  std::vector<sim::MeasuredPoint> across;
+  for (int64_t w : {8, 16}) across.push_back(point("arsgd", w, {"--overlap", "none"}));
+  request.points = measured_on(sim::with_unknown(base, base, Unknown::kLinkEfficiency, 0.5), across, 0.01);
+  try {
+    sim::calibrate(request, predicted);
+    FAIL() << "expected a refusal";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot tell link_efficiency or intra_node_efficiency apart"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 // Without noise the same fit is exact to the optimizer's tolerance.

@@ -95,7 +95,8 @@ CLI::App* add_calibrate_command(CLI::App& app, CalibrateCommand& c) {
       ->capture_default_str();
   cmd->add_option("--fit", c.fit,
                   "the unknowns to fit, comma-separated: compute_scale, communication_cpu (a base with "
-                  "shared_cores only), link_efficiency, alpha, iteration_overhead, server_seconds_per_byte, "
+                  "shared_cores only), link_efficiency, alpha, intra_node_efficiency, iteration_overhead, "
+                  "server_seconds_per_byte, "
                   "server_seconds_per_request, interference_alpha (default: each the points determine, in that "
                   "order); a named one the points do not determine is refused")
       ->delimiter(',');

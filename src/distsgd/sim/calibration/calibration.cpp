@@ -25,6 +25,7 @@ Range range_of(Unknown u) {
     case Unknown::kComputeScale:
       return {0.05, 20, 1};
     case Unknown::kLinkEfficiency:
+    case Unknown::kIntraNodeEfficiency:
       return {1e-3, 4, 1};
     case Unknown::kAlpha:
       return {1e-7, 0.1, std::nan("")};
@@ -43,7 +44,7 @@ Range range_of(Unknown u) {
 }
 
 // Where in its range (0 or 1) an unknown costs the most time: the slowest links, the largest of the others.
-double costliest(Unknown u) { return u == Unknown::kLinkEfficiency ? 0.0 : 1.0; }
+double costliest(Unknown u) { return u == Unknown::kLinkEfficiency || u == Unknown::kIntraNodeEfficiency ? 0.0 : 1.0; }
 
 // A prediction whose log error counts as a miss this large when it is not a positive number.
 constexpr double kFailedPrediction = 1e6;
@@ -322,13 +323,10 @@ std::string names_of(const std::vector<Unknown>& unknowns) {
 }  // namespace
 
 const std::vector<Unknown>& all_unknowns() {
-  static const std::vector<Unknown> all{Unknown::kComputeScale,
-                                        Unknown::kCommunicationCpu,
-                                        Unknown::kLinkEfficiency,
-                                        Unknown::kAlpha,
-                                        Unknown::kIterationOverhead,
-                                        Unknown::kServerSecondsPerByte,
-                                        Unknown::kServerSecondsPerRequest,
+  static const std::vector<Unknown> all{Unknown::kComputeScale,         Unknown::kCommunicationCpu,
+                                        Unknown::kLinkEfficiency,       Unknown::kAlpha,
+                                        Unknown::kIntraNodeEfficiency,  Unknown::kIterationOverhead,
+                                        Unknown::kServerSecondsPerByte, Unknown::kServerSecondsPerRequest,
                                         Unknown::kInterferenceAlpha};
   return all;
 }
@@ -339,6 +337,8 @@ std::string name_of(Unknown u) {
       return "compute_scale";
     case Unknown::kLinkEfficiency:
       return "link_efficiency";
+    case Unknown::kIntraNodeEfficiency:
+      return "intra_node_efficiency";
     case Unknown::kAlpha:
       return "alpha";
     case Unknown::kInterferenceAlpha:
@@ -371,6 +371,9 @@ std::string what_determines(Unknown u) {
              "easgd)";
     case Unknown::kLinkEfficiency:
       return "a run bound by the network's bandwidth (arsgd or bsp at 4 or more workers, a large model)";
+    case Unknown::kIntraNodeEfficiency:
+      return "runs inside one node (2 to workers_per_node workers of arsgd, a large model) beside runs across nodes, "
+             "on a base that gives its nodes' own link (intra_node_bytes_per_second)";
     case Unknown::kAlpha:
       return "runs that send many small messages beside ones that send few large ones (arsgd --overlap wfbp "
              "--bucket-mb 0 beside --overlap none), at a worker count where the small ones' start-up is not hidden "
@@ -396,10 +399,20 @@ ClusterDescription with_unknown(ClusterDescription c, const ClusterDescription& 
     case Unknown::kComputeScale:
       c.compute_scale = value;
       break;
-    case Unknown::kLinkEfficiency:
+    case Unknown::kLinkEfficiency: {
+      // The intra-node link keeps its own efficiency relative to this one (intra_node_efficiency).
+      const double intra = value_in(c, base, Unknown::kIntraNodeEfficiency);
       c.worker_bytes_per_second = base.worker_bytes_per_second * value;
       c.server_bytes_per_second = base.server_bytes_per_second * value;
-      c.intra_node_bytes_per_second = base.intra_node_bytes_per_second * value;
+      c.intra_node_bytes_per_second = base.intra_node_bytes_per_second * value * intra;
+      break;
+    }
+    case Unknown::kIntraNodeEfficiency:
+      // Only where the base gives the link (else the intra-node hops are the node's own link, link_efficiency's).
+      if (base.intra_node_bytes_per_second > 0) {
+        c.intra_node_bytes_per_second =
+            base.intra_node_bytes_per_second * value_in(c, base, Unknown::kLinkEfficiency) * value;
+      }
       break;
     case Unknown::kAlpha:
       if (base.alpha_seconds > 0 && base.intra_node_bytes_per_second > 0) {
@@ -432,6 +445,11 @@ double value_in(const ClusterDescription& c, const ClusterDescription& base, Unk
       return c.compute_scale;
     case Unknown::kLinkEfficiency:
       return c.worker_bytes_per_second / base.worker_bytes_per_second;
+    case Unknown::kIntraNodeEfficiency:
+      return base.intra_node_bytes_per_second > 0
+                 ? c.intra_node_bytes_per_second /
+                       (base.intra_node_bytes_per_second * value_in(c, base, Unknown::kLinkEfficiency))
+                 : 1.0;
     case Unknown::kAlpha:
       return c.alpha_seconds > 0 ? c.alpha_seconds : 5e-5;
     case Unknown::kInterferenceAlpha:

@@ -28,6 +28,7 @@ struct MeasuredPoint {
 enum class Unknown {
   kComputeScale,             // compute_scale
   kLinkEfficiency,           // the links' rates as a fraction of the base's
+  kIntraNodeEfficiency,      // the intra-node link's rate as a fraction of what link_efficiency makes of the base's
   kAlpha,                    // alpha_seconds (the intra-node alpha keeps its ratio to it)
   kInterferenceAlpha,        // interference_alpha_seconds
   kIterationOverhead,        // iteration_overhead_seconds
