@@ -482,11 +482,10 @@ std::string percent(double fraction) {
   return text;
 }
 
-}  // namespace
-
-ClusterCalibration calibrate(const CalibrationRequest& request, const ThroughputModel& model) {
-  auto result = calibrate_with_latency(request, model, request.base.allreduce_latency);
-  if (!request.explore_allreduce_latency) return result;
+// The fit with the other allreduce latency beside `result` (CalibrationRequest::explore_allreduce_latency): the one
+// taken, with a note saying why, and the other's clusters among its consistent ones where both fit as well.
+ClusterCalibration with_the_other_latency(ClusterCalibration result, const CalibrationRequest& request,
+                                          const ThroughputModel& model) {
   const auto other_latency = request.base.allreduce_latency == ClusterDescription::AllreduceLatency::kTree
                                  ? ClusterDescription::AllreduceLatency::kRing
                                  : ClusterDescription::AllreduceLatency::kTree;
@@ -539,6 +538,13 @@ ClusterCalibration calibrate(const CalibrationRequest& request, const Throughput
     result.consistent.insert(result.consistent.end(), other.consistent.begin(), other.consistent.end());
   }
   return result;
+}
+
+}  // namespace
+
+ClusterCalibration calibrate(const CalibrationRequest& request, const ThroughputModel& model) {
+  auto result = calibrate_with_latency(request, model, request.base.allreduce_latency);
+  return request.explore_allreduce_latency ? with_the_other_latency(std::move(result), request, model) : result;
 }
 
 namespace {
