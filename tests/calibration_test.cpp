@@ -774,6 +774,13 @@ TEST(Holdout, RepeatsAgreeByTheirRankingAndTheirSpreadAroundTheMedian) {
   EXPECT_THROW(sim::repeat_agreement({{1, 2, 3}}), Error);
   EXPECT_THROW(sim::repeat_agreement({{1, 2, 3}, {1, 2}}), Error);
   EXPECT_THROW(sim::median_of({}), Error);
+  // Pairs every repeat orders alike: rows 0-1 and 0-2 (row 0 always slowest); 1-2 swap between repeats. The
+  // prediction orders 0-1 alike and 0-2 not.
+  const auto settled = sim::settled_pairs({{1, 2, 3}, {1, 3, 2}}, {1, 2, 0.5});
+  EXPECT_EQ(settled.settled, 2);
+  EXPECT_EQ(settled.predicted_alike, 1);
+  EXPECT_EQ(sim::settled_pairs({{1, 1}, {1, 1}}, {1, 2}).settled, 0);  // a tie settles nothing
+  EXPECT_THROW(sim::settled_pairs({{1, 2}}, {1, 2, 3}), Error);
 }
 
 // validate --holdout's scoring on rows "measured" on a known cluster: calibrated at 2 workers, the 4- and 8-worker
@@ -827,7 +834,14 @@ TEST(Holdout, ReportScoresOnlyTheHeldOutRows) {
     EXPECT_DOUBLE_EQ(group["repeats"]["kendall_tau"].get<double>(), 1) << group.dump();
     EXPECT_NEAR(group["repeats"]["deviation"].get<double>(), 0.01, 1e-12) << group.dump();
     EXPECT_TRUE(group["repeats"]["same_top"].get<bool>()) << group.dump();
+    // Repeats scaled alike settle every pair of the group's 5 algorithms; the prediction orders some of them alike.
+    EXPECT_EQ(group["repeats"]["settled_pairs"], 10) << group.dump();
+    EXPECT_GE(group["repeats"]["settled_pairs_predicted_alike"].get<int64_t>(), 8) << group.dump();
   }
+  EXPECT_EQ(report["summary"]["repeats"]["settled_pairs"], 20) << report["summary"].dump();
+  EXPECT_NE(text.find("of the 20 pairs of algorithms every repeat orders alike, the prediction orders"),
+            std::string::npos)
+      << text;
   EXPECT_NE(text.find("between repeats: tau 1.00, 1.0% from their median, fastest the same"), std::string::npos)
       << text;
   EXPECT_EQ(report["summary"]["repeats"]["groups"], report["summary"]["groups"]) << report["summary"].dump();

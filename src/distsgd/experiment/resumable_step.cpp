@@ -18,9 +18,30 @@ double load_average() {
   return one_minute;
 }
 
+namespace {
+
+// Whether a recorded argument is `now`'s: the same, or a path into the step's own directory (`home`, where the
+// record lies) that was recorded under the directory's earlier place (a study directory moved or copied before it
+// resumed: its outputs are where they were, relative to it).
+bool same_argument(const std::string& recorded, const std::string& now, const std::filesystem::path& home) {
+  if (recorded == now) return true;
+  const std::filesystem::path was(recorded), is(now);
+  return was.is_absolute() && is.is_absolute() && is.lexically_normal().parent_path() == home &&
+         was.filename() == is.filename();
+}
+
+}  // namespace
+
 bool ResumableStep::same_command(const std::vector<std::string>& args) const {
   const auto recorded = read_json_file_if_valid(record_path_);
-  return recorded && recorded->value("args", nlohmann::json()) == nlohmann::json(args);
+  if (!recorded) return false;
+  const auto was = recorded->value("args", nlohmann::json());
+  if (!was.is_array() || was.size() != args.size()) return false;
+  const auto home = std::filesystem::absolute(record_path_).lexically_normal().parent_path();
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (!was[i].is_string() || !same_argument(was[i].get<std::string>(), args[i], home)) return false;
+  }
+  return true;
 }
 
 nlohmann::json ResumableStep::record() const {

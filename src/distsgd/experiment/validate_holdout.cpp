@@ -67,7 +67,7 @@ nlohmann::json mean_error_by_algorithm(const std::map<std::string, std::vector<d
 }
 
 // How the repeats of a group's rows agree (validate --repeats), when every row has the same number (two or more).
-std::optional<sim::RepeatAgreement> agreement_of_repeats(const std::vector<const nlohmann::json*>& rows) {
+std::optional<std::vector<std::vector<double>>> repeats_of(const std::vector<const nlohmann::json*>& rows) {
   std::vector<std::vector<double>> repeats;  // [repeat][row]
   for (const auto* row : rows) {
     if (!row->contains("measured_repeats")) return std::nullopt;
@@ -77,7 +77,7 @@ std::optional<sim::RepeatAgreement> agreement_of_repeats(const std::vector<const
     for (size_t r = 0; r < values.size(); ++r) repeats[r].push_back(values[r]);
   }
   if (repeats.empty()) return std::nullopt;
-  return sim::repeat_agreement(repeats);
+  return repeats;
 }
 
 // The relative noise of the rows' measurements when they were repeated (validate --repeats): the rms deviation of a
@@ -157,6 +157,7 @@ nlohmann::json holdout_report(const nlohmann::json& rows, const std::string& dir
   std::map<std::string, std::vector<double>> errors;                   // algorithm -> |error| of its held-out rows
   int64_t groups_scored = 0, groups_ranked = 0, groups_top_right = 0;  // for the summary line
   int64_t groups_repeated = 0, groups_repeats_ranked = 0, groups_repeats_same_top = 0;
+  int64_t settled_total = 0, settled_alike = 0;  // pairs every repeat orders alike, and those predicted so
   int64_t rows_ranged = 0, rows_inside = 0;      // held-out rows with a range, and those whose measurement lies in it
   double range_widths = 0;                       // the sum of their ranges' half-widths relative to the prediction
   int64_t slowed_ranged = 0, slowed_inside = 0;  // the same of the rows with a straggler
@@ -308,16 +309,25 @@ nlohmann::json holdout_report(const nlohmann::json& rows, const std::string& dir
       out << line;
       std::vector<const nlohmann::json*> member_rows;
       for (const size_t i : members) member_rows.push_back(held_rows[i]);
-      if (const auto agreement = agreement_of_repeats(member_rows)) {
-        group["repeats"] = {{"kendall_tau", agreement->kendall_tau},
-                            {"deviation", agreement->deviation},
-                            {"same_top", agreement->same_top}};
-        std::snprintf(line, sizeof line, "; between repeats: tau %.2f, %.1f%% from their median, fastest %s",
-                      agreement->kendall_tau, 100 * agreement->deviation, agreement->same_top ? "the same" : "differs");
+      if (const auto repeats = repeats_of(member_rows)) {
+        const auto agreement = sim::repeat_agreement(*repeats);
+        const auto settled = sim::settled_pairs(*repeats, predicted_rates);
+        group["repeats"] = {{"kendall_tau", agreement.kendall_tau},
+                            {"deviation", agreement.deviation},
+                            {"same_top", agreement.same_top},
+                            {"settled_pairs", settled.settled},
+                            {"settled_pairs_predicted_alike", settled.predicted_alike}};
+        std::snprintf(line, sizeof line,
+                      "; between repeats: tau %.2f, %.1f%% from their median, fastest %s; of the %lld pairs every "
+                      "repeat orders alike, %lld predicted so",
+                      agreement.kendall_tau, 100 * agreement.deviation, agreement.same_top ? "the same" : "differs",
+                      static_cast<long long>(settled.settled), static_cast<long long>(settled.predicted_alike));
         out << line;
+        settled_total += settled.settled;
+        settled_alike += settled.predicted_alike;
         ++groups_repeated;
-        if (agreement->kendall_tau >= kRankingTarget) ++groups_repeats_ranked;
-        if (agreement->same_top) ++groups_repeats_same_top;
+        if (agreement.kendall_tau >= kRankingTarget) ++groups_repeats_ranked;
+        if (agreement.same_top) ++groups_repeats_same_top;
       }
       out << "\n";
       group_json.push_back(group);
@@ -367,12 +377,22 @@ nlohmann::json holdout_report(const nlohmann::json& rows, const std::string& dir
       // The same figures for the measurements against themselves: what no prediction can beat.
       report["summary"]["repeats"] = {{"groups", groups_repeated},
                                       {"groups_with_tau_at_least_0_8", groups_repeats_ranked},
-                                      {"groups_with_the_same_fastest", groups_repeats_same_top}};
+                                      {"groups_with_the_same_fastest", groups_repeats_same_top},
+                                      {"settled_pairs", settled_total},
+                                      {"settled_pairs_predicted_alike", settled_alike}};
       std::snprintf(line, sizeof line,
                     "  the measurements' own agreement (repeats of the same runs): Kendall's tau >= 0.8 in %lld of "
                     "%lld groups; the same fastest in %lld of %lld\n",
                     static_cast<long long>(groups_repeats_ranked), static_cast<long long>(groups_repeated),
                     static_cast<long long>(groups_repeats_same_top), static_cast<long long>(groups_repeated));
+      out << line;
+      // The ranking judged where the measurements can judge it: the pairs whose order no repeat contradicts.
+      std::snprintf(
+          line, sizeof line,
+          "  of the %lld pairs of algorithms every repeat orders alike, the prediction orders %lld alike "
+          "(%.0f%%)\n",
+          static_cast<long long>(settled_total), static_cast<long long>(settled_alike),
+          settled_total > 0 ? 100.0 * static_cast<double>(settled_alike) / static_cast<double>(settled_total) : 0.0);
       out << line;
     }
   }

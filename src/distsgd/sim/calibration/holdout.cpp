@@ -80,4 +80,22 @@ RepeatAgreement repeat_agreement(const std::vector<std::vector<double>>& repeats
   return agreement;
 }
 
+SettledPairs settled_pairs(const std::vector<std::vector<double>>& repeats, const std::vector<double>& predicted) {
+  require(!repeats.empty(), "settled_pairs: no repeats");
+  for (const auto& r : repeats) require(r.size() == predicted.size(), "settled_pairs: a prediction per row");
+  SettledPairs pairs;
+  const auto sign = [](double a, double b) { return (a > b) - (a < b); };
+  for (size_t i = 0; i < predicted.size(); ++i) {
+    for (size_t j = i + 1; j < predicted.size(); ++j) {
+      const int order = sign(repeats.front()[i], repeats.front()[j]);
+      const bool settled = order != 0 && std::all_of(repeats.begin(), repeats.end(),
+                                                     [&](const auto& r) { return sign(r[i], r[j]) == order; });
+      if (!settled) continue;
+      ++pairs.settled;
+      if (sign(predicted[i], predicted[j]) == order) ++pairs.predicted_alike;
+    }
+  }
+  return pairs;
+}
+
 }  // namespace distsgd::sim

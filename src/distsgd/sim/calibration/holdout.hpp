@@ -30,6 +30,15 @@ struct RepeatAgreement {
 // `repeats[r][i]`: repeat r's measurement of row i; at least two repeats, each of the same rows (throws Error).
 RepeatAgreement repeat_agreement(const std::vector<std::vector<double>>& repeats);
 
+// The pairs of rows that every repeat orders the same way (the measurements settle which of the two is faster), and
+// how many of those `predicted` orders alike: a ranking scored only where the measurements can judge it.
+// `repeats[r][i]` as for repeat_agreement; `predicted[i]` per row (throws Error on other sizes).
+struct SettledPairs {
+  int64_t settled = 0;
+  int64_t predicted_alike = 0;
+};
+SettledPairs settled_pairs(const std::vector<std::vector<double>>& repeats, const std::vector<double>& predicted);
+
 // The median (of an even count, the mean of the middle two); throws Error when empty.
 double median_of(std::vector<double> values);
 
