@@ -3,7 +3,8 @@
 //   {"name": "10gbe", "source": "...", "worker_bytes_per_second": 1.17e9, "server_bytes_per_second": 1.17e9,
 //    "alpha_seconds": 3e-5, "gamma_seconds_per_byte": 0,
 //    "workers_per_node": 4, "intra_node_bytes_per_second": 12e9, "intra_node_alpha_seconds": 1e-5,
-//    "allreduce_fit": {"processes": 2, "alpha_seconds": 2e-4, "seconds_per_byte": 1e-9}}
+//    "allreduce_fit": {"processes": 2, "alpha_seconds": 2e-4, "seconds_per_byte": 1e-9},
+//    "allreduce_latency": "ring"}
 // Topology: workers fill nodes in rank order (block placement), `workers_per_node` to a node. The workers of one node
 // share its network link (`worker_bytes_per_second` is the node's NIC, each direction) and talk to each other over
 // the intra-node link (PCIe, NVLink); parameter servers each have a link of their own.
