@@ -13,6 +13,7 @@
 #include <torch/torch.h>
 
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <mutex>
@@ -578,6 +579,15 @@ TEST_F(VirtualTraining, OnACalibratedClusterTheRunReportsTheRangeOfItsClusters) 
                   (dir / "slower"));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_FALSE(summary_of(dir / "slower").contains("virtual_range"));
+  // A malformed cluster among them stops the run before it trains, naming it.
+  file["calibration"]["consistent_clusters"][0]["worker_bytes_per_second"] = -1;
+  std::ofstream(dir / "bad.json") << file.dump();
+  r = run_distsgd("train --virtual" + flags + " --cluster " + (dir / "bad.json") + kSmallRun + " --out " +
+                  (dir / "bad"));
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("calibration.consistent_clusters[0]: worker_bytes_per_second"), std::string::npos)
+      << r.output;
+  EXPECT_FALSE(std::filesystem::exists(dir / "bad/summary.json"));
   EXPECT_NEAR(
       summary_of(dir / "slower")["samples_per_second"].get<double>() / range["samples_per_second"][0].get<double>(), 1,
       0.1);
