@@ -66,7 +66,8 @@ nlohmann::json mean_error_by_algorithm(const std::map<std::string, std::vector<d
   return mape;
 }
 
-// How the repeats of a group's rows agree (validate --repeats), when every row has the same number (two or more).
+// The repeats of a group's rows as [repeat][row] (validate --repeats), when every row has the same number (two or
+// more); none otherwise.
 std::optional<std::vector<std::vector<double>>> repeats_of(const std::vector<const nlohmann::json*>& rows) {
   std::vector<std::vector<double>> repeats;  // [repeat][row]
   for (const auto* row : rows) {

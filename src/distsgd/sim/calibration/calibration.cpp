@@ -470,86 +470,6 @@ namespace {
 
 // The fit with the base's figures and `latency` (the request's points themselves: a model may know them by address).
 ClusterCalibration calibrate_with_latency(const CalibrationRequest& request, const ThroughputModel& model,
-                                          ClusterDescription::AllreduceLatency latency);
-
-const char* latency_name(ClusterDescription::AllreduceLatency latency) {
-  return latency == ClusterDescription::AllreduceLatency::kTree ? "tree" : "ring";
-}
-
-std::string percent(double fraction) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.3g%%", 100 * fraction);
-  return text;
-}
-
-// The fit with the other allreduce latency beside `result` (CalibrationRequest::explore_allreduce_latency): the one
-// taken, with a note saying why, and the other's clusters among its consistent ones where both fit as well.
-ClusterCalibration with_the_other_latency(ClusterCalibration result, const CalibrationRequest& request,
-                                          const ThroughputModel& model) {
-  const auto other_latency = request.base.allreduce_latency == ClusterDescription::AllreduceLatency::kTree
-                                 ? ClusterDescription::AllreduceLatency::kRing
-                                 : ClusterDescription::AllreduceLatency::kTree;
-  const std::string mine = latency_name(request.base.allreduce_latency);
-  const std::string other_name = latency_name(other_latency);
-  ClusterCalibration other;
-  try {
-    other = calibrate_with_latency(request, model, other_latency);
-  } catch (const Error& e) {
-    result.allreduce_latency_note = "a " + other_name + "'s start-ups were not fitted: " + e.what();
-    return result;
-  }
-  // Told apart when one fit's summed squared log error beats the other's by more than 4 noise^2 (the ranges' rule);
-  // the noise at least 2% where the request gave none, so that rounding does not decide.
-  const double n = static_cast<double>(request.points.size());
-  const double noise = std::max({request.noise, result.noise, other.noise, 0.02});
-  const double margin = 4 * noise * noise / n;
-  const std::string both = " (rms " + percent(other.rms_relative_error) + " against " +
-                           percent(result.rms_relative_error) + " with a " + mine + "'s)";
-  if (other.mean_squared_log_error + margin < result.mean_squared_log_error) {
-    other.allreduce_latency_note = "a " + other_name + "'s start-ups fit the points better than a " + mine +
-                                   "'s, beyond their noise" + both + ": taken";
-    return other;
-  }
-  if (other.mean_squared_log_error > result.mean_squared_log_error + margin) {
-    result.allreduce_latency_note =
-        "a " + other_name + "'s start-ups fit the points worse, beyond their noise" + both + ": ruled out";
-    return result;
-  }
-  // Its fitted unknowns' own values (and ranges): what those clusters hold.
-  std::string values;
-  for (const auto& f : other.unknowns) {
-    if (!f.fitted) continue;
-    char text[160];
-    if (request.noise > 0) {
-      std::snprintf(text, sizeof text, "%s%s %.4g (%.4g to %.4g)", values.empty() ? "" : ", ",
-                    name_of(f.unknown).c_str(), f.value, f.low, f.high);
-    } else {
-      std::snprintf(text, sizeof text, "%s%s %.4g", values.empty() ? "" : ", ", name_of(f.unknown).c_str(), f.value);
-    }
-    values += text;
-  }
-  result.allreduce_latency_note = "a " + other_name + "'s start-ups fit the points as well" + both +
-                                  (values.empty() ? "" : ", with " + values) +
-                                  (request.noise > 0 ? ": its clusters join the ranges" : "") +
-                                  "; which one your library uses decides predictions at many workers "
-                                  "(--allreduce-latency ring|tree)";
-  if (request.noise > 0) {
-    result.consistent.push_back(other.cluster);
-    result.consistent.insert(result.consistent.end(), other.consistent.begin(), other.consistent.end());
-  }
-  return result;
-}
-
-}  // namespace
-
-ClusterCalibration calibrate(const CalibrationRequest& request, const ThroughputModel& model) {
-  auto result = calibrate_with_latency(request, model, request.base.allreduce_latency);
-  return request.explore_allreduce_latency ? with_the_other_latency(std::move(result), request, model) : result;
-}
-
-namespace {
-
-ClusterCalibration calibrate_with_latency(const CalibrationRequest& request, const ThroughputModel& model,
                                           ClusterDescription::AllreduceLatency latency) {
   require(!request.points.empty(), "calibrate: no measured points (give --points FILE.csv or --runs DIR...)");
   const bool automatic = request.unknowns.empty();
@@ -700,7 +620,76 @@ ClusterCalibration calibrate_with_latency(const CalibrationRequest& request, con
   return result;
 }
 
+std::string percent(double fraction) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.3g%%", 100 * fraction);
+  return text;
+}
+
+// The fit with the other allreduce latency beside `result` (CalibrationRequest::explore_allreduce_latency): the one
+// taken, with a note saying why, and the other's clusters among its consistent ones where both fit as well.
+ClusterCalibration with_the_other_latency(ClusterCalibration result, const CalibrationRequest& request,
+                                          const ThroughputModel& model) {
+  const auto other_latency = request.base.allreduce_latency == ClusterDescription::AllreduceLatency::kTree
+                                 ? ClusterDescription::AllreduceLatency::kRing
+                                 : ClusterDescription::AllreduceLatency::kTree;
+  const std::string mine = name_of(request.base.allreduce_latency);
+  const std::string other_name = name_of(other_latency);
+  ClusterCalibration other;
+  try {
+    other = calibrate_with_latency(request, model, other_latency);
+  } catch (const Error& e) {
+    result.allreduce_latency_note = "a " + other_name + "'s start-ups were not fitted: " + e.what();
+    return result;
+  }
+  // Told apart when one fit's summed squared log error beats the other's by more than 4 noise^2 (the ranges' rule);
+  // the noise at least 2% where the request gave none, so that rounding does not decide.
+  const double n = static_cast<double>(request.points.size());
+  const double noise = std::max({request.noise, result.noise, other.noise, 0.02});
+  const double margin = 4 * noise * noise / n;
+  const std::string both = " (rms " + percent(other.rms_relative_error) + " against " +
+                           percent(result.rms_relative_error) + " with a " + mine + "'s)";
+  if (other.mean_squared_log_error + margin < result.mean_squared_log_error) {
+    other.allreduce_latency_note = "a " + other_name + "'s start-ups fit the points better than a " + mine +
+                                   "'s, beyond their noise" + both + ": taken";
+    return other;
+  }
+  if (other.mean_squared_log_error > result.mean_squared_log_error + margin) {
+    result.allreduce_latency_note =
+        "a " + other_name + "'s start-ups fit the points worse, beyond their noise" + both + ": ruled out";
+    return result;
+  }
+  // Its fitted unknowns' own values (and ranges): what those clusters hold.
+  std::string values;
+  for (const auto& f : other.unknowns) {
+    if (!f.fitted) continue;
+    char text[160];
+    if (request.noise > 0) {
+      std::snprintf(text, sizeof text, "%s%s %.4g (%.4g to %.4g)", values.empty() ? "" : ", ",
+                    name_of(f.unknown).c_str(), f.value, f.low, f.high);
+    } else {
+      std::snprintf(text, sizeof text, "%s%s %.4g", values.empty() ? "" : ", ", name_of(f.unknown).c_str(), f.value);
+    }
+    values += text;
+  }
+  result.allreduce_latency_note = "a " + other_name + "'s start-ups fit the points as well" + both +
+                                  (values.empty() ? "" : ", with " + values) +
+                                  (request.noise > 0 ? ": its clusters join the ranges" : "") +
+                                  "; which one your library uses decides predictions at many workers "
+                                  "(--allreduce-latency ring|tree)";
+  if (request.noise > 0) {
+    result.consistent.push_back(other.cluster);
+    result.consistent.insert(result.consistent.end(), other.consistent.begin(), other.consistent.end());
+  }
+  return result;
+}
+
 }  // namespace
+
+ClusterCalibration calibrate(const CalibrationRequest& request, const ThroughputModel& model) {
+  auto result = calibrate_with_latency(request, model, request.base.allreduce_latency);
+  return request.explore_allreduce_latency ? with_the_other_latency(std::move(result), request, model) : result;
+}
 
 void add_consistent_clusters(nlohmann::json& calibration_block, const ClusterCalibration& calibration,
                              const ClusterDescription& calibrated) {

@@ -265,9 +265,15 @@ std::string describe_cluster_presets() {
   return text;
 }
 
+const char* name_of(ClusterDescription::AllreduceLatency latency) {
+  return latency == ClusterDescription::AllreduceLatency::kTree ? "tree" : "ring";
+}
+
 ClusterDescription::AllreduceLatency allreduce_latency_named(const std::string& name, const std::string& what) {
-  if (name == "ring") return ClusterDescription::AllreduceLatency::kRing;
-  if (name == "tree") return ClusterDescription::AllreduceLatency::kTree;
+  for (const auto latency :
+       {ClusterDescription::AllreduceLatency::kRing, ClusterDescription::AllreduceLatency::kTree}) {
+    if (name == name_of(latency)) return latency;
+  }
   throw Error(what + "expected ring or tree, got '" + name + "'");
 }
 
@@ -385,24 +391,23 @@ nlohmann::json busy_delivery_json(const std::vector<ClusterDescription::DelayQua
 }
 
 nlohmann::json to_json(const ClusterDescription& c) {
-  nlohmann::json json = {
-      {"name", c.name},
-      {"source", c.source},
-      {"worker_bytes_per_second", c.worker_bytes_per_second},
-      {"server_bytes_per_second", c.server_bytes_per_second},
-      {"alpha_seconds", c.alpha_seconds},
-      {"gamma_seconds_per_byte", c.gamma_seconds_per_byte},
-      {"workers_per_node", c.workers_per_node},
-      {"intra_node_bytes_per_second", c.intra_node_bytes_per_second},
-      {"intra_node_alpha_seconds", c.intra_node_alpha_seconds},
-      {"shared_cores", c.shared_cores},
-      {"compute_scale", c.compute_scale},
-      {"iteration_overhead_seconds", c.iteration_overhead_seconds},
-      {"interference_alpha_seconds", c.interference_alpha_seconds},
-      {"server_seconds_per_request", c.server_seconds_per_request},
-      {"server_seconds_per_byte", c.server_seconds_per_byte},
-      {"communication_cpu_seconds_per_byte", c.communication_cpu_seconds_per_byte},
-      {"allreduce_latency", c.allreduce_latency == ClusterDescription::AllreduceLatency::kTree ? "tree" : "ring"}};
+  nlohmann::json json = {{"name", c.name},
+                         {"source", c.source},
+                         {"worker_bytes_per_second", c.worker_bytes_per_second},
+                         {"server_bytes_per_second", c.server_bytes_per_second},
+                         {"alpha_seconds", c.alpha_seconds},
+                         {"gamma_seconds_per_byte", c.gamma_seconds_per_byte},
+                         {"workers_per_node", c.workers_per_node},
+                         {"intra_node_bytes_per_second", c.intra_node_bytes_per_second},
+                         {"intra_node_alpha_seconds", c.intra_node_alpha_seconds},
+                         {"shared_cores", c.shared_cores},
+                         {"compute_scale", c.compute_scale},
+                         {"iteration_overhead_seconds", c.iteration_overhead_seconds},
+                         {"interference_alpha_seconds", c.interference_alpha_seconds},
+                         {"server_seconds_per_request", c.server_seconds_per_request},
+                         {"server_seconds_per_byte", c.server_seconds_per_byte},
+                         {"communication_cpu_seconds_per_byte", c.communication_cpu_seconds_per_byte},
+                         {"allreduce_latency", name_of(c.allreduce_latency)}};
   if (!c.busy_delivery.empty()) json["busy_delivery"] = busy_delivery_json(c.busy_delivery, c.busy_delivery_cores);
   if (c.allreduce_fit.processes > 0) {
     json["allreduce_fit"] = {{"processes", c.allreduce_fit.processes},

@@ -144,6 +144,8 @@ ClusterDescription load_cluster(const std::string& name_or_path);
 std::vector<ClusterDescription> load_consistent_clusters(const std::string& name_or_path);
 // "ring" or "tree" (ClusterDescription::allreduce_latency); throws Error naming `what` and the choices otherwise.
 ClusterDescription::AllreduceLatency allreduce_latency_named(const std::string& name, const std::string& what);
+// Its name in a cluster file: "ring" or "tree".
+const char* name_of(ClusterDescription::AllreduceLatency latency);
 ClusterDescription cluster_from_json(const nlohmann::json& json, const std::string& source);
 // A cluster file's "busy_delivery" field: {"cores": C, "quantiles": [...], "seconds": [...]}.
 nlohmann::json busy_delivery_json(const std::vector<ClusterDescription::DelayQuantile>& quantiles, int64_t cores);
