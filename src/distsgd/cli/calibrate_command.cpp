@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <iostream>
 #include <set>
+#include <thread>
 
 #include "distsgd/core/error.hpp"
 #include "distsgd/core/json_file.hpp"
@@ -113,12 +114,25 @@ CLI::App* add_calibrate_command(CLI::App& app, CalibrateCommand& c) {
                   "workers rarely tell them apart, yet at many workers they differ by far (default: the base's, "
                   "ring for every preset)")
       ->check(CLI::IsMember({"ring", "tree"}));
+  cmd->add_option("--fidelity", c.fidelity,
+                  "the model fitted to the points: analytical (the closed forms: a fit takes seconds) or des (the "
+                  "discrete-event simulator, as simulate --fidelity des and the virtual cluster predict: each "
+                  "evaluation simulates every point, so a fit takes minutes; it also fits runs with a straggler, "
+                  "--slowdown)")
+      ->check(CLI::IsMember({"analytical", "des"}))
+      ->capture_default_str();
+  cmd->add_option("--iterations", c.iterations,
+                  "with --fidelity des: iterations simulated per point and evaluation, after 10 of warm-up (more: "
+                  "steadier rates, a slower fit; default 60)")
+      ->check(CLI::Range(int64_t{10}, int64_t{100000}));
   cmd->add_option("--out", c.out, "the calibrated cluster description (JSON)")->required();
   return cmd;
 }
 
 int run_calibrate(const CalibrateCommand& c) {
   require(!c.points.empty() || !c.runs.empty(), "calibrate: give --points FILE.csv or --runs DIR... (or both)");
+  require(c.iterations == 0 || c.fidelity == "des",
+          "calibrate: --iterations is the discrete-event simulator's (add --fidelity des)");
   const auto profile = sim::load_model_profile(c.profile);
   sim::CalibrationRequest request;
   request.base = sim::load_cluster(c.cluster);
@@ -138,12 +152,24 @@ int run_calibrate(const CalibrateCommand& c) {
   }
 
   std::set<std::string> ignored;
-  const auto model =
-      sim::analytical_model_of(request.points, std::vector<sim::ModelProfile>(request.points.size(), profile), ignored);
+  const std::vector<sim::ModelProfile> profiles(request.points.size(), profile);
+  const bool des = c.fidelity == "des";
+  sim::DesPointOptions des_options;
+  if (c.iterations > 0) des_options.iterations = c.iterations;
+  const auto model = des ? sim::des_model_of(request.points, profiles, ignored, des_options)
+                         : sim::analytical_model_of(request.points, profiles, ignored);
+  if (des) {
+    request.threads = std::max(1u, std::thread::hardware_concurrency());
+    request.resolution = sim::kDesResolution;
+  }
   const auto result = sim::calibrate(request, model);
 
   std::cout << "calibration of " << request.base.name << " for " << profile.model << " (batch " << profile.batch_size
-            << " per worker) from " << request.points.size() << " points\n";
+            << " per worker) from " << request.points.size() << " points"
+            << (des ? ", each simulated by the discrete-event simulator (" + std::to_string(des_options.iterations) +
+                          " iterations)"
+                    : std::string())
+            << "\n";
   if (!ignored.empty()) {
     std::cout << "  flags the simulator does not take (ignored): "
               << join(std::vector<std::string>(ignored.begin(), ignored.end())) << "\n";
@@ -220,6 +246,7 @@ int run_calibrate(const CalibrateCommand& c) {
                          {"unknowns", unknowns},
                          {"points", rows},
                          {"rms_relative_error", result.rms_relative_error},
+                         {"fidelity", c.fidelity},
                          {"allreduce_latency_note", result.allreduce_latency_note}};
   // Each end of a fitted unknown's range, with the others re-fitted there: simulate predicts over them too.
   if (c.noise > 0) sim::add_consistent_clusters(json["calibration"], result, cluster);

@@ -72,9 +72,10 @@ CLI::App* add_validate_command(CLI::App& app, ValidateCommand& c) {
                   "repeats (--repeats 2 or more), else 2%")
       ->check(CLI::Range(0.0, 1.0));
   cmd->add_option("--holdout-fidelity", c.holdout_fidelity,
-                  "with --holdout: what predicts the held-out rows on the calibrated cluster: analytical (the "
-                  "models the calibration fits with) or des (the discrete-event simulator, as for the rows with a "
-                  "straggler)")
+                  "with --holdout: what calibrates on the smallest worker count and predicts the held-out rows: "
+                  "analytical (the closed forms; seconds) or des (the discrete-event simulator, as simulate "
+                  "--fidelity des, the virtual cluster and the rows with a straggler predict; a few minutes a "
+                  "network)")
       ->check(CLI::IsMember({"analytical", "des"}))
       ->capture_default_str();
   cmd->add_option("--out", c.out, "directory of the runs, profiles, predictions and validation.json")->required();

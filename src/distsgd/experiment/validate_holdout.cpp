@@ -7,6 +7,7 @@
 #include <optional>
 #include <set>
 #include <sstream>
+#include <thread>
 
 #include "distsgd/core/error.hpp"
 #include "distsgd/core/json_file.hpp"
@@ -152,9 +153,11 @@ nlohmann::json holdout_report(const nlohmann::json& rows, const std::string& dir
   nlohmann::json report = {{"networks", nlohmann::json::object()}, {"rows", nlohmann::json::array()}};
   std::ostringstream out;
   const bool des_rows = options.des_for_every_row && predict_des;
-  out << "held out: calibrated on each network's smallest worker count, scored on the others"
+  out << "held out: calibrated on each network's smallest worker count"
+      << (options.calibrate_with_des ? " by the discrete-event simulator" : "") << ", scored on the others"
       << (des_rows ? " (predicted by the discrete-event simulator)" : "") << "\n";
   report["fidelity"] = des_rows ? "des" : "analytical";
+  report["calibration_fidelity"] = options.calibrate_with_des ? "des" : "analytical";
   std::map<std::string, std::vector<double>> errors;                   // algorithm -> |error| of its held-out rows
   int64_t groups_scored = 0, groups_ranked = 0, groups_top_right = 0;  // for the summary line
   int64_t groups_repeated = 0, groups_repeats_ranked = 0, groups_repeats_same_top = 0;
@@ -185,8 +188,14 @@ nlohmann::json holdout_report(const nlohmann::json& rows, const std::string& dir
     const bool noise_from_repeats = noise <= 0 && measured_noise(calibration_rows, 0) > 0;
     request.noise = noise > 0 ? noise : measured_noise(calibration_rows, kDefaultNoise);
     std::set<std::string> ignored;
-    const auto calibration =
-        sim::calibrate(request, sim::analytical_model_of(request.points, calibration_profiles, ignored));
+    if (options.calibrate_with_des) {
+      request.threads = std::max<int64_t>(1, std::thread::hardware_concurrency());
+      request.resolution = sim::kDesResolution;
+    }
+    const auto calibration = sim::calibrate(
+        request, options.calibrate_with_des
+                     ? sim::des_model_of(request.points, calibration_profiles, ignored, options.des_points)
+                     : sim::analytical_model_of(request.points, calibration_profiles, ignored));
     const std::string cluster_path = dir + "/holdout-" + network + ".json";
     auto calibrated = calibration.cluster;
     calibrated.name = request.base.name + "-calibrated";

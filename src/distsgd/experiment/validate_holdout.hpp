@@ -8,6 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "distsgd/sim/calibration/measured_point_model.hpp"
+
 namespace distsgd::experiment {
 
 // From validate's measured rows (each with algorithm, algorithm_flags, workers, network, straggler, cluster,
@@ -27,8 +29,13 @@ struct HoldoutOptions {
   // worker predicted); without one they are left out.
   RowPredictor predict_des;
   // With predict_des: predict the held-out rows without a straggler by it too (validate --holdout-fidelity des),
-  // not by the analytical models the calibration fits with.
+  // not by the analytical models.
   bool des_for_every_row = false;
+  // Calibrate with the discrete-event simulator (sim::des_model_of, these options) instead of the analytical models:
+  // the model that then predicts the held-out rows fitted to the calibration rows itself (validate
+  // --holdout-fidelity des). Minutes a network where the analytical fit takes seconds.
+  bool calibrate_with_des = false;
+  sim::DesPointOptions des_points;
   // The rows' relative noise; 0: from the calibration rows' repeats (validate --repeats), else 2%.
   double noise = 0;
 };

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <future>
 #include <limits>
 #include <utility>
 
@@ -72,12 +73,26 @@ struct Problem {
     return c;
   }
   std::vector<double> log_errors(const ClusterDescription& c) const {
-    std::vector<double> e;
-    for (const auto& p : request.points) {
-      const double predicted = model(p, c);
-      e.push_back(predicted > 0 && std::isfinite(predicted) ? std::log(predicted / p.samples_per_second)
-                                                            : kFailedPrediction);
+    const auto& points = request.points;
+    std::vector<double> e(points.size());
+    auto predict_from = [&](size_t first) {
+      for (size_t i = first; i < points.size(); i += static_cast<size_t>(std::max<int64_t>(1, request.threads))) {
+        const double predicted = model(points[i], c);
+        e[i] = predicted > 0 && std::isfinite(predicted) ? std::log(predicted / points[i].samples_per_second)
+                                                         : kFailedPrediction;
+      }
+    };
+    if (request.threads <= 1) {
+      predict_from(0);
+      return e;
     }
+    // Each thread its share of the points; the first failure is rethrown here.
+    std::vector<std::future<void>> others;
+    for (int64_t t = 1; t < request.threads; ++t) {
+      others.push_back(std::async(std::launch::async, predict_from, static_cast<size_t>(t)));
+    }
+    predict_from(0);
+    for (auto& other : others) other.get();
     return e;
   }
   double objective(const std::vector<double>& u) const {
@@ -116,7 +131,7 @@ std::vector<double> nelder_mead(const Problem& problem, std::vector<double> star
     for (size_t i = 0; i <= k; ++i) order[i] = i;
     std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return f[a] < f[b]; });
     const size_t best = order.front(), worst = order.back(), second = order[k - 1];
-    if (f[worst] - f[best] < 1e-12 * (1 + f[best])) break;
+    if (f[worst] - f[best] < std::max(1e-12 * (1 + f[best]), problem.request.resolution)) break;
     std::vector<double> centre(k, 0);
     for (size_t i = 0; i <= k; ++i) {
       if (i == worst) continue;

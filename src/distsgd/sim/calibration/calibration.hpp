@@ -101,6 +101,12 @@ struct CalibrationRequest {
   // collective library the user did not state. The better fit is taken when the points tell them apart beyond their
   // noise (the request's, at least 2%), and the other's clusters join the ranges when they fit as well.
   bool explore_allreduce_latency = false;
+  // For a model that is costly and not smooth (the discrete-event simulator's: each evaluation simulates every point,
+  // and a rate moves by its events' order): the points are predicted on this many threads at once (the model must be
+  // safe to call so), and the search stops once its candidates' objectives (mean squared log error) differ by less
+  // than `resolution`. 0: the analytical models' search, to rounding.
+  int64_t threads = 1;
+  double resolution = 0;
 };
 
 // Throws Error (one line) when there are no points, when a named unknown is not determined by them (naming what to

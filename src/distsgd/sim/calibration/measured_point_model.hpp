@@ -1,6 +1,6 @@
-// The analytical model of measured points (sim/calibration/measured_points.hpp): each point's settings parsed once, as
-// `distsgd simulate` takes them, and its throughput predicted on a candidate cluster. calibrate fits with it;
-// validate --holdout predicts held-out rows with it.
+// The analytical and discrete-event models of measured points (sim/calibration/measured_points.hpp): each point's
+// settings parsed once, as `distsgd simulate` takes them, and its throughput predicted on a candidate cluster.
+// calibrate fits with either (--fidelity); validate --holdout predicts held-out rows with them.
 #pragma once
 #include <set>
 #include <string>
@@ -21,5 +21,19 @@ bool is_point_setting(const std::string& flag);
 // `points` itself (it finds their settings by position).
 ThroughputModel analytical_model_of(const std::vector<MeasuredPoint>& points, const std::vector<ModelProfile>& profiles,
                                     std::set<std::string>& ignored);
+
+// The discrete-event simulator's model of `points`: slower than the closed forms (a short simulated run per point and
+// cluster) but with what they lack: stragglers (a point's --slowdown), the order of messages and waits, the cores'
+// sharing as it happens. As analytical_model_of otherwise.
+struct DesPointOptions {
+  int64_t iterations = 60;  // simulated per point after the warm-up: enough for a steady rate at a few workers
+  int64_t warmup = 10;
+  int64_t seed = 1;
+};
+// The objective's resolution to fit it with (CalibrationRequest::resolution): a point's simulated rate moves by about
+// 0.1% with its events' order, and a search for less only follows that.
+constexpr double kDesResolution = 1e-6;
+ThroughputModel des_model_of(const std::vector<MeasuredPoint>& points, const std::vector<ModelProfile>& profiles,
+                             std::set<std::string>& ignored, const DesPointOptions& options = {});
 
 }  // namespace distsgd::sim
