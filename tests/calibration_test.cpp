@@ -10,6 +10,7 @@
 #include <map>
 #include <random>
 #include <set>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -212,12 +213,19 @@ TEST(Calibration, TheDiscreteEventFitCalibratesOnRunsWithAStraggler) {
   request.unknowns = {Unknown::kComputeScale, Unknown::kLinkEfficiency};
   request.threads = 2;
   request.resolution = sim::kDesResolution;
+  std::ostringstream progress;  // a long fit says how far it got; here at every evaluation
+  request.progress = &progress;
+  request.progress_seconds = 0;
   // The model finds a point's settings by its place in `points`: the request's copy gets a model of its own.
   const auto fitted_model = sim::des_model_of(request.points, profiles, ignored, short_runs);
   const auto result = sim::calibrate(request, fitted_model);
   EXPECT_LT(result.rms_relative_error, 0.02);
   EXPECT_NEAR(fitted(result, Unknown::kComputeScale).value, 1.4, 0.1);
   EXPECT_NEAR(fitted(result, Unknown::kLinkEfficiency).value, 0.3, 0.05);
+  EXPECT_NE(progress.str().find("calibrate: fitting compute_scale, link_efficiency (a ring's start-ups): 100 "
+                                "evaluations, "),
+            std::string::npos)
+      << progress.str().substr(0, 2000);
   // Held out: 8 workers, worker 7 ten times slower.
   const std::vector<sim::MeasuredPoint> unseen{point("arsgd", 8, {"--overlap", "none", "--slowdown", "7:10"})};
   const auto unseen_model = sim::des_model_of(unseen, {calibration_profile()}, ignored, short_runs);

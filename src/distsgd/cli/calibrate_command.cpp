@@ -161,6 +161,7 @@ int run_calibrate(const CalibrateCommand& c) {
   if (des) {
     request.threads = std::max(1u, std::thread::hardware_concurrency());
     request.resolution = sim::kDesResolution;
+    request.progress = &std::cerr;  // minutes: say how far it got
   }
   const auto result = sim::calibrate(request, model);
 

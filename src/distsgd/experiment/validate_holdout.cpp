@@ -192,6 +192,7 @@ nlohmann::json holdout_report(const nlohmann::json& rows, const std::string& dir
       request.threads = std::max<int64_t>(1, std::thread::hardware_concurrency());
       request.resolution = sim::kDesResolution;
     }
+    request.progress = options.progress;
     const auto calibration = sim::calibrate(
         request, options.calibrate_with_des
                      ? sim::des_model_of(request.points, calibration_profiles, ignored, options.des_points)

@@ -36,6 +36,7 @@ struct HoldoutOptions {
   // --holdout-fidelity des). Minutes a network where the analytical fit takes seconds.
   bool calibrate_with_des = false;
   sim::DesPointOptions des_points;
+  std::ostream* progress = nullptr;  // how far a calibration got (sim::CalibrationRequest::progress)
   // The rows' relative noise; 0: from the calibration rows' repeats (validate --repeats), else 2%.
   double noise = 0;
 };

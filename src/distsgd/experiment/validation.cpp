@@ -788,6 +788,7 @@ int run_validation(const ValidationSettings& c) {
       };
       // --holdout-fidelity des: the simulator that predicts the rows is the one fitted to the calibration rows.
       options.des_for_every_row = options.calibrate_with_des = c.holdout_fidelity == "des";
+      options.progress = &std::cerr;
       options.shared_cores = std::max<int64_t>(1, std::thread::hardware_concurrency());
       options.noise = c.noise;
       holdout = holdout_report(rows, c.out, holdout_text, options);

@@ -1,6 +1,7 @@
 #include "distsgd/sim/calibration/calibration.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <future>
@@ -55,11 +56,39 @@ constexpr double kSeen = 0.015;
 // below this (a condition number of 1,000: the fit could trade one for the other along that direction).
 constexpr double kAlike = 1e-3;
 
+// How far a fit got, for CalibrationRequest::progress: what it is doing and how many evaluations it made.
+class SearchLog {
+ public:
+  explicit SearchLog(const CalibrationRequest& request)
+      : out_(request.progress), every_(request.progress_seconds), start_(now()), last_(start_) {}
+  void stage(std::string what) { stage_ = std::move(what); }
+  void evaluated() {
+    ++evaluations_;
+    if (out_ == nullptr || seconds(last_) < every_) return;
+    last_ = now();
+    char line[96];
+    std::snprintf(line, sizeof line, ": %lld evaluations, %.0f s\n", static_cast<long long>(evaluations_),
+                  seconds(start_));
+    *out_ << "calibrate: " << stage_ << line << std::flush;
+  }
+
+ private:
+  using Steady = std::chrono::steady_clock;
+  static Steady::time_point now() { return Steady::now(); }
+  static double seconds(Steady::time_point since) { return std::chrono::duration<double>(now() - since).count(); }
+  std::ostream* out_;
+  double every_;
+  Steady::time_point start_, last_;
+  std::string stage_ = "fitting";
+  int64_t evaluations_ = 0;
+};
+
 struct Problem {
   const CalibrationRequest& request;
   const ThroughputModel& model;
   std::vector<Unknown> free;  // searched
   ClusterDescription fixed;   // the others at their values
+  SearchLog* log = nullptr;
 
   double log_low(size_t j) const { return std::log(range_of(free[j]).low); }
   double log_high(size_t j) const { return std::log(range_of(free[j]).high); }
@@ -96,6 +125,7 @@ struct Problem {
     return e;
   }
   double objective(const std::vector<double>& u) const {
+    if (log != nullptr) log->evaluated();
     double sum = 0;
     for (const double e : log_errors(cluster_at(u))) sum += e * e;
     return sum / static_cast<double>(request.points.size());
@@ -500,6 +530,10 @@ ClusterCalibration calibrate_with_latency(const CalibrationRequest& request, con
     }
   }
   Problem problem{request, model, automatic ? all_unknowns() : request.unknowns, start};
+  SearchLog log(request);
+  problem.log = &log;
+  const std::string with_latency = std::string(" (a ") + name_of(latency) + "'s start-ups)";
+  log.stage("which unknowns the points see" + with_latency);
   std::vector<FittedUnknown> left;  // not fitted, with the reason
   auto leave = [&](Unknown u, const std::string& note) {
     problem.fixed = neutral(problem.fixed, request.base, u);
@@ -536,6 +570,9 @@ ClusterCalibration calibrate_with_latency(const CalibrationRequest& request, con
       leave(last, "too few points (two per unknown fitted); measure " + what_determines(last));
       continue;
     }
+    std::vector<std::string> fitting;
+    for (const auto unknown : problem.free) fitting.push_back(name_of(unknown));
+    log.stage("fitting " + join(fitting) + with_latency);
     u = fit(problem);
     const auto columns = jacobian(problem, u);
     // An unknown no prediction depends on at the fit, though they do where it weighs most: the points bound it
@@ -613,6 +650,7 @@ ClusterCalibration calibrate_with_latency(const CalibrationRequest& request, con
     for (size_t j = 0; j < problem.free.size(); ++j) {
       auto& f = *std::find_if(result.unknowns.begin(), result.unknowns.end(),
                               [&](const FittedUnknown& x) { return x.unknown == problem.free[j]; });
+      log.stage("the range of " + name_of(f.unknown) + " within the points' noise" + with_latency);
       const auto [low, low_open] = consistent_toward(problem, u, j, 0, limit);
       const auto [high, high_open] = consistent_toward(problem, u, j, 1, limit);
       f.low = value_in(problem.cluster_at(low), request.base, f.unknown);

@@ -9,6 +9,7 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -107,6 +108,10 @@ struct CalibrationRequest {
   // than `resolution`. 0: the analytical models' search, to rounding.
   int64_t threads = 1;
   double resolution = 0;
+  // Where a long fit says how far it got (what it is fitting, evaluations so far, seconds), a line at most every
+  // `progress_seconds`; none when null.
+  std::ostream* progress = nullptr;
+  double progress_seconds = 10;
 };
 
 // Throws Error (one line) when there are no points, when a named unknown is not determined by them (naming what to
