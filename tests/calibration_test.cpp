@@ -789,6 +789,27 @@ TEST(CalibrateCommand, ReadsTheRunDirectoriesOfTrain) {
               (summary["cpu_seconds_per_iteration"].get<double>() - compute) / (2 * bytes), 1e-15)
       << points[1];
 
+  // A run with a straggler: the closed forms refuse it, the discrete-event simulator fits it beside the others, its
+  // slowed worker taken from config.json (the slowed run predicted well below the same run without one).
+  r = run_distsgd("train --algo arsgd --workers 2 --batch-size 32 --slowdown 1:4" + data + (dir / "slowed"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::string both = " --runs " + (dir / "arsgd-w1") + " " + (dir / "arsgd-w2") + " " + (dir / "slowed") +
+                           " --profile " + (dir / "p.json") +
+                           " --cluster 10gbe --fit compute_scale,link_efficiency --noise 0 --out " +
+                           (dir / "slowed.json");
+  r = run_distsgd("calibrate" + both);
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("--slowdown: calibrate fits homogeneous runs"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("calibrate with --fidelity des"), std::string::npos) << r.output;
+  r = run_distsgd("calibrate --fidelity des --iterations 20" + both);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto des_points = nlohmann::json::parse(read_file(dir / "slowed.json"))["calibration"]["points"];
+  ASSERT_EQ(des_points.size(), 3u);
+  EXPECT_NE(des_points[2]["flags"].get<std::string>().find("--slowdown 1:4"), std::string::npos) << des_points[2];
+  EXPECT_LT(des_points[2]["predicted_samples_per_second"].get<double>(),
+            0.6 * des_points[1]["predicted_samples_per_second"].get<double>())
+      << des_points;
+
   r = run_distsgd("train --algo arsgd --workers 1 --batch-size 16" + data + (dir / "batch16"));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   r = run_distsgd("calibrate --runs " + (dir / "arsgd-w1") + " " + (dir / "batch16") + " --profile " +

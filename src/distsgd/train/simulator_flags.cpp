@@ -3,19 +3,28 @@
 #include <nlohmann/json.hpp>
 
 #include "distsgd/catalog/algorithm_catalog.hpp"
+#include "distsgd/core/option.hpp"
 #include "distsgd/sim/calibration/measured_point_model.hpp"
 #include "distsgd/train/options.hpp"
 
 namespace distsgd::train {
 namespace {
 
+// One item of a recorded list as its flag's value: a RANK:FACTOR pair (--slowdown, recorded as [rank, factor]) as
+// the flag takes it, a string as itself.
+std::string word_of_item(const nlohmann::json& item) {
+  if (item.is_array() && item.size() == 2) {
+    return text_of(item[0].get<int64_t>()) + ":" + text_of(item[1].get<double>());
+  }
+  return item.is_string() ? item.get<std::string>() : item.dump();
+}
+
 // A recorded value as the words of its flag (a list repeats the flag; false and null are absent).
 std::vector<std::string> words_of_json(const std::string& flag, const nlohmann::json& value) {
   if (value.is_boolean()) return value.get<bool>() ? std::vector<std::string>{flag} : std::vector<std::string>{};
   if (value.is_array()) {
     std::vector<std::string> words;
-    for (const auto& item : value)
-      words.insert(words.end(), {flag, item.is_string() ? item.get<std::string>() : item.dump()});
+    for (const auto& item : value) words.insert(words.end(), {flag, word_of_item(item)});
     return words;
   }
   if (value.is_null()) return {};

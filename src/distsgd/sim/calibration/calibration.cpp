@@ -582,6 +582,8 @@ ClusterCalibration calibrate_with_latency(const CalibrationRequest& request, con
       if (largest_magnitude(columns[j]) >= kSeen) continue;
       const Unknown unknown = problem.free[j];
       if (seen_where_costliest(problem, u, j)) {
+        // A named unknown stays fitted (its note says when the fit ran to the end of its search).
+        if (!automatic) continue;
         const double value =
             range_of(unknown).neutral == 0 ? 0.0 : value_in(problem.cluster_at(u), request.base, unknown);
         problem.fixed = with_unknown(problem.cluster_at(u), request.base, unknown, value);
@@ -626,10 +628,11 @@ ClusterCalibration calibrate_with_latency(const CalibrationRequest& request, con
       const auto range = range_of(unknown);
       if (value >= range.high * (1 - 1e-6) || (range.neutral == 1 && value <= range.low * (1 + 1e-6))) {
         char text[160];
-        std::snprintf(text, sizeof text,
-                      "at the end of its search (%g to %g): the points ask for more; does the profile and the base "
-                      "describe the runs?",
-                      range.low, range.high);
+        std::snprintf(
+            text, sizeof text,
+            "at the end of its search (%g to %g): the points ask for a value beyond it; do the profile and the base "
+            "describe the runs?",
+            range.low, range.high);
         note = text;
       }
       result.unknowns.push_back({unknown, value, true, note});
