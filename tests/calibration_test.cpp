@@ -211,8 +211,7 @@ TEST(Calibration, TheDiscreteEventFitCalibratesOnRunsWithAStraggler) {
   request.points = points;
   request.base = base;
   request.unknowns = {Unknown::kComputeScale, Unknown::kLinkEfficiency};
-  request.threads = 2;
-  request.resolution = sim::kDesResolution;
+  sim::search_as_for_des(request);
   std::ostringstream progress;  // a long fit says how far it got; here at every evaluation
   request.progress = &progress;
   request.progress_seconds = 0;

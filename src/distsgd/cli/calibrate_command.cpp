@@ -8,7 +8,6 @@
 #include <filesystem>
 #include <iostream>
 #include <set>
-#include <thread>
 
 #include "distsgd/core/error.hpp"
 #include "distsgd/core/json_file.hpp"
@@ -159,8 +158,7 @@ int run_calibrate(const CalibrateCommand& c) {
   const auto model = des ? sim::des_model_of(request.points, profiles, ignored, des_options)
                          : sim::analytical_model_of(request.points, profiles, ignored);
   if (des) {
-    request.threads = std::max(1u, std::thread::hardware_concurrency());
-    request.resolution = sim::kDesResolution;
+    sim::search_as_for_des(request);
     request.progress = &std::cerr;  // minutes: say how far it got
   }
   const auto result = sim::calibrate(request, model);

@@ -7,7 +7,6 @@
 #include <optional>
 #include <set>
 #include <sstream>
-#include <thread>
 
 #include "distsgd/core/error.hpp"
 #include "distsgd/core/json_file.hpp"
@@ -189,8 +188,7 @@ nlohmann::json holdout_report(const nlohmann::json& rows, const std::string& dir
     request.noise = noise > 0 ? noise : measured_noise(calibration_rows, kDefaultNoise);
     std::set<std::string> ignored;
     if (options.calibrate_with_des) {
-      request.threads = std::max<int64_t>(1, std::thread::hardware_concurrency());
-      request.resolution = sim::kDesResolution;
+      sim::search_as_for_des(request);
     }
     request.progress = options.progress;
     const auto calibration = sim::calibrate(

@@ -205,13 +205,13 @@ std::vector<double> nelder_mead(const Problem& problem, std::vector<double> star
   return simplex[static_cast<size_t>(std::min_element(f.begin(), f.end()) - f.begin())];
 }
 
-// The best of several deterministic starts: the base's values, and the corners of a smaller cube around the middle.
+// The best of several deterministic starts: the base's values, and corners of a smaller cube around the middle.
 std::vector<double> fit(const Problem& problem) {
   const size_t k = problem.free.size();
   std::vector<std::vector<double>> starts{problem.u_of(problem.fixed)};
-  for (int s = 0; s < 4; ++s) {
+  for (int64_t s = 0; s < std::clamp<int64_t>(problem.request.corner_starts, 0, 4); ++s) {
     std::vector<double> u(k);
-    for (size_t j = 0; j < k; ++j) u[j] = ((s >> (j % 2)) & 1) ^ (j / 2 % 2) ? 0.3 : 0.7;
+    for (size_t j = 0; j < k; ++j) u[j] = ((static_cast<size_t>(s) >> (j % 2)) & 1) ^ (j / 2 % 2) ? 0.3 : 0.7;
     starts.push_back(u);
   }
   std::vector<double> best;
@@ -243,7 +243,8 @@ std::pair<std::vector<double>, double> refit_holding(const Problem& problem, std
 }
 
 // How far free unknown j can go from the best fit toward `end` (0 or 1) while the points stay within `limit` (the
-// objective), the others re-fitted: bisection in the unknown's logarithm, 8 halvings (1/256 of its range). Returns
+// objective), the others re-fitted: bisection in the unknown's logarithm (CalibrationRequest::range_halvings; 8:
+// 1/256 of its range). Returns
 // the farthest consistent u and whether it is the end itself.
 std::pair<std::vector<double>, bool> consistent_toward(const Problem& problem, const std::vector<double>& best,
                                                        size_t j, double end, double limit) {
@@ -252,7 +253,7 @@ std::pair<std::vector<double>, bool> consistent_toward(const Problem& problem, c
   if (f_end <= limit) return {at_end, true};
   std::vector<double> inside = best;
   double out = end;
-  for (int halving = 0; halving < 8; ++halving) {
+  for (int64_t halving = 0; halving < problem.request.range_halvings; ++halving) {
     const double middle = (inside[j] + out) / 2;
     auto [u, f] = refit_holding(problem, inside, j, middle);
     if (f <= limit) {

@@ -108,6 +108,11 @@ struct CalibrationRequest {
   // than `resolution`. 0: the analytical models' search, to rounding.
   int64_t threads = 1;
   double resolution = 0;
+  // The search's own thoroughness, which a costly model trades for time: the fit's starts besides the base's values
+  // (corners of a cube around the middle of the ranges, up to 4), and the bisections that find a range's ends (8:
+  // 1/256 of the unknown's search in its logarithm).
+  int64_t corner_starts = 4;
+  int64_t range_halvings = 8;
   // Where a long fit says how far it got (what it is fitting, evaluations so far, seconds), a line at most every
   // `progress_seconds`; none when null.
   std::ostream* progress = nullptr;

@@ -1,6 +1,8 @@
 #include "distsgd/sim/calibration/measured_point_model.hpp"
 
+#include <algorithm>
 #include <memory>
+#include <thread>
 
 #include "distsgd/core/error.hpp"
 #include "distsgd/sim/algorithm_predictions.hpp"
@@ -66,6 +68,13 @@ ThroughputModel analytical_model_of(const std::vector<MeasuredPoint>& points, co
     }
     return predict_analytical(settings.at(i), profiles.at(i), cluster, p.workers, sent).samples_per_second;
   };
+}
+
+void search_as_for_des(CalibrationRequest& request) {
+  request.threads = std::max(1u, std::thread::hardware_concurrency());
+  request.resolution = 1e-6;
+  request.corner_starts = 2;
+  request.range_halvings = 6;
 }
 
 ThroughputModel des_model_of(const std::vector<MeasuredPoint>& points, const std::vector<ModelProfile>& profiles,
