@@ -116,8 +116,8 @@ CLI::App* add_calibrate_command(CLI::App& app, CalibrateCommand& c) {
   cmd->add_option("--fidelity", c.fidelity,
                   "the model fitted to the points: analytical (the closed forms: a fit takes seconds) or des (the "
                   "discrete-event simulator, as simulate --fidelity des and the virtual cluster predict: each "
-                  "evaluation simulates every point, so a fit takes minutes; it also fits runs with a straggler, "
-                  "--slowdown)")
+                  "evaluation simulates every point, so a fit takes seconds to minutes; it also fits runs with a "
+                  "straggler, --slowdown)")
       ->check(CLI::IsMember({"analytical", "des"}))
       ->capture_default_str();
   cmd->add_option("--iterations", c.iterations,

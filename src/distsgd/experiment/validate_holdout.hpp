@@ -33,7 +33,7 @@ struct HoldoutOptions {
   bool des_for_every_row = false;
   // Calibrate with the discrete-event simulator (sim::des_model_of, these options) instead of the analytical models:
   // the model that then predicts the held-out rows fitted to the calibration rows itself (validate
-  // --holdout-fidelity des). Minutes a network where the analytical fit takes seconds.
+  // --holdout-fidelity des). Tens of seconds a network where the analytical fit takes one.
   bool calibrate_with_des = false;
   sim::DesPointOptions des_points;
   std::ostream* progress = nullptr;  // how far a calibration got (sim::CalibrationRequest::progress)

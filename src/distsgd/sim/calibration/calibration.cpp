@@ -244,8 +244,7 @@ std::pair<std::vector<double>, double> refit_holding(const Problem& problem, std
 
 // How far free unknown j can go from the best fit toward `end` (0 or 1) while the points stay within `limit` (the
 // objective), the others re-fitted: bisection in the unknown's logarithm (CalibrationRequest::range_halvings; 8:
-// 1/256 of its range). Returns
-// the farthest consistent u and whether it is the end itself.
+// 1/256 of its range). Returns the farthest consistent u and whether it is the end itself.
 std::pair<std::vector<double>, bool> consistent_toward(const Problem& problem, const std::vector<double>& best,
                                                        size_t j, double end, double limit) {
   if (best[j] == end) return {best, true};
