@@ -62,6 +62,39 @@ TEST(DesAgreesWithAnalytical, AllreduceSgdEveryOverlap) {
   }
 }
 
+// Buckets of 0 MB (simulate --bucket-mb 0 --first-bucket-mb 0): every tensor its own allreduce as its gradient is
+// ready, in both fidelities alike (the HKBU figures' WFBP-A2A); a negative size is refused.
+TEST(DesAgreesWithAnalytical, ZeroMegabyteBucketsAreABucketPerTensor) {
+  const auto p = toy();
+  const auto c = uniform_link(1e9, 2e-3);  // start-ups large enough to count
+  for (int64_t workers : {2, 4}) {
+    const double analytical = predict_allreduce_sgd(p, workers, c, allreduce_settings("wfbp", 0, 0)).iteration_seconds;
+    const auto per_tensor = run("arsgd", workers, c, [](DesSettings& s) {
+      s.overlap = "wfbp";
+      s.bucket_bytes = s.first_bucket_bytes = 0;
+    });
+    EXPECT_NEAR(per_tensor.iteration_seconds / analytical, 1, kFewPercent) << workers;
+    // The same layout as buckets of one byte, which no two tensors share.
+    const auto one_byte = run("arsgd", workers, c, [](DesSettings& s) {
+      s.overlap = "wfbp";
+      s.bucket_bytes = s.first_bucket_bytes = 1;
+    });
+    EXPECT_DOUBLE_EQ(per_tensor.iteration_seconds, one_byte.iteration_seconds) << workers;
+    EXPECT_EQ(per_tensor.events, one_byte.events) << workers;
+  }
+  DesSettings negative;
+  negative.algorithm = "arsgd";
+  negative.workers = 2;
+  negative.bucket_bytes = -1;
+  try {
+    check(negative);
+    ADD_FAILURE() << "a negative bucket was taken";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("--bucket-mb and --first-bucket-mb must not be negative"), std::string::npos)
+        << e.what();
+  }
+}
+
 // Computing and communicating at once (ClusterDescription::interference_alpha_seconds): both fidelities charge it to
 // the collectives that run beside compute (wait-free backprop's, multistep's) and still agree; the one allreduce after
 // backward, and a ring within one node, pay nothing.

@@ -41,7 +41,8 @@ void check(const DesSettings& s) {
   require(s.warmup >= 0, "--warmup must not be negative");
   require(s.prefetch >= 0, "--prefetch must not be negative");
   require_word_of<catalog::choices::Overlap>("--overlap", s.overlap, " in the discrete-event simulator (train's)");
-  require(s.bucket_bytes > 0 && s.first_bucket_bytes > 0, "--bucket-mb and --first-bucket-mb must be positive");
+  // 0: a bucket per tensor, as the analytical models take it (every tensor its own allreduce as its gradient is ready).
+  require(s.bucket_bytes >= 0 && s.first_bucket_bytes >= 0, "--bucket-mb and --first-bucket-mb must not be negative");
   require(s.density >= 0 && s.density <= 1, "--density must be in [0, 1]");
   require(s.density == 0 || one_of(s.algorithm, {"arsgd", "bsp", "asp", "ssp"}),
           "--density: Deep Gradient Compression applies to arsgd, bsp, asp and ssp (as distsgd train --compress dgc)");
