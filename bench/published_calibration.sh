@@ -6,8 +6,8 @@
 # Usage: bench/published_calibration.sh [MODEL...]   (resnet50 bert-base bert-large, default all; env BUILD; env FIT:
 # the unknowns to fit, calibrate --fit; default compute_scale,link_efficiency,intra_node_efficiency,alpha: the points
 # are one GPU, a node's 4 (over its PCIe), 2 nodes' 8 (over the network) and per-tensor messages, one unknown each;
-# FIT= lets calibrate choose, two points per unknown; env FIDELITY=des: calibrate and predict with the discrete-event
-# simulator, 60 iterations a point, instead of the analytical models)
+# FIT= lets calibrate choose, two points per unknown. The analytical models only: the discrete-event simulator has no
+# MG-WFBP merge)
 #
 # Inputs taken from the source, HKBU-HPML/ddl-benchmarks results/2020-05-29/README.md (Shi et al., "Communication-
 # Efficient Distributed Deep Learning: Survey, Evaluation, and Challenges", arXiv:2005.13247): ResNet-50, batch 64
@@ -58,11 +58,6 @@ declare -A figures=(
 )
 networks=(hkbu-v100-10gbe hkbu-v100-100gb-ib hkbu-v100-100gbe)
 fit_unknowns=${FIT-compute_scale,link_efficiency,intra_node_efficiency,alpha}
-fidelity=${FIDELITY:-analytical}
-[[ $fidelity == analytical || $fidelity == des ]] || { echo "FIDELITY must be analytical or des" >&2; exit 1; }
-fidelity_flags=(--fidelity "$fidelity")
-simulate_fidelity=(--fidelity "$fidelity")
-[[ $fidelity == des ]] && simulate_fidelity+=(--iterations 60 --warmup 10)
 models=("$@")
 [[ ${#models[@]} -eq 0 ]] && models=(resnet50 bert-base bert-large)
 for model in "${models[@]}"; do
@@ -92,7 +87,7 @@ for cluster in "${networks[@]}"; do
   # The unknowns named (FIT); where the points do not tell them apart, calibrate's own choice (bench/README says why
   # not interference_alpha).
   calibrate=("$BUILD/distsgd" calibrate --points "$fit.csv" --profile "$out/$model.json" --cluster "$cluster"
-    "${latency_flag[@]}" "${fidelity_flags[@]}" --out "$fit.json")
+    "${latency_flag[@]}" --out "$fit.json")
   if ! "${calibrate[@]}" ${fit_unknowns:+--fit "$fit_unknowns"} >"$fit.fit" 2>&1; then
     # Named unknowns the points do not determine are refused: say so, and let calibrate choose.
     echo "($model, $cluster, $latency: $(tail -1 "$fit.fit" | cut -c1-150)...; calibrate's own choice instead)"
@@ -103,7 +98,7 @@ for cluster in "${networks[@]}"; do
     read -r _ _ at16 at32 <<<"${published[$method]}"
     # shellcheck disable=SC2086
     "$BUILD/distsgd" simulate --profile "$out/$model.json" --cluster "$fit.json" \
-      --algo arsgd $flags --workers 16,32 "${simulate_fidelity[@]}" --out "$out/s.json" >/dev/null
+      --algo arsgd $flags --workers 16,32 --out "$out/s.json" >/dev/null
     python3 - "$out/s.json" "$cluster" "$method" "$at16" "$at32" "$latency" "$model" <<'PY' | tee -a "$out/table"
 import json, sys
 predictions = json.load(open(sys.argv[1]))["predictions"]
