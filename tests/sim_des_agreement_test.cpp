@@ -53,7 +53,8 @@ TEST(DesAgreesWithAnalytical, AllreduceSgdEveryOverlap) {
   const auto p = toy();
   const auto c = uniform_link(1e9, kAlpha);
   for (int64_t workers : {2, 4, 8}) {
-    for (const std::string overlap : {"none", "wfbp", "multistep"}) {
+    // mgwfbp and merge-optimal: the simulator's buckets are the groups the analytical merge picks.
+    for (const std::string overlap : {"none", "wfbp", "multistep", "mgwfbp", "merge-optimal"}) {
       const auto settings = allreduce_settings(overlap, 25.0 * 1024 * 1024, 1024.0 * 1024);
       const double analytical = predict_allreduce_sgd(p, workers, c, settings).iteration_seconds;
       const double simulated = des("arsgd", workers, c, [&](DesSettings& s) { s.overlap = overlap; });
@@ -105,7 +106,8 @@ TEST(DesAgreesWithAnalytical, InterferenceSlowsOnlyTheCollectivesBesideCompute) 
   interfered.interference_alpha_seconds = 2e-4;
   const double per_tensor = 1024.0 * 1024;  // each of toy's tensors a bucket of its own
   for (int64_t workers : {2, 4, 8}) {
-    for (const std::string overlap : {"none", "wfbp", "multistep"}) {
+    // mgwfbp and merge-optimal: the simulator's buckets are the groups the analytical merge picks.
+    for (const std::string overlap : {"none", "wfbp", "multistep", "mgwfbp", "merge-optimal"}) {
       const auto settings = allreduce_settings(overlap, per_tensor, per_tensor);
       const auto configure = [&](DesSettings& s) {
         s.overlap = overlap;

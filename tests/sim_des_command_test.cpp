@@ -126,8 +126,6 @@ void expect_errors(const Profile& p, const std::vector<std::pair<std::string, st
 TEST(SimulateDesCommand, BadFlagsAreOneClearError) {
   Profile p;
   expect_errors(p, {
-                       {"--overlap mgwfbp",
-                        "--overlap in the discrete-event simulator (train's) must be none, wfbp or multistep"},
                        {"--collectives rings", "--collectives must be auto, steps or flows"},
                        {"--workers 2,4 --trace t.json", "--trace: give one --workers count"},
                        {"--algo gossip --workers 1", "--algo gossip is decentralized: simulate 2 or more workers"},

@@ -70,7 +70,7 @@ std::vector<SimulatorOption> declare_options() {
       option(catalog::options::kFragmentDelay, &S::fragment_delay),
       option(catalog::options::kOuterBits, &S::outer_bits),
       option(catalog::options::kOverlap, &S::overlap, {"mgwfbp", "merge-optimal"},
-             "; simulate (analytical) also: mgwfbp (MG-WFBP's merged layers) or merge-optimal (the best merge, "
+             "; simulate also: mgwfbp (MG-WFBP's merged layers) or merge-optimal (the best merge, "
              "found exactly)"),
       option("--bucket-mb", &S::bucket_mb, "arsgd wfbp: bucket size, MB", non_negative<double>()),
       option("--first-bucket-mb", &S::first_bucket_mb, "arsgd wfbp: first bucket size, MB", non_negative<double>()),

@@ -3,6 +3,8 @@
 //                        update (whole_gradient_allreduce.cpp)
 //   --overlap wfbp       each bucket's allreduce starts when backward has produced its gradients, in bucket order;
 //                        after backward every reduction is awaited, then the update (bucketed_allreduce.cpp)
+//   --overlap mgwfbp     as wfbp, the buckets the groups MG-WFBP's merge picks on the cluster (merge-optimal: the
+//                        best merge's), as the analytical model sends them (synchronous_model.hpp, merged_tensors)
 //   --overlap multistep  each bucket's reduce-scatter (an alltoall of 1/P slices) starts during backward; after
 //                        backward, bucket by bucket, the wait, the local sum and the update of this worker's 1/P slice;
 //                        then the allgathers, input-side bucket first, which the next forward waits for bucket by
@@ -19,6 +21,7 @@
 
 #include "distsgd/core/error.hpp"
 #include "distsgd/sim/analytical/powersgd_model.hpp"
+#include "distsgd/sim/analytical/synchronous_model.hpp"
 #include "distsgd/sim/des/collective_work.hpp"
 #include "distsgd/sim/des/dgc.hpp"
 #include "distsgd/sim/des/workload.hpp"
@@ -60,7 +63,7 @@ class AllreduceWorkload final : public Workload {
   explicit AllreduceWorkload(DesContext& c)
       : c_(c),
         variant_(variant_of(c)),
-        buckets_(make_bucket_layout(c.profile, c.settings.first_bucket_bytes, c.settings.bucket_bytes)),
+        buckets_(layout_of(c)),
         reductions_(static_cast<size_t>(c.workers), std::vector<CollectiveWork>(buckets_.size())),
         gathers_(static_cast<size_t>(c.workers), std::vector<CollectiveWork>(buckets_.size())) {
     if (variant_ == Variant::kPowerSgd) powersgd_ = powersgd_step(c.profile, c.settings.powersgd_rank);
@@ -115,6 +118,26 @@ class AllreduceWorkload final : public Workload {
   }
 
  private:
+  // The buckets: train's for wfbp and multistep, the merge's groups for mgwfbp and merge-optimal (backward order,
+  // each the range of tensors it holds).
+  static BucketLayout layout_of(const DesContext& c) {
+    const auto& overlap = c.settings.overlap;
+    if (overlap != "mgwfbp" && overlap != "merge-optimal") {
+      return make_bucket_layout(c.profile, c.settings.first_bucket_bytes, c.settings.bucket_bytes);
+    }
+    const auto merged =
+        merged_tensors(c.profile, c.workers, c.cluster.allreduce_cost(c.workers), overlap == "merge-optimal",
+                       c.cluster.interference_alpha(c.workers), c.cluster.allreduce_alpha_scale(c.workers));
+    BucketLayout layout;
+    for (size_t g = merged.first_layer.size(); g-- > 0;) {
+      layout.first.push_back(merged.first_layer[g]);
+      layout.last.push_back(g + 1 < merged.first_layer.size() ? merged.first_layer[g + 1] - 1
+                                                              : c.profile.tensors.size() - 1);
+      layout.bytes.push_back(merged.bytes[g]);
+    }
+    return layout;
+  }
+
   static Variant variant_of(const DesContext& c) {
     if (c.settings.density > 0) return Variant::kSparse;
     if (c.settings.powersgd_rank > 0) return Variant::kPowerSgd;
