@@ -88,15 +88,17 @@ AllreduceSettings allreduce_settings(const std::string& overlap, double bucket_b
   throw Error("--overlap must be " + join_or(allreduce_overlap_names()) + " (got '" + overlap + "')");
 }
 
-MergedLayers merged_tensors(const ModelProfile& profile, int64_t workers, const LinkCost& ring, bool optimal,
+MergedLayers merged_tensors(const ModelProfile& profile, int64_t workers, const LinkCost& ring, AllreduceSchedule merge,
                             double interference_alpha, double allreduce_alpha_scale) {
+  require(merge == AllreduceSchedule::kMgwfbp || merge == AllreduceSchedule::kOptimalMerge,
+          "merged_tensors: a merging schedule (mgwfbp or merge-optimal)");
   const Groups tensors = tensor_layers(profile);
   // The merge decides with the cost beside compute (where its groups mostly run).
   LinkCost busy_ring = ring;
   busy_ring.alpha = (ring.alpha + interference_alpha) * allreduce_alpha_scale;
   const auto busy = [&](double bytes) { return ring_allreduce_seconds(busy_ring, workers, bytes); };
-  return optimal ? merge_gradients_optimal(tensors.layers, tensors.bytes, busy)
-                 : merge_gradients_mgwfbp(tensors.layers, tensors.bytes, busy);
+  return merge == AllreduceSchedule::kOptimalMerge ? merge_gradients_optimal(tensors.layers, tensors.bytes, busy)
+                                                   : merge_gradients_mgwfbp(tensors.layers, tensors.bytes, busy);
 }
 
 Prediction predict_allreduce_sgd(const ModelProfile& profile, int64_t workers, const LinkCost& ring,
@@ -126,8 +128,8 @@ Prediction predict_allreduce_sgd(const ModelProfile& profile, int64_t workers, c
     }
     case AllreduceSchedule::kMgwfbp:
     case AllreduceSchedule::kOptimalMerge: {
-      const auto merged = merged_tensors(profile, workers, ring, settings.schedule == AllreduceSchedule::kOptimalMerge,
-                                         interference_alpha, allreduce_alpha_scale);
+      const auto merged =
+          merged_tensors(profile, workers, ring, settings.schedule, interference_alpha, allreduce_alpha_scale);
       const auto layers = with_comm({merged.layers, merged.bytes}, ring, busy_ring, allreduce);
       return prediction_from_iteration(profile, workers,
                                        forward + backward + wfbp_exposed_communication_seconds(layers) + update);

@@ -48,10 +48,11 @@ std::vector<std::string> allreduce_overlap_names();
 // `interference_alpha` more per step (ClusterDescription::interference_alpha_seconds); the one allreduce after
 // backward of --overlap none does not. An allreduce's start-ups (alpha and interference) are scaled by
 // `allreduce_alpha_scale` (ClusterDescription::allreduce_alpha_scale: a tree's), the allgather's are not.
-// The groups of tensors --overlap mgwfbp (MG-WFBP's greedy merge) or merge-optimal (`optimal`) sends at `workers` over
-// `ring`, deciding with the allreduce's cost beside compute (its start-ups with the interference, scaled as the
-// allreduce's): what the analytical model sends, and the discrete-event simulator's buckets for the same overlaps.
-MergedLayers merged_tensors(const ModelProfile& profile, int64_t workers, const LinkCost& ring, bool optimal,
+// The groups of tensors --overlap mgwfbp (MG-WFBP's greedy merge, kMgwfbp) or merge-optimal (kOptimalMerge) sends at
+// `workers` over `ring`, deciding with the allreduce's cost beside compute (its start-ups with the interference, scaled
+// as the allreduce's): what the analytical model sends, and the discrete-event simulator's buckets for the same
+// overlaps.
+MergedLayers merged_tensors(const ModelProfile& profile, int64_t workers, const LinkCost& ring, AllreduceSchedule merge,
                             double interference_alpha = 0, double allreduce_alpha_scale = 1);
 
 Prediction predict_allreduce_sgd(const ModelProfile& profile, int64_t workers, const LinkCost& ring,

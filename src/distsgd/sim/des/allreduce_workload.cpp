@@ -121,12 +121,13 @@ class AllreduceWorkload final : public Workload {
   // The buckets: train's for wfbp and multistep, the merge's groups for mgwfbp and merge-optimal (backward order,
   // each the range of tensors it holds).
   static BucketLayout layout_of(const DesContext& c) {
-    const auto& overlap = c.settings.overlap;
-    if (overlap != "mgwfbp" && overlap != "merge-optimal") {
+    const auto schedule =
+        allreduce_settings(c.settings.overlap, c.settings.bucket_bytes, c.settings.first_bucket_bytes).schedule;
+    if (schedule != AllreduceSchedule::kMgwfbp && schedule != AllreduceSchedule::kOptimalMerge) {
       return make_bucket_layout(c.profile, c.settings.first_bucket_bytes, c.settings.bucket_bytes);
     }
     const auto merged =
-        merged_tensors(c.profile, c.workers, c.cluster.allreduce_cost(c.workers), overlap == "merge-optimal",
+        merged_tensors(c.profile, c.workers, c.cluster.allreduce_cost(c.workers), schedule,
                        c.cluster.interference_alpha(c.workers), c.cluster.allreduce_alpha_scale(c.workers));
     BucketLayout layout;
     for (size_t g = merged.first_layer.size(); g-- > 0;) {

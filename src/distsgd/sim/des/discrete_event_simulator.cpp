@@ -10,6 +10,7 @@
 #include "distsgd/core/error.hpp"
 #include "distsgd/core/text.hpp"
 #include "distsgd/sim/algorithm_predictions.hpp"
+#include "distsgd/sim/analytical/synchronous_model.hpp"
 #include "distsgd/sim/des/context.hpp"
 #include "distsgd/sim/des/worker_loop.hpp"
 #include "distsgd/sim/des/workload.hpp"
@@ -40,11 +41,8 @@ void check(const DesSettings& s) {
   require(s.iterations >= 1, "--iterations must be at least 1");
   require(s.warmup >= 0, "--warmup must not be negative");
   require(s.prefetch >= 0, "--prefetch must not be negative");
-  // train's overlaps, and the analytical models' merges (their groups as buckets).
-  if (s.overlap != "mgwfbp" && s.overlap != "merge-optimal") {
-    require_word_of<catalog::choices::Overlap>("--overlap", s.overlap,
-                                               " in the discrete-event simulator (train's, mgwfbp or merge-optimal)");
-  }
+  // The analytical models' overlaps, one list for both fidelities (the merges' groups are the simulator's buckets).
+  allreduce_settings(s.overlap, s.bucket_bytes, s.first_bucket_bytes);
   // 0: a bucket per tensor, as the analytical models take it (every tensor its own allreduce as its gradient is ready).
   require(s.bucket_bytes >= 0 && s.first_bucket_bytes >= 0, "--bucket-mb and --first-bucket-mb must not be negative");
   require(s.density >= 0 && s.density <= 1, "--density must be in [0, 1]");
