@@ -16,6 +16,7 @@
 
 #include "distsgd/core/error.hpp"
 #include "distsgd/core/text.hpp"
+#include "distsgd/experiment/run_directory.hpp"
 #include "distsgd/experiment/validate_holdout.hpp"
 #include "distsgd/sim/algorithm_predictions.hpp"
 #include "distsgd/sim/analytical/prediction.hpp"
@@ -763,6 +764,30 @@ TEST(CalibrateCommand, ReadsTheRunDirectoriesOfTrain) {
       << "one unknown fits one point exactly: " << point;
   EXPECT_EQ(point["algorithm"], "arsgd");
   EXPECT_EQ(point["flags"].get<std::string>().find("--servers"), std::string::npos) << point;
+
+  // A traced run is measured as validate measures it: steady state from trace.json, after --warmup iterations.
+  r = run_distsgd("train --algo arsgd --workers 1 --servers 0 --batch-size 32 --trace" + data + (dir / "traced"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  r = run_distsgd("calibrate --runs " + (dir / "arsgd-w1") + " " + (dir / "traced") + " --warmup 5 --profile " +
+                  (dir / "p.json") + " --cluster 10gbe --fit compute_scale --out " + (dir / "traced.json"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("the runs' throughput: 1 steady (trace.json, each worker from iteration 5 on"),
+            std::string::npos)
+      << r.output;
+  const auto traced_points = nlohmann::json::parse(read_file(dir / "traced.json"))["calibration"]["points"];
+  const auto traced_summary = nlohmann::json::parse(read_file(dir / "traced/summary.json"));
+  EXPECT_EQ(traced_points[0]["measured_from"], "summary.json");
+  EXPECT_EQ(traced_points[1]["measured_from"], "trace.json");
+  EXPECT_DOUBLE_EQ(traced_points[1]["measured_samples_per_second"].get<double>(),
+                   experiment::steady_throughput(dir / "traced", traced_summary, 5).samples_per_second);
+  r = run_distsgd("calibrate --runs " + (dir / "traced") + " --warmup 40 --profile " + (dir / "p.json") +
+                  " --cluster 10gbe --fit compute_scale --out " + (dir / "x.json"));
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(
+      r.output.find("traced/trace.json: worker 0 has 30 forward passes, too few to time any after a warm-up of 40 "
+                    "(lower --warmup)"),
+      std::string::npos)
+      << r.output;
 
   // A run that moved bytes: beside its residual, the CPU its communication cost per byte moved, from its summary
   // (process CPU beyond compute, over twice the bytes sent per iteration); a run that moved none has no such figure.

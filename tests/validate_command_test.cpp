@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <limits>
 #include <map>
 #include <thread>
 
@@ -37,11 +38,18 @@ double steady_from_trace(const std::string& run_dir, int64_t warmup) {
       starts[e["pid"]].push_back(e["ts"].get<double>() / 1e6);
     }
   }
-  double total = 0;
+  // Each worker from its warm-up on, up to the start of the first worker's last iteration (every one training).
+  double first_last_start = std::numeric_limits<double>::infinity();
   for (auto& [rank, s] : starts) {
     std::sort(s.begin(), s.end());
-    const double seconds = s.back() - s[static_cast<size_t>(warmup)];
-    total += batch * static_cast<double>(s.size() - 1 - static_cast<size_t>(warmup)) / seconds;
+    first_last_start = std::min(first_last_start, s.back());
+  }
+  double total = 0;
+  for (const auto& [rank, s] : starts) {
+    size_t end = static_cast<size_t>(warmup);
+    while (end + 1 < s.size() && s[end + 1] <= first_last_start) ++end;
+    const double seconds = s[end] - s[static_cast<size_t>(warmup)];
+    total += batch * static_cast<double>(end - static_cast<size_t>(warmup)) / seconds;
   }
   EXPECT_EQ(static_cast<int64_t>(starts.size()), workers);
   return total;
@@ -152,7 +160,7 @@ TEST(ValidateCommand, SteadyThroughputSkipsWarmupAndEpochEnds) {
       {"workers", 2}, {"batch_size", 10}, {"steps", 8}, {"epochs", 2.0}, {"samples_per_second", 1.0}};
   nlohmann::json events = nlohmann::json::array();
   const std::vector<std::vector<double>> starts = {{0, 1.0, 1.1, 1.2, 5.0, 5.1, 5.2, 5.3},
-                                                   {0, 2.0, 2.2, 2.4, 9.0, 9.2, 9.4, 9.6}};
+                                                   {0, 1.0, 1.2, 1.4, 5.0, 5.2, 5.4, 5.6}};
   for (size_t w = 0; w < starts.size(); ++w) {
     for (const double t : starts[w]) {
       events.push_back({{"ph", "X"}, {"name", "forward"}, {"pid", w}, {"tid", 0}, {"ts", t * 1e6}, {"dur", 1}});
@@ -163,13 +171,51 @@ TEST(ValidateCommand, SteadyThroughputSkipsWarmupAndEpochEnds) {
   events.push_back({{"ph", "X"}, {"name", "forward"}, {"pid", 2}, {"tid", 0}, {"ts", 0}, {"dur", 1}});
   std::ofstream(dir / "trace.json") << nlohmann::json{{"traceEvents", events}}.dump();
   const auto steady = experiment::steady_throughput(dir.str(), summary, 1);
-  // Five timed iterations each: worker 0 at 0.1 s (100 samples/s), worker 1 at 0.2 s (50 samples/s).
+  // Worker 0: five timed iterations of 0.1 s (100 samples/s). Worker 1: three of 0.2 s (50 samples/s), since its
+  // iteration from 5.2 s ends after worker 0 began its last one (5.3 s).
   ASSERT_EQ(steady.per_worker.size(), 2u);
   EXPECT_NEAR(steady.per_worker[0], 100, 1e-9);
   EXPECT_NEAR(steady.per_worker[1], 50, 1e-9);
   EXPECT_NEAR(steady.samples_per_second, 150, 1e-9);
-  EXPECT_EQ(steady.timed_iterations, 5);
+  EXPECT_EQ(steady.timed_iterations, 3);
+  EXPECT_EQ(steady.workers_timed_past_the_others, 0);
   EXPECT_THROW(experiment::steady_throughput(dir.str(), summary, 7), Error);
+}
+
+// The workers are timed together: a worker that outlasts another (asynchronous workers drift apart) runs faster
+// once the other stopped, on a host whose cores they share, and that tail would overstate their joint rate. A
+// straggler still warming up when the others stopped is timed over its own iterations.
+TEST(ValidateCommand, SteadyThroughputTimesTheWorkersOnlyWhileEveryOneTrains) {
+  TempDir dir;
+  const auto write_trace = [&](const std::vector<std::vector<double>>& starts) {
+    nlohmann::json events = nlohmann::json::array();
+    for (size_t w = 0; w < starts.size(); ++w) {
+      for (const double t : starts[w]) {
+        events.push_back({{"ph", "X"}, {"name", "forward"}, {"pid", w}, {"tid", 0}, {"ts", t * 1e6}, {"dur", 1}});
+      }
+    }
+    std::ofstream(dir / "trace.json") << nlohmann::json{{"traceEvents", events}}.dump();
+  };
+  // No epoch ends inside the run (8 steps, half an epoch).
+  nlohmann::json summary = {
+      {"workers", 2}, {"batch_size", 10}, {"steps", 8}, {"epochs", 0.5}, {"samples_per_second", 1.0}};
+  // Worker 0 stops after 4 s; worker 1 takes 1 s per iteration beside it and 0.5 s alone.
+  write_trace({{0, 1, 2, 3, 4}, {0, 1, 2, 3, 4, 4.5, 5, 5.5, 6}});
+  auto steady = experiment::steady_throughput(dir.str(), summary, 1);
+  EXPECT_NEAR(steady.per_worker[1], 10, 1e-9);  // its whole run would say 10 * 7 / 5 = 14
+  EXPECT_NEAR(steady.samples_per_second, 20, 1e-9);
+  EXPECT_EQ(steady.timed_iterations, 3);
+  EXPECT_EQ(steady.workers_timed_past_the_others, 0);
+
+  // A third worker ten times slower has not finished its warm-up iteration when worker 0 stops.
+  summary["workers"] = 3;
+  write_trace({{0, 1, 2, 3, 4}, {0, 1, 2, 3, 4, 4.5, 5, 5.5, 6}, {0, 10, 20, 30}});
+  steady = experiment::steady_throughput(dir.str(), summary, 1);
+  ASSERT_EQ(steady.per_worker.size(), 3u);
+  EXPECT_NEAR(steady.per_worker[0], 10, 1e-9);
+  EXPECT_NEAR(steady.per_worker[2], 1, 1e-9);
+  EXPECT_EQ(steady.workers_timed_past_the_others, 1);
+  EXPECT_EQ(steady.timed_iterations, 2);
 }
 
 // --repeats: every configuration runs that many times; its measurement is their median, its other figures the run's

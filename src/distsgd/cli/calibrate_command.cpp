@@ -12,6 +12,7 @@
 #include "distsgd/core/error.hpp"
 #include "distsgd/core/json_file.hpp"
 #include "distsgd/core/text.hpp"
+#include "distsgd/experiment/run_directory.hpp"
 #include "distsgd/sim/calibration/calibration.hpp"
 #include "distsgd/sim/calibration/measured_point_model.hpp"
 #include "distsgd/sim/calibration/measured_points.hpp"
@@ -20,10 +21,11 @@
 namespace distsgd::cli {
 namespace {
 
-// A run directory of distsgd train: its algorithm, workers and settings (config.json) and its throughput (its
-// `summary`, summary.json).
-sim::MeasuredPoint point_of_run(const std::string& dir, const nlohmann::json& summary,
-                                const sim::ModelProfile& profile) {
+// A run directory of distsgd train: its algorithm, workers and settings (config.json) and its throughput: steady
+// state from trace.json where the run was traced (as validate measures: each worker from iteration `warmup` on,
+// while every worker trains), else summary.json's over the whole run, first iterations included.
+sim::MeasuredPoint point_of_run(const std::string& dir, const nlohmann::json& summary, const sim::ModelProfile& profile,
+                                int64_t warmup, std::string& measured_from) {
   const auto config = read_json_file(dir + "/config.json", "run configuration");
   require(!summary.value("virtual", false),
           "--runs " + dir + ": a virtual run (its throughput is the simulator's own, not a measurement)");
@@ -34,7 +36,16 @@ sim::MeasuredPoint point_of_run(const std::string& dir, const nlohmann::json& su
   p.origin = dir;
   p.algorithm = config.value("algorithm", std::string());
   p.workers = config.value("workers", int64_t{0});
+  measured_from = "summary.json";
   p.samples_per_second = summary["samples_per_second"].get<double>();
+  if (std::filesystem::exists(dir + "/trace.json")) {
+    try {
+      p.samples_per_second = experiment::steady_throughput(dir, summary, warmup).samples_per_second;
+    } catch (const Error& e) {
+      throw Error("--runs " + dir + ": " + e.what() + " (lower --warmup)");
+    }
+    measured_from = "trace.json";
+  }
   const std::string model = config.value("model", std::string());
   const int64_t batch = config.value("batch_size", int64_t{0});
   require(model == profile.model && batch == profile.batch_size,
@@ -124,6 +135,12 @@ CLI::App* add_calibrate_command(CLI::App& app, CalibrateCommand& c) {
                   "with --fidelity des: iterations simulated per point and evaluation, after 10 of warm-up (more: "
                   "steadier rates, a slower fit; default 60)")
       ->check(CLI::Range(int64_t{10}, int64_t{100000}));
+  cmd->add_option("--warmup", c.warmup,
+                  "with --runs: iterations of every worker left out of a traced run's throughput (train --trace: "
+                  "steady state from trace.json, as validate measures; a run without a trace gives summary.json's, "
+                  "over the whole run)")
+      ->check(CLI::Range(int64_t{0}, int64_t{1000000}))
+      ->capture_default_str();
   cmd->add_option("--out", c.out, "the calibrated cluster description (JSON)")->required();
   return cmd;
 }
@@ -144,9 +161,10 @@ int run_calibrate(const CalibrateCommand& c) {
   request.explore_allreduce_latency = c.allreduce_latency.empty() && !c.points.empty();
   if (!c.points.empty()) request.points = sim::read_points_csv(c.points);
   std::vector<nlohmann::json> measured_cpu(request.points.size(), nullptr);  // of each point; CSV points: none
+  std::vector<std::string> measured_from(request.points.size(), "points");   // where each throughput came from
   for (const auto& dir : c.runs) {
     const auto summary = read_json_file(dir + "/summary.json", "run summary (did the run finish?)");
-    request.points.push_back(point_of_run(dir, summary, profile));
+    request.points.push_back(point_of_run(dir, summary, profile, c.warmup, measured_from.emplace_back()));
     measured_cpu.push_back(communication_cpu_of_run(summary));
   }
 
@@ -213,6 +231,15 @@ int run_calibrate(const CalibrateCommand& c) {
     std::cout << "  the runs' own CPU beyond compute, ns per byte moved (summary.json; compare communication_cpu):"
               << measured_text << "\n";
   }
+  const auto runs_from = [&](const std::string& source) {
+    return std::count(measured_from.begin(), measured_from.end(), source);
+  };
+  if (!c.runs.empty()) {
+    std::cout << "  the runs' throughput: " << runs_from("trace.json")
+              << " steady (trace.json, each worker from iteration " << c.warmup << " on, while every worker trains), "
+              << runs_from("summary.json")
+              << " over the whole run (summary.json: no trace; train --trace times them steady)\n";
+  }
   std::cout << "  point                                       algorithm  workers  measured  predicted  error\n";
   nlohmann::json rows = nlohmann::json::array();
   for (size_t i = 0; i < request.points.size(); ++i) {
@@ -229,6 +256,7 @@ int run_calibrate(const CalibrateCommand& c) {
                     {"workers", p.workers},
                     {"flags", join(p.flags, " ")},
                     {"measured_samples_per_second", p.samples_per_second},
+                    {"measured_from", measured_from[i]},
                     {"predicted_samples_per_second", result.predicted[i]},
                     {"relative_error", error},
                     {"measured_communication_cpu_seconds_per_byte", measured_cpu[i]}});

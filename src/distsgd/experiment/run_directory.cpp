@@ -4,6 +4,8 @@
 #include <cmath>
 #include <fstream>
 #include <limits>
+#include <tuple>
+#include <utility>
 
 #include "distsgd/core/error.hpp"
 #include "distsgd/core/json_file.hpp"
@@ -48,19 +50,39 @@ SteadyThroughput steady_throughput(const std::string& run_dir, const nlohmann::j
     const int64_t rank = event.value("pid", -1);
     if (rank >= 0 && rank < workers) starts[static_cast<size_t>(rank)].push_back(event.at("ts").get<double>() * 1e-6);
   }
+  // Every worker's iterations are timed only while every worker is still training: on a host whose cores the
+  // ranks share, the workers that outlast the first one to stop run faster than before (fewer ranks on the cores),
+  // and asynchronous workers drift apart by 5-30% of a run, so their own whole windows overstate what they did
+  // together by up to 7% (bench/README, "Timed while every worker trains"). The window ends where the first worker
+  // starts its last iteration.
+  double everyone_training_until = std::numeric_limits<double>::infinity();
+  for (auto& s : starts) {
+    std::sort(s.begin(), s.end());
+    if (!s.empty()) everyone_training_until = std::min(everyone_training_until, s.back());
+  }
   SteadyThroughput result;
   result.warmup_iterations = warmup;
   result.timed_iterations = std::numeric_limits<int64_t>::max();
   for (int64_t w = 0; w < workers; ++w) {
-    auto& s = starts[static_cast<size_t>(w)];
-    std::sort(s.begin(), s.end());
-    double seconds = 0;
-    int64_t timed = 0;
-    // Iteration k runs from the start of its forward pass to the start of the next one.
-    for (int64_t k = warmup; k + 1 < static_cast<int64_t>(s.size()); ++k) {
-      if ((k + 1) % steps_per_epoch == 0) continue;  // the epoch ends after iteration k: an evaluation follows
-      seconds += s[static_cast<size_t>(k + 1)] - s[static_cast<size_t>(k)];
-      ++timed;
+    const auto& s = starts[static_cast<size_t>(w)];
+    // Iteration k runs from the start of its forward pass to the start of the next one; the epoch ends after
+    // iteration k when (k + 1) % steps_per_epoch == 0, and an evaluation follows.
+    const auto time_iterations = [&](double until) {
+      std::pair<double, int64_t> seconds_and_count{0, 0};
+      for (int64_t k = warmup; k + 1 < static_cast<int64_t>(s.size()); ++k) {
+        if (s[static_cast<size_t>(k + 1)] > until) break;
+        if ((k + 1) % steps_per_epoch == 0) continue;
+        seconds_and_count.first += s[static_cast<size_t>(k + 1)] - s[static_cast<size_t>(k)];
+        ++seconds_and_count.second;
+      }
+      return seconds_and_count;
+    };
+    auto [seconds, timed] = time_iterations(everyone_training_until);
+    // A worker still warming up when the first one stopped (a straggler many times slower than the others, beside
+    // asynchronous workers that do not wait for it) has nothing in that window: its own iterations time it.
+    if (timed == 0) {
+      std::tie(seconds, timed) = time_iterations(std::numeric_limits<double>::infinity());
+      ++result.workers_timed_past_the_others;
     }
     require(timed >= 1 && seconds > 0, path + ": worker " + std::to_string(w) + " has " + std::to_string(s.size()) +
                                            " forward passes, too few to time any after a warm-up of " +

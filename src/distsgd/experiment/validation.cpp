@@ -384,6 +384,7 @@ void read_measurement(const ValidationSettings& c, const StudyCell& cell, const 
   row["measured_samples_per_second"] = steady.samples_per_second;
   row["measured_per_worker"] = steady.per_worker;
   row["timed_iterations_per_worker"] = steady.timed_iterations;
+  row["workers_timed_past_the_others"] = steady.workers_timed_past_the_others;
   row["summary_samples_per_second"] = (*summary)["samples_per_second"];
   row["seconds_per_iteration"] = summary->value("seconds_per_iteration", nlohmann::json::object());
   row["test_accuracy"] = summary->value("test_accuracy", nlohmann::json());
@@ -500,7 +501,7 @@ std::string tables(const ValidationSettings& c, const nlohmann::json& rows, cons
   std::ostringstream out;
   char line[256];
   out << "predicted vs measured samples/s (measured: steady state from trace.json, iterations " << c.warmup
-      << " on; error = (predicted - measured) / measured)\n";
+      << " on, while every worker trains; error = (predicted - measured) / measured)\n";
   std::snprintf(line, sizeof line, "  %-14s %7s %-9s %-9s %10s", "algo", "workers", "network", "straggler", "measured");
   out << line;
   for (const auto& f : prediction_kinds(c)) {
