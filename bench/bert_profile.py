@@ -15,7 +15,9 @@ with the query's), a few per element for biases and LayerNorms; backward twice f
 one rate, chosen so that forward + backward + the update equals the published one-GPU iteration; the update costs
 the device's seconds per gradient byte (taken from an analytical v100-pcie profile of distsgd, --update-from).
 
-Usage: bert_profile.py base|large --update-from PROFILE.json --out FILE.json
+Usage: bert_profile.py base|large --update-from PROFILE.json --out FILE.json [--batch N --sentences-per-second R]
+(--batch and --sentences-per-second: another source's batch per GPU and one GPU's rate at it, as
+bench/dlperf_calibration.sh takes them from DLPerf; the defaults are HKBU's.)
 """
 import argparse
 import json
@@ -72,8 +74,14 @@ def main():
     parser.add_argument("size", choices=sorted(CONFIGS))
     parser.add_argument("--update-from", required=True, help="a distsgd profile of the same device")
     parser.add_argument("--out", required=True)
+    parser.add_argument("--batch", type=int, help="sentences per GPU (default: HKBU's)")
+    parser.add_argument("--sentences-per-second", type=float, help="one GPU's rate at --batch (default: HKBU's)")
     args = parser.parse_args()
     layers, hidden, heads, batch, sentences_per_second = CONFIGS[args.size]
+    if (args.batch is None) != (args.sentences_per_second is None):
+        parser.error("--batch and --sentences-per-second go together (a rate is one batch size's)")
+    if args.batch is not None:
+        batch, sentences_per_second = args.batch, args.sentences_per_second
     device = json.load(open(args.update_from))
     update_seconds_per_byte = device["update_seconds_per_byte"]
     shapes = tensors(layers, hidden, heads, batch)
@@ -91,7 +99,7 @@ def main():
         "bytes_per_parameter": 4,
         "data_seconds": 0.0,
         "update_seconds_per_byte": update_seconds_per_byte,
-        "source": "bench/bert_profile.py: BertForPreTraining as HKBU ddl-benchmarks ran it (sentence length 128), "
+        "source": "bench/bert_profile.py: BertForPreTraining (sentence length 128), "
         f"times from the architecture's FLOPs at one rate fitted to {sentences_per_second} sentences/s on one GPU",
         "tensors": [
             {
