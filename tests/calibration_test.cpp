@@ -788,6 +788,13 @@ TEST(CalibrateCommand, ReadsTheRunDirectoriesOfTrain) {
                     "(lower --warmup)"),
       std::string::npos)
       << r.output;
+  // A trace cut short (the disk filled, the run was killed while writing it) is named, not read as no trace.
+  std::filesystem::copy(dir / "traced", dir / "cut", std::filesystem::copy_options::recursive);
+  std::ofstream(dir / "cut/trace.json") << "{\"traceEvents\": [";
+  r = run_distsgd("calibrate --runs " + (dir / "cut") + " --profile " + (dir / "p.json") +
+                  " --cluster 10gbe --fit compute_scale --out " + (dir / "x.json"));
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("cut/trace.json: missing or not a trace"), std::string::npos) << r.output;
 
   // A run that moved bytes: beside its residual, the CPU its communication cost per byte moved, from its summary
   // (process CPU beyond compute, over twice the bytes sent per iteration); a run that moved none has no such figure.

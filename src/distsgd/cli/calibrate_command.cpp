@@ -42,7 +42,7 @@ sim::MeasuredPoint point_of_run(const std::string& dir, const nlohmann::json& su
     try {
       p.samples_per_second = experiment::steady_throughput(dir, summary, warmup).samples_per_second;
     } catch (const Error& e) {
-      throw Error("--runs " + dir + ": " + e.what() + " (lower --warmup)");
+      throw Error("--runs " + dir + ": " + e.what());
     }
     measured_from = "trace.json";
   }

@@ -86,7 +86,7 @@ SteadyThroughput steady_throughput(const std::string& run_dir, const nlohmann::j
     }
     require(timed >= 1 && seconds > 0, path + ": worker " + std::to_string(w) + " has " + std::to_string(s.size()) +
                                            " forward passes, too few to time any after a warm-up of " +
-                                           std::to_string(warmup));
+                                           std::to_string(warmup) + " (lower --warmup)");
     const double rate = batch * static_cast<double>(timed) / seconds;
     result.per_worker.push_back(rate);
     result.samples_per_second += rate;
