@@ -905,6 +905,10 @@ TEST(Holdout, RepeatsAgreeByTheirRankingAndTheirSpreadAroundTheMedian) {
   EXPECT_EQ(settled.predicted_alike, 1);
   EXPECT_EQ(sim::settled_pairs({{1, 1}, {1, 1}}, {1, 2}).settled, 0);  // a tie settles nothing
   EXPECT_THROW(sim::settled_pairs({{1, 2}}, {1, 2, 3}), Error);
+  // The prediction against each single repeat: in the first repeat's order (tau 1), against the second's swap (1/3).
+  EXPECT_DOUBLE_EQ(sim::kendall_tau_against_each_repeat({{1, 2, 3}, {1, 3, 2}}, {1, 2, 3}), 2.0 / 3.0);
+  EXPECT_THROW(sim::kendall_tau_against_each_repeat({{1, 2}}, {1, 2, 3}), Error);
+  EXPECT_THROW(sim::kendall_tau_against_each_repeat({}, {1, 2}), Error);
 }
 
 // validate --holdout's scoring on rows "measured" on a known cluster: calibrated at 2 workers, the 4- and 8-worker
@@ -961,7 +965,14 @@ TEST(Holdout, ReportScoresOnlyTheHeldOutRows) {
     // Repeats scaled alike settle every pair of the group's 5 algorithms; the prediction orders some of them alike.
     EXPECT_EQ(group["repeats"]["settled_pairs"], 10) << group.dump();
     EXPECT_GE(group["repeats"]["settled_pairs_predicted_alike"].get<int64_t>(), 8) << group.dump();
+    // Each repeat orders as the median does, so the prediction ranks each as it ranks the median.
+    EXPECT_DOUBLE_EQ(group["repeats"]["prediction_kendall_tau_against_each_repeat"].get<double>(),
+                     group["kendall_tau"].get<double>())
+        << group.dump();
   }
+  EXPECT_DOUBLE_EQ(report["summary"]["repeats"]["mean_kendall_tau"].get<double>(), 1) << report["summary"].dump();
+  EXPECT_NE(text.find("one run's ranking predicted: mean Kendall's tau "), std::string::npos) << text;
+  EXPECT_NE(text.find("where one repeat ranks another with 1.00"), std::string::npos) << text;
   EXPECT_EQ(report["summary"]["repeats"]["settled_pairs"], 20) << report["summary"].dump();
   EXPECT_NE(text.find("of the 20 pairs of algorithms every repeat orders alike, the prediction orders"),
             std::string::npos)

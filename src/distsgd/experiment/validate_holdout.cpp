@@ -161,6 +161,8 @@ nlohmann::json holdout_report(const nlohmann::json& rows, const std::string& dir
   int64_t groups_scored = 0, groups_ranked = 0, groups_top_right = 0;  // for the summary line
   int64_t groups_repeated = 0, groups_repeats_ranked = 0, groups_repeats_same_top = 0;
   int64_t settled_total = 0, settled_alike = 0;  // pairs every repeat orders alike, and those predicted so
+  // Summed over the groups with repeats: one run against another, and the prediction against one run.
+  double repeats_tau_sum = 0, prediction_against_runs_tau_sum = 0;
   int64_t rows_ranged = 0, rows_inside = 0;      // held-out rows with a range, and those whose measurement lies in it
   double range_widths = 0;                       // the sum of their ranges' half-widths relative to the prediction
   int64_t slowed_ranged = 0, slowed_inside = 0;  // the same of the rows with a straggler
@@ -321,17 +323,20 @@ nlohmann::json holdout_report(const nlohmann::json& rows, const std::string& dir
       if (const auto repeats = repeats_of(member_rows)) {
         const auto agreement = sim::repeat_agreement(*repeats);
         const auto settled = sim::settled_pairs(*repeats, predicted_rates);
-        group["repeats"] = {{"kendall_tau", agreement.kendall_tau},
-                            {"deviation", agreement.deviation},
-                            {"same_top", agreement.same_top},
-                            {"settled_pairs", settled.settled},
-                            {"settled_pairs_predicted_alike", settled.predicted_alike}};
+        const double tau_against_runs = sim::kendall_tau_against_each_repeat(*repeats, predicted_rates);
+        group["repeats"] = {
+            {"kendall_tau", agreement.kendall_tau}, {"prediction_kendall_tau_against_each_repeat", tau_against_runs},
+            {"deviation", agreement.deviation},     {"same_top", agreement.same_top},
+            {"settled_pairs", settled.settled},     {"settled_pairs_predicted_alike", settled.predicted_alike}};
         std::snprintf(line, sizeof line,
-                      "; between repeats: tau %.2f, %.1f%% from their median, fastest %s; of the %lld pairs every "
-                      "repeat orders alike, %lld predicted so",
+                      "; between repeats: tau %.2f, %.1f%% from their median, fastest %s; the prediction against "
+                      "each repeat: tau %.2f; of the %lld pairs every repeat orders alike, %lld predicted so",
                       agreement.kendall_tau, 100 * agreement.deviation, agreement.same_top ? "the same" : "differs",
-                      static_cast<long long>(settled.settled), static_cast<long long>(settled.predicted_alike));
+                      tau_against_runs, static_cast<long long>(settled.settled),
+                      static_cast<long long>(settled.predicted_alike));
         out << line;
+        repeats_tau_sum += agreement.kendall_tau;
+        prediction_against_runs_tau_sum += tau_against_runs;
         settled_total += settled.settled;
         settled_alike += settled.predicted_alike;
         ++groups_repeated;
@@ -384,9 +389,13 @@ nlohmann::json holdout_report(const nlohmann::json& rows, const std::string& dir
     out << line;
     if (groups_repeated > 0) {
       // The same figures for the measurements against themselves: what no prediction can beat.
+      const double repeats_tau = repeats_tau_sum / static_cast<double>(groups_repeated);
+      const double prediction_against_runs_tau = prediction_against_runs_tau_sum / static_cast<double>(groups_repeated);
       report["summary"]["repeats"] = {{"groups", groups_repeated},
                                       {"groups_with_tau_at_least_0_8", groups_repeats_ranked},
                                       {"groups_with_the_same_fastest", groups_repeats_same_top},
+                                      {"mean_kendall_tau", repeats_tau},
+                                      {"prediction_mean_kendall_tau_against_each_repeat", prediction_against_runs_tau},
                                       {"settled_pairs", settled_total},
                                       {"settled_pairs_predicted_alike", settled_alike}};
       std::snprintf(line, sizeof line,
@@ -394,6 +403,12 @@ nlohmann::json holdout_report(const nlohmann::json& rows, const std::string& dir
                     "%lld groups; the same fastest in %lld of %lld\n",
                     static_cast<long long>(groups_repeats_ranked), static_cast<long long>(groups_repeated),
                     static_cast<long long>(groups_repeats_same_top), static_cast<long long>(groups_repeated));
+      out << line;
+      // Like against like: a single run ranked by the prediction, and by another run of the same configurations.
+      std::snprintf(line, sizeof line,
+                    "  one run's ranking predicted: mean Kendall's tau %.2f against each repeat, where one repeat "
+                    "ranks another with %.2f\n",
+                    prediction_against_runs_tau, repeats_tau);
       out << line;
       // The ranking judged where the measurements can judge it: the pairs whose order no repeat contradicts.
       std::snprintf(

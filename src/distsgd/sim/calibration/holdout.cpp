@@ -80,6 +80,17 @@ RepeatAgreement repeat_agreement(const std::vector<std::vector<double>>& repeats
   return agreement;
 }
 
+double kendall_tau_against_each_repeat(const std::vector<std::vector<double>>& repeats,
+                                       const std::vector<double>& predicted) {
+  require(!repeats.empty(), "kendall_tau_against_each_repeat: no repeats");
+  double sum = 0;
+  for (const auto& r : repeats) {
+    require(r.size() == predicted.size(), "kendall_tau_against_each_repeat: a prediction per row");
+    sum += kendall_tau(predicted, r);
+  }
+  return sum / static_cast<double>(repeats.size());
+}
+
 SettledPairs settled_pairs(const std::vector<std::vector<double>>& repeats, const std::vector<double>& predicted) {
   require(!repeats.empty(), "settled_pairs: no repeats");
   for (const auto& r : repeats) require(r.size() == predicted.size(), "settled_pairs: a prediction per row");

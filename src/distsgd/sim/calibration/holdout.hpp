@@ -39,6 +39,13 @@ struct SettledPairs {
 };
 SettledPairs settled_pairs(const std::vector<std::vector<double>>& repeats, const std::vector<double>& predicted);
 
+// The mean over repeats of Kendall's tau between `predicted` and that one repeat: how well the prediction ranks a
+// single run, to set beside how well one run ranks another (RepeatAgreement::kendall_tau). Against the median of
+// the repeats a prediction is scored against less noise than two runs are against each other; against single runs
+// the two figures are alike. `repeats[r][i]` as for repeat_agreement (throws Error on other sizes).
+double kendall_tau_against_each_repeat(const std::vector<std::vector<double>>& repeats,
+                                       const std::vector<double>& predicted);
+
 // The median (of an even count, the mean of the middle two); throws Error when empty.
 double median_of(std::vector<double> values);
 
