@@ -99,7 +99,10 @@ CLI::App* add_calibrate_command(CLI::App& app, CalibrateCommand& c) {
   cmd->add_option("--points", c.points,
                   "CSV of measured points: a header naming the columns algorithm,workers,samples_per_second and "
                   "optionally flags (the algorithm's settings as train flags, e.g. \"--servers 2\")");
-  cmd->add_option("--runs", c.runs, "run directories of distsgd train (summary.json, config.json)")->expected(1, -1);
+  cmd->add_option("--runs", c.runs,
+                  "run directories of distsgd train (config.json; the throughput from trace.json where the run was "
+                  "traced, else summary.json)")
+      ->expected(1, -1);
   cmd->add_option("--profile", c.profile, "profile JSON of the runs' model and batch size (distsgd profile)")
       ->required();
   cmd->add_option("--cluster", c.cluster, "the base: a preset (distsgd simulate --list-clusters) or a JSON file")

@@ -48,7 +48,9 @@ CLI::App* add_validate_command(CLI::App& app, ValidateCommand& c) {
                   "NETWORK=FILE|PRESET: the simulator's cluster for a network (default: loopback fitted by distsgd "
                   "commbench here, RATE: the preset emulated-RATE)");
   cmd->add_option("--iterations", c.iterations, "iterations of every run")->capture_default_str();
-  cmd->add_option("--warmup", c.warmup, "iterations of every worker left out of the measured throughput")
+  cmd->add_option("--warmup", c.warmup,
+                  "iterations of every worker left out of the measured throughput (steady state from trace.json: "
+                  "each worker from its iteration WARMUP on, while every worker trains)")
       ->capture_default_str();
   cmd->add_option("--servers", c.servers, "parameter servers of bsp, asp, ssp, easgd, aladdin")->capture_default_str();
   cmd->add_option("--repeats", c.repeats,
