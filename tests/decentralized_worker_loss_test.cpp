@@ -79,7 +79,7 @@ std::string train_and_kill_worker_2(const std::string& flags, const std::string&
   const std::string delay = "0." + std::to_string(random() % 10);
   const auto r = run_shell(std::string(DISTSGD_BINARY) + " train" + flags + " --out " + run + " > " + log +
                            " 2>&1 & L=$!; until [ -e " + run + "/config.json ] || ! kill -0 $L 2>/dev/null; " +
-                           "do sleep 0.02; done; sleep " + delay + "; K=$(pgrep -P $L | sed -n 3p); kill -9 $K; " +
+                           "do sleep 0.02; done; sleep " + delay + "; K=$(pgrep -P $L -x distsgd-r2); kill -9 $K; " +
                            "wait $L; echo launcher=$? killed after " + delay + " s");
   return read_file(log) + r.output;
 }

@@ -144,8 +144,8 @@ TEST(DistributedResume, RunKilledAtRandomResumesAndFinishes) {
   const std::string run = dir / "killed";
   r = run_shell(std::string(DISTSGD_BINARY) + " train" + task + " --checkpoint-every-steps 4 --out " + run + " > " +
                 (dir / "killed.log") + " 2>&1 & L=$!; until [ -e " + run + "/checkpoints/latest ] || ! kill -0 $L; " +
-                "do sleep 0.02; done; sleep " + std::to_string(delay) + "; K=$(pgrep -P $L | sed -n " +
-                std::to_string(rank + 1) + "p); kill -9 $K; wait $L; echo launcher=$?");
+                "do sleep 0.02; done; sleep " + std::to_string(delay) + "; K=$(pgrep -P $L -x distsgd-r" +
+                std::to_string(rank) + "); kill -9 $K; wait $L; echo launcher=$?");
   const std::string log = read_file(dir / "killed.log");
   ASSERT_NE(r.output.find("launcher=1"), std::string::npos) << "rank " << rank << ": " << r.output << log;
   EXPECT_NE(log.find("was killed by signal 9"), std::string::npos) << log;

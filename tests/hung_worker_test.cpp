@@ -42,7 +42,7 @@ StoppedRun train_and_stop_worker_2(const std::string& flags, const std::string& 
   const auto r =
       run_shell(std::string(DISTSGD_BINARY) + " train" + flags + " --out " + run + " > " + log + " 2>&1 & L=$!; " +
                 "until [ -e " + run + "/config.json ] || ! kill -0 $L 2>/dev/null; do sleep 0.05; done; sleep 1; " +
-                "K=$(pgrep -P $L | sed -n 3p); kill -STOP $K; start=$(date +%s%N); ended=no; " + "for i in $(seq " +
+                "K=$(pgrep -P $L -x distsgd-r2); kill -STOP $K; start=$(date +%s%N); ended=no; " + "for i in $(seq " +
                 std::to_string(kTimeoutSeconds * 10) + "); do " +
                 "kill -0 $L 2>/dev/null || { ended=yes; break; }; sleep 0.1; done; " +
                 "seconds=$(( ($(date +%s%N) - start) / 1000000 )); " +

@@ -31,8 +31,8 @@ std::string train_and_kill(const std::string& flags, const std::string& run, int
   const std::string log = run + ".log";
   const auto r = run_shell(std::string(DISTSGD_BINARY) + " train" + flags + " --out " + run + " > " + log +
                            " 2>&1 & L=$!; until [ -e " + run + "/config.json ] || ! kill -0 $L 2>/dev/null; " +
-                           "do sleep 0.05; done; sleep " + std::to_string(delay) + "; K=$(pgrep -P $L | sed -n " +
-                           std::to_string(rank + 1) + "p); kill -9 $K; wait $L; echo launcher=$?");
+                           "do sleep 0.05; done; sleep " + std::to_string(delay) + "; K=$(pgrep -P $L -x distsgd-r" +
+                           std::to_string(rank) + "); kill -9 $K; wait $L; echo launcher=$?");
   return read_file(log) + r.output;
 }
 

@@ -24,6 +24,8 @@
 #include <filesystem>
 #include <optional>
 
+#include <sys/prctl.h>
+
 namespace distsgd::train {
 data::DatasetOptions dataset_options(const TrainConfig& c) {
   data::DatasetOptions o;
@@ -151,6 +153,9 @@ void start_process(Process& p, TrainConfig config) {
                                  " processes must be started by a launcher (distsgd train, mpirun, srun, torchrun)");
     p.rank = env->rank;
     log::set_prefix(env->launcher == "distsgd" ? "" : "[" + role_label(config, p.rank) + "] ");
+    // Under our launcher every rank is a fork of one program: named by its rank, ps, top and a test that stops one
+    // rank tell them apart (process ids wrap around, so their order is not the ranks').
+    if (env->launcher == "distsgd") ::prctl(PR_SET_NAME, ("distsgd-r" + std::to_string(p.rank)).c_str());
   }
   p.threads = configure_threads(config.threads, env ? env->local_world_size : 1);
 
