@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "distsgd/experiment/run_directory.hpp"
 #include "distsgd/sim/calibration/calibration.hpp"
 #include "distsgd/sim/platform/model_profile.hpp"
 
@@ -26,7 +27,7 @@ struct CalibrateCommand {
   std::string allreduce_latency;        // ring | tree; empty: the base's
   std::string fidelity = "analytical";  // the model fitted: analytical | des
   int64_t iterations = 0;               // des: simulated iterations per point (0: DesPointOptions's)
-  int64_t warmup = 20;                  // --runs with trace.json: iterations of each worker not timed
+  int64_t warmup = experiment::kDefaultWarmupIterations;  // --runs with trace.json: iterations not timed
 };
 
 CLI::App* add_calibrate_command(CLI::App& app, CalibrateCommand& command);

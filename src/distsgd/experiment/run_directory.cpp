@@ -53,7 +53,7 @@ SteadyThroughput steady_throughput(const std::string& run_dir, const nlohmann::j
   // Every worker's iterations are timed only while every worker is still training: on a host whose cores the
   // ranks share, the workers that outlast the first one to stop run faster than before (fewer ranks on the cores),
   // and asynchronous workers drift apart by 5-30% of a run, so their own whole windows overstate what they did
-  // together by up to 7% (bench/README, "Timed while every worker trains"). The window ends where the first worker
+  // together by up to 13% (bench/README, "Timed while every worker trains"). The window ends where the first worker
   // starts its last iteration.
   double everyone_training_until = std::numeric_limits<double>::infinity();
   for (auto& s : starts) {

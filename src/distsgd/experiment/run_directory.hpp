@@ -32,6 +32,10 @@ struct SteadyThroughput {
   int64_t workers_timed_past_the_others = 0;
 };
 
+// The warm-up validate and calibrate --runs leave out by default (--warmup): the first allocations, messages and
+// caches are behind a run of lenet5 by then.
+inline constexpr int64_t kDefaultWarmupIterations = 20;
+
 // Throws Error naming the file when trace.json is missing or holds too few iterations for `warmup`.
 SteadyThroughput steady_throughput(const std::string& run_dir, const nlohmann::json& summary, int64_t warmup);
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "distsgd/core/config.hpp"
+#include "distsgd/experiment/run_directory.hpp"
 
 namespace distsgd::experiment {
 
@@ -24,8 +25,8 @@ struct ValidationSettings {
   std::vector<std::string> fidelities{"analytical", "des"};
   std::vector<std::string> clusters;  // NETWORK=FILE|PRESET: the simulator's cluster for a network
   int64_t iterations = 200;
-  int64_t warmup = 20;  // iterations of every worker left out of the measured throughput
-  int64_t servers = 1;  // of the parameter-server algorithms
+  int64_t warmup = kDefaultWarmupIterations;  // iterations of every worker left out of the measured throughput
+  int64_t servers = 1;                        // of the parameter-server algorithms
   int64_t profile_repeats = 30;
   // Runs of every configuration: the measured throughput is their median, and the report says how far they agree
   // (the noise a prediction is judged against). The repeats run one after another over the whole grid.
