@@ -6,6 +6,9 @@
 # Usage: bench/cluster_session.sh
 #   env HOSTS       mpirun's -H list, e.g. node01:2,node02:2 (default: this host alone)
 #       MASTER_ADDR the store's host (default 127.0.0.1; on a cluster: the first host)
+#       MPIRUN_ARGS more arguments for every mpirun (e.g. "-x GLOO_SOCKET_IFNAME --mca plm_rsh_agent ...")
+#       SHARED_CORES  with HOSTS: the hosts' ranks share this many cores (nodes emulated on one machine,
+#                   scripts/emulated_nodes.sh); default: each rank has cores of its own, as on a cluster
 #       BASE        the calibration's base cluster: a preset or JSON (default: measured by commbench; on this host,
 #                   loopback with its busy receivers' delay and the host's cores shared; on a cluster, between the
 #                   first two hosts, with the first host's slots as the workers per node)
@@ -13,6 +16,9 @@
 #       PREDICT=8,16,64   further worker counts to predict (not measured)
 #       ALGOS="arsgd bsp asp easgd gosgd gossip sgp adpsgd"  STEPS=300  OUT=/tmp/cluster-session  BUILD=build
 #       MODEL_FLAGS="--model lenet5 --dataset fashion-mnist --batch-size 32"
+#       THREADS=1   compute threads of every process, the profile's and the runs' alike (the profile must time the
+#                   compute the runs do; a process alone on a host would otherwise take all its cores)
+#       COMMBENCH_MB=16   with HOSTS: commbench's largest message
 # Every run directory, the profile, the calibrated cluster and session.csv stay in OUT.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,6 +31,10 @@ ALGOS=${ALGOS:-arsgd bsp asp easgd gosgd gossip sgp adpsgd}
 STEPS=${STEPS:-300}
 OUT=${OUT:-/tmp/cluster-session}
 MODEL_FLAGS=${MODEL_FLAGS:---model lenet5 --dataset fashion-mnist --batch-size 32}
+THREADS=${THREADS:-1}
+COMMBENCH_MB=${COMMBENCH_MB:-16}
+read -r -a mpirun_args <<<"${MPIRUN_ARGS:-}"
+SHARED_CORES=${SHARED_CORES:-}
 export MASTER_ADDR=${MASTER_ADDR:-127.0.0.1} MASTER_PORT=${MASTER_PORT:-29731}
 distsgd=$(realpath "$BUILD/distsgd")
 mkdir -p "$OUT/runs"
@@ -41,8 +51,11 @@ run() {
     local hosts=()
     [[ -n $HOSTS ]] && hosts=(-H "$HOSTS")
     # shellcheck disable=SC2086
-    mpirun --allow-run-as-root --oversubscribe -np "$processes" "${hosts[@]}" -x MASTER_ADDR -x MASTER_PORT \
-      "$distsgd" train --algo "$algo" --workers "$workers" --servers "$servers" $MODEL_FLAGS \
+    # --bind-to none: distsgd sets its own threads (THREADS); Open MPI would bind each rank to one core when it
+    # starts two processes or fewer (on emulated nodes, every node's first rank to the machine's core 0).
+    mpirun --allow-run-as-root --oversubscribe --bind-to none -np "$processes" "${hosts[@]}" -x MASTER_ADDR -x MASTER_PORT \
+      "${mpirun_args[@]}" \
+      "$distsgd" train --algo "$algo" --workers "$workers" --servers "$servers" $MODEL_FLAGS --threads "$THREADS" \
       --max-steps "$STEPS" --epochs 1 --no-checkpoint --progress-seconds 1000 --overwrite --out "$dir" \
       >"$dir.log" 2>&1 || {
       echo "cluster_session: $algo at $workers workers failed; see $dir.log" >&2
@@ -54,7 +67,7 @@ run() {
 
 echo "1. profile of the model (one process; on a cluster, on one of its nodes)"
 # shellcheck disable=SC2086
-[[ -f $OUT/profile.json ]] || "$distsgd" profile $MODEL_FLAGS --threads 1 --out "$OUT/profile.json" >/dev/null
+[[ -f $OUT/profile.json ]] || "$distsgd" profile $MODEL_FLAGS --threads "$THREADS" --out "$OUT/profile.json" >/dev/null
 
 base=${BASE:-}
 if [[ -z $base ]]; then
@@ -67,17 +80,18 @@ if [[ -z $base ]]; then
     echo "   the base: commbench between $first and $second under mpirun"
     base=$OUT/base.json
     if [[ ! -f $base ]]; then
-      mpirun --allow-run-as-root -np 2 -H "$first,$second" -x MASTER_ADDR -x MASTER_PORT \
-        "$distsgd" commbench --max-mb 16 --cluster-out "$base" >"$OUT/commbench.log" 2>&1 || {
+      mpirun --allow-run-as-root --bind-to none -np 2 -H "$first,$second" -x MASTER_ADDR -x MASTER_PORT "${mpirun_args[@]}" \
+        "$distsgd" commbench --max-mb "$COMMBENCH_MB" --cluster-out "$base" >"$OUT/commbench.log" 2>&1 || {
         echo "cluster_session: commbench failed; see $OUT/commbench.log (or give BASE=PRESET|FILE)" >&2
         exit 1
       }
       slots=${entries[0]#*:}
       [[ $slots == "${entries[0]}" ]] && slots=1
-      python3 - "$base" "$slots" <<'EOF'
+      python3 - "$base" "$slots" "${SHARED_CORES:-0}" <<'EOF'
 import json, sys
 cluster = json.load(open(sys.argv[1]))
 cluster["workers_per_node"] = int(sys.argv[2])
+cluster["shared_cores"] = int(sys.argv[3])  # 0: a core per rank (commbench's reading of hosts of their own)
 json.dump(cluster, open(sys.argv[1], "w"), indent=2)
 EOF
     fi
@@ -113,6 +127,7 @@ echo "4. predict $CHECK and $PREDICT workers, then measure $CHECK under mpirun"
 echo "algorithm,workers,predicted,measured,error_percent" >"$OUT/session.csv"
 where=""
 [[ -z $HOSTS && -z ${BASE:-} ]] && where=" (sharing this host's $(nproc) cores, as the runs here do)"
+[[ -n $HOSTS && -n $SHARED_CORES ]] && where=" (the hosts sharing $SHARED_CORES cores, as the runs here do)"
 printf '   %-8s %9s %9s %8s   predicted at %s%s\n' algorithm predicted measured error "$PREDICT" "$where"
 for algo in $ALGOS; do
   "$distsgd" simulate --profile "$OUT/profile.json" --cluster "$OUT/cluster.json" --algo "$algo" \

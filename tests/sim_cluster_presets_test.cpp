@@ -366,6 +366,22 @@ TEST(CommbenchCluster, EmulatedHostsGiveWorkersPerNode) {
   EXPECT_EQ(spread.workers_per_node, 2);
   EXPECT_DOUBLE_EQ(spread.worker_bytes_per_second, 0.25e9);
   EXPECT_DOUBLE_EQ(spread.intra_node_bytes_per_second, 0);
+  // Both share this host's cores: the emulated hosts are namespaces of it.
+  EXPECT_GE(spread.shared_cores, 1);
+}
+
+// Processes mpirun started on hosts of their own (commbench under mpirun across nodes, as bench/cluster_session.sh
+// runs it): each rank has its own cores, so the file must not say they share this host's (it did until session 33,
+// and every prediction on such a base divided the compute among them); the source names the launcher.
+TEST(CommbenchCluster, ProcessesOnHostsOfTheirOwnShareNoCores) {
+  const auto c = cluster_from_commbench(two_process_fits(), launched_layout(2, 1, "mpirun"));
+  EXPECT_EQ(c.shared_cores, 0);
+  EXPECT_EQ(c.workers_per_node, 1);
+  EXPECT_DOUBLE_EQ(c.worker_bytes_per_second, 0.25e9);
+  EXPECT_NE(c.source.find("started by mpirun"), std::string::npos) << c.source;
+  EXPECT_EQ(c.source.find("loopback"), std::string::npos) << c.source;
+  EXPECT_EQ(cluster_from_commbench(two_process_fits(), launched_layout(8, 4, "srun")).workers_per_node, 4);
+  EXPECT_GE(cluster_from_commbench(two_process_fits(), loopback_layout()).shared_cores, 1);
 }
 
 // A small real run on loopback: 2 processes, 4 KiB to 1 MiB, 5 repeats; its cluster file drives distsgd simulate.

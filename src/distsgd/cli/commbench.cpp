@@ -254,7 +254,7 @@ void fit(PrimitiveResult& p) {
 }
 
 // The fits as a cluster description (distsgd simulate --cluster), with the hosts the processes ran on.
-void write_cluster(const CommbenchConfig& c, const std::vector<PrimitiveResult>& results,
+void write_cluster(const CommbenchConfig& c, const comm::ProcessEnv& env, const std::vector<PrimitiveResult>& results,
                    const std::vector<sim::ClusterDescription::DelayQuantile>& busy_delivery) {
   CommbenchFits fits;
   fits.busy_delivery = busy_delivery;
@@ -264,9 +264,11 @@ void write_cluster(const CommbenchConfig& c, const std::vector<PrimitiveResult>&
     if (primitive.name == "send_recv") fits.send_recv = primitive.fit;
     if (primitive.name == "incast") fits.incast = primitive.fit;
   }
+  const bool one_host = env.launcher == "distsgd" || env.local_world_size >= env.world_size;
   const auto layout = cluster::network_requested(c.network)
                           ? emulated_layout(cluster::plan_cluster(c.network, c.processes, 0), c.network.net)
-                          : loopback_layout();
+                      : one_host ? loopback_layout()
+                                 : launched_layout(env.world_size, env.local_world_size, env.launcher);
   const auto cluster = cluster_from_commbench(fits, layout);
   write_json_atomically(c.cluster_out, sim::to_json(cluster));
   std::cout << "cluster for distsgd simulate --cluster " << c.cluster_out << ": " << sim::describe_links(cluster)
@@ -323,7 +325,7 @@ int run_rank(const CommbenchConfig& c, const comm::ProcessEnv& env) {
     }
     write_json_atomically(c.out, report);
   }
-  if (leader && !c.cluster_out.empty()) write_cluster(c, results, busy_delivery);
+  if (leader && !c.cluster_out.empty()) write_cluster(c, env, results, busy_delivery);
   comm.barrier_world();  // nobody tears down its connections while a peer still uses them
   return 0;
 }

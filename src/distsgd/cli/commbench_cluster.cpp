@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <thread>
 
-#include <algorithm>
-
 #include "distsgd/core/enum_names.hpp"
 #include "distsgd/core/error.hpp"
 
@@ -24,6 +22,17 @@ CommbenchLayout emulated_layout(const cluster::ClusterPlan& plan, const std::str
   layout.pair_shares_a_node = plan.host_of_rank.size() >= 2 && plan.host_of_rank[0] == plan.host_of_rank[1];
   layout.description = "emulated cluster --net " + net + ", " + std::to_string(plan.hosts.size()) + " hosts, " +
                        name_of(plan.placement) + " placement";
+  return layout;
+}
+
+CommbenchLayout launched_layout(int64_t world_size, int64_t local_world_size, const std::string& launcher) {
+  CommbenchLayout layout;
+  layout.workers_per_node = std::max<int64_t>(1, local_world_size);
+  // Which ranks share a host beside rank 0's depends on the launcher's mapping: the ping-pong between ranks 0 and
+  // 1 is read as the link between nodes (run commbench with one process per host, as bench/cluster_session.sh does).
+  layout.description = std::to_string(world_size) + " processes started by " + launcher + ", " +
+                       std::to_string(layout.workers_per_node) + " on rank 0's host";
+  layout.shares_this_hosts_cores = false;
   return layout;
 }
 
@@ -53,11 +62,13 @@ sim::ClusterDescription cluster_from_commbench(const CommbenchFits& fits, const 
   c.source =
       "distsgd commbench fits (each size's fastest repeat), " + std::to_string(p) + " processes, " + layout.description;
   c.workers_per_node = layout.workers_per_node;
-  // The processes measured here share this host's cores (the emulated hosts too: they are namespaces of it).
-  c.shared_cores = static_cast<int64_t>(std::max(1u, std::thread::hardware_concurrency()));
+  // The processes measured here share this host's cores (the emulated hosts too: they are namespaces of it); on
+  // hosts of their own, each rank has its own (0).
+  const auto cores = static_cast<int64_t>(std::max(1u, std::thread::hardware_concurrency()));
+  c.shared_cores = layout.shares_this_hosts_cores ? cores : 0;
   c.allreduce_fit = {p, std::max(0.0, fits.allreduce.alpha), fits.allreduce.beta};
   c.busy_delivery = fits.busy_delivery;
-  if (!c.busy_delivery.empty()) c.busy_delivery_cores = c.shared_cores;
+  if (!c.busy_delivery.empty()) c.busy_delivery_cores = cores;
 
   double alpha = 0, rate = 0;
   if (fits.send_recv && fits.send_recv->beta > 0) {

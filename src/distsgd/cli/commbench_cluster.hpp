@@ -29,6 +29,9 @@ struct CommbenchLayout {
   bool pair_shares_a_node = false;            // ranks 0 and 1 on one host: send_recv measured the intra-node path
   double declared_node_bytes_per_second = 0;  // the emulated hosts' slowest shaped link (0: unshaped, loopback)
   std::string description;  // "this host over loopback", "emulated cluster --net 1gbit, 2 hosts, block placement"
+  // The processes ran on this host's cores (loopback; the emulated hosts are namespaces of it), so the cluster's
+  // ranks share them (shared_cores); false for hosts of their own (mpirun or srun across nodes).
+  bool shares_this_hosts_cores = true;
 };
 
 // This host: every process talks to the others over TCP on loopback (Gloo has no shared-memory path), so there is
@@ -36,6 +39,10 @@ struct CommbenchLayout {
 CommbenchLayout loopback_layout();
 // The emulated cluster's hosts (distsgd commbench --net): processes per host, whether ranks 0 and 1 share one.
 CommbenchLayout emulated_layout(const cluster::ClusterPlan& plan, const std::string& net);
+// Processes another launcher started (mpirun, srun, torchrun) on hosts of their own: `local_world_size` on rank 0's
+// host (the launcher's local size) of `world_size`. Each rank is then taken to have its own cores, as on a cluster;
+// call it only when the ranks are not all on this host (local_world_size < world_size), which is loopback_layout.
+CommbenchLayout launched_layout(int64_t world_size, int64_t local_world_size, const std::string& launcher);
 
 // Throws Error when the fits cannot describe a cluster (an allreduce line that does not rise with the size).
 sim::ClusterDescription cluster_from_commbench(const CommbenchFits& fits, const CommbenchLayout& layout);
