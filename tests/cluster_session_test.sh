@@ -15,13 +15,14 @@ work=$3
 [ "$(id -u)" = 0 ] || { echo "SKIP: needs root for network namespaces (CI runs as root)"; exit 77; }
 command -v mpirun > /dev/null || { echo "SKIP: mpirun is not installed (scripts/setup.sh installs openmpi-bin)"; exit 77; }
 command -v ip > /dev/null || { echo "SKIP: ip is not installed (scripts/setup.sh installs iproute2)"; exit 77; }
+unshare --net true 2> /dev/null || { echo "SKIP: this root may not make network namespaces"; exit 77; }
 
 prefix=dsgdtest$$
 nodes=$source/scripts/emulated_nodes.sh
 rm -rf "$work"
 mkdir -p "$work"
 trap '"$nodes" down "$prefix"' EXIT
-"$nodes" up "$prefix" 3 100mbit || { echo "SKIP: cannot make network namespaces here"; exit 77; }
+"$nodes" up "$prefix" 3 100mbit || { echo "FAIL: scripts/emulated_nodes.sh up"; exit 1; }
 
 export BUILD
 BUILD=$(dirname "$binary")
