@@ -109,7 +109,7 @@ case ${1:-} in
     ;;
   "$subnet".*) rsh "$@" ;;
   *)
-    sed -n '2,16p' "$0" >&2
+    sed -n '2,15p' "$0" >&2
     exit 2
     ;;
 esac
