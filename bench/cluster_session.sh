@@ -87,11 +87,12 @@ if [[ -z $base ]]; then
       }
       slots=${entries[0]#*:}
       [[ $slots == "${entries[0]}" ]] && slots=1
-      python3 - "$base" "$slots" "${SHARED_CORES:-0}" <<'EOF'
+      python3 - "$base" "$slots" "$SHARED_CORES" <<'EOF'
 import json, sys
 cluster = json.load(open(sys.argv[1]))
 cluster["workers_per_node"] = int(sys.argv[2])
-cluster["shared_cores"] = int(sys.argv[3])  # 0: a core per rank (commbench's reading of hosts of their own)
+if sys.argv[3]:  # else commbench's reading: a core per rank on hosts of their own
+    cluster["shared_cores"] = int(sys.argv[3])
 json.dump(cluster, open(sys.argv[1], "w"), indent=2)
 EOF
     fi

@@ -31,14 +31,15 @@ shape() {
   ip netns exec "$namespace" tc qdisc replace dev "$device" root tbf rate "$rate" burst "$burst" limit $((burst + limit))
 }
 
-# tc's rate in bits/s: 1gbit, 100mbit, 10kbit (decimal).
+# tc's rate in bits/s: 1gbit, 100mbit, 10kbit (decimal, whole numbers).
 tc_bits() {
   local rate=$1
+  [[ $rate =~ ^[1-9][0-9]*[gmk]bit$ ]] || rate=bad
   case $rate in
     *gbit) echo $((${rate%gbit} * 1000000000)) ;;
     *mbit) echo $((${rate%mbit} * 1000000)) ;;
     *kbit) echo $((${rate%kbit} * 1000)) ;;
-    *) echo "emulated_nodes: rate '$rate': give NNgbit, NNmbit, NNkbit or unshaped" >&2 && exit 2 ;;
+    *) echo "emulated_nodes: rate '$1': give a whole number of gbit, mbit or kbit (1gbit, 100mbit), or unshaped" >&2 && exit 2 ;;
   esac
 }
 
