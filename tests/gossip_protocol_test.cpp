@@ -20,7 +20,8 @@ constexpr int64_t kRanks = 3;
 constexpr int64_t kNumel = 1000;
 
 // Runs body(rank, communicator) on kRanks threads, each with its own communicator; rethrows the first failure.
-void run_ranks(const std::function<void(int64_t, distsgd::comm::Communicator&)>& body) {
+void run_ranks(const std::function<void(int64_t, distsgd::comm::Communicator&)>& body,
+               std::chrono::milliseconds timeout = std::chrono::milliseconds(20000)) {
   const int port = distsgd::testing::free_tcp_port();
   std::mutex mutex;
   std::string first_error;
@@ -32,7 +33,7 @@ void run_ranks(const std::function<void(int64_t, distsgd::comm::Communicator&)>&
         env.rank = r;
         env.world_size = kRanks;
         env.port = port;
-        distsgd::comm::GlooCommunicator comm(env, kRanks, std::chrono::milliseconds(20000));
+        distsgd::comm::GlooCommunicator comm(env, kRanks, timeout);
         body(r, comm);
         comm.barrier_workers();  // nobody tears down its groups while a peer still talks to it
       } catch (const std::exception& e) {
@@ -93,6 +94,27 @@ TEST(GossipProtocol, PushesArriveInOrderAndAllBeforeFinishReturns) {
     EXPECT_EQ(endpoint.bytes_sent(), kPushes * (kNumel * 4 + kHeader) + 2 * kHeader)
         << "payloads, headers and two dones";
   });
+}
+
+// A receiving thread gives up on a peer it heard nothing from for the timeout. Workers whose training threads send
+// nothing and call nothing for two and a half timeouts (a long wait: for a verdict on a lost peer, for the
+// survivors' new group) still hear from each other: the endpoint's own thread sends the keep-alives.
+TEST(GossipProtocol, EndpointsWhoseWorkersWaitLongerThanTheTimeoutKeepEachOtherAlive) {
+  const auto timeout = std::chrono::milliseconds(2000);
+  run_ranks(
+      [](int64_t rank, distsgd::comm::Communicator& comm) {
+        GossipHandlers h;
+        h.on_push = [](PushMessage) {};
+        GossipEndpoint endpoint(comm, all_to_all(rank), h);
+        std::this_thread::sleep_for(std::chrono::milliseconds(5000));
+        endpoint.check();
+        endpoint.finish();
+        constexpr int64_t kHeader = distsgd::algo::decentralized::kGossipHeaderSize * 8;
+        // One to each of the two contacts every quarter to three eighths of the timeout: 6-10 each in 5 s.
+        EXPECT_GE(endpoint.bytes_sent(), 2 * 3 * kHeader + 2 * kHeader) << "keep-alives and two dones";
+        EXPECT_EQ(endpoint.messages_sent(), 0) << "keep-alives are not gossip";
+      },
+      timeout);
 }
 
 TEST(GossipProtocol, PullsAreServedWhilePeersKeepPulling) {

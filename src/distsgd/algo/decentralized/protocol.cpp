@@ -162,11 +162,15 @@ GossipEndpoint::GossipEndpoint(comm::Communicator& comm, EndpointOptions options
           }
         });
   }
-  comm_.set_idle_work([this] { keep_alive(); });
+  if (runtime::executive() == nullptr) {
+    const auto now = Clock::now();
+    for (int64_t peer : options_.contacts) last_sent_[peer] = now;  // the receiving threads start with the endpoint
+    keep_alive_thread_ = runtime::Thread("gossip keep-alives", [this] { keep_alive_until_finished(); });
+  }
 }
 
 GossipEndpoint::~GossipEndpoint() {
-  comm_.set_idle_work(nullptr);
+  stop_keep_alives();
   if (finished_) return;
   // Left early (an exception is unwinding): the receiving threads may be blocked on peers for up to the timeout.
   // They hold their own state; let them end on their own (the process is about to exit with the error).
@@ -249,19 +253,38 @@ void GossipEndpoint::deliver_oldest() {
   }
 }
 
+void GossipEndpoint::keep_alive_until_finished() {
+  try {
+    std::unique_lock<std::mutex> lock(keep_alive_mutex_);
+    // Checked every eighth of the timeout, a contact hears from this worker at least every 3/8 of it.
+    while (!keep_alive_stop_.wait_for(lock, comm_.timeout() / 8, [this] { return keep_alive_stopping_; })) {
+      lock.unlock();
+      keep_alive();
+      lock.lock();
+    }
+  } catch (const std::exception& e) {
+    std::lock_guard<std::mutex> lock(shared_->mutex);
+    if (shared_->first_error.empty()) shared_->first_error = std::string("keep-alive: ") + e.what();
+  }
+}
+
+void GossipEndpoint::stop_keep_alives() {
+  if (!keep_alive_thread_.joinable()) return;
+  {
+    std::lock_guard<std::mutex> lock(keep_alive_mutex_);
+    keep_alive_stopping_ = true;
+  }
+  keep_alive_stop_.notify_all();
+  keep_alive_thread_.join();  // at most one round of sends (or a verdict on a peer that failed) away
+}
+
 void GossipEndpoint::keep_alive() {
-  if (finished_) return;
   std::vector<int64_t> due;
   {
     std::lock_guard<std::mutex> lock(sending_mutex_);
     const auto now = Clock::now();
-    for (int64_t peer : options_.contacts) {
-      auto it = last_sent_.find(peer);
-      if (it == last_sent_.end()) {
-        last_sent_[peer] = now;  // the receiving threads started with the endpoint
-        continue;
-      }
-      if (now - it->second >= comm_.timeout() / 4) due.push_back(peer);
+    for (const auto& [peer, last] : last_sent_) {
+      if (now - last >= comm_.timeout() / 4) due.push_back(peer);
     }
   }
   for (int64_t peer : due) {
@@ -345,7 +368,7 @@ size_t GossipEndpoint::in_flight() {
 
 void GossipEndpoint::finish() {
   if (finished_) return;
-  comm_.set_idle_work(nullptr);  // no keep-alive may follow the "done"
+  stop_keep_alives();  // no keep-alive may follow the "done"
   while (in_flight() > 0) deliver_oldest();
   for (int64_t peer : options_.contacts) {
     if (is_lost(peer)) continue;

@@ -95,6 +95,12 @@ class PendingReply {
   std::exception_ptr error_;                  // fail_now's, rethrown by wait() unless the peer is lost
 };
 
+// A receiving thread's wait for its peer's next message is bounded by the timeout, so from its creation to finish()
+// an endpoint's own keep-alive thread sends every contact this worker sent nothing for a quarter of the timeout a
+// header-only message that the receiver ignores: neither a worker that rarely sends to some contact (GoSGD with a
+// small --gossip-prob) nor one whose training thread waits (for a straggler in an agreement, for the leader's
+// verdict on a lost peer, for the survivors' new group after a loss) lets its peers' receives time out. Not in a
+// virtual cluster, which bounds no wait by the timeout.
 class GossipEndpoint {
  public:
   GossipEndpoint(comm::Communicator& comm, EndpointOptions options, GossipHandlers handlers);
@@ -110,11 +116,6 @@ class GossipEndpoint {
   // Sends `mine` (unchanged until the reply) to peer; its model from before the combination lands in `into`.
   PendingReply exchange(int64_t peer, int64_t step, at::Tensor mine, at::Tensor into);
 
-  // A receiving thread's wait for its peer's next message is bounded by the timeout; a worker that rarely sends
-  // to some contact (GoSGD with a small --gossip-prob) calls this each iteration, and every contact it sent nothing
-  // for a quarter of the timeout gets a header-only message that the receiver ignores. The communicator calls it
-  // too while the worker waits in an agreement (for a straggler), from the endpoint's creation to finish().
-  void keep_alive();
   // Waits for this worker's pushes to be delivered, tells every contact it is done, and serves the others until
   // every listened peer said it is done. Afterwards no message to or from this worker is in flight.
   void finish();
@@ -141,6 +142,9 @@ class GossipEndpoint {
     int64_t peer = -1;
     std::vector<comm::Work> works;
   };
+  void keep_alive_until_finished();  // the keep-alive thread
+  void keep_alive();                 // one round: a header to every contact due
+  void stop_keep_alives();
   void send_header(int64_t peer, MessageKind kind, int64_t step, double weight, std::vector<comm::Work>& works);
   void delay();
   void sent_to(int64_t peer);
@@ -158,11 +162,15 @@ class GossipEndpoint {
   std::atomic<int64_t> messages_sent_{0};
   bool finished_ = false;
   uint64_t delay_draws_ = 0;
-  // The keep-alives the communicator sends while this worker waits in an agreement (Communicator::set_idle_work)
-  // run on the training thread, AD-PSGD's exchanges on its communication thread: both touch these under the lock.
+  // The keep-alive thread, the training thread and AD-PSGD's communication thread send: they touch these under
+  // the lock.
   std::mutex sending_mutex_;
   std::deque<InFlight> pushes_in_flight_;
   std::map<int64_t, Clock::time_point> last_sent_;
+  std::mutex keep_alive_mutex_;
+  runtime::Condition keep_alive_stop_;
+  bool keep_alive_stopping_ = false;  // under keep_alive_mutex_
+  runtime::Thread keep_alive_thread_;
 };
 
 }  // namespace distsgd::algo::decentralized

@@ -111,7 +111,6 @@ class PushGossip final : public GossipWorker {
         endpoint_.push(peer, step, sent_weight, flat_.params().detach().clone());
       }
     }
-    endpoint_.keep_alive();
     if (options_.wait_lag >= 0) {
       TimedPhase phase(timeline_, "wait for messages", waiting_);
       wait_for_scheduled(step - options_.wait_lag);
