@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <atomic>
 #include <functional>
 #include <mutex>
 #include <thread>
@@ -115,6 +116,46 @@ TEST(GossipProtocol, EndpointsWhoseWorkersWaitLongerThanTheTimeoutKeepEachOtherA
         EXPECT_EQ(endpoint.messages_sent(), 0) << "keep-alives are not gossip";
       },
       timeout);
+}
+
+// With the processes watched (liveness), the keep-alives last while anyone in the run trains, and stop once nobody
+// trained for the timeout: a worker whose training thread is stuck must not keep its peers waiting forever, and the
+// peers' timed-out receives are what end such a run with an error.
+TEST(GossipProtocol, KeepAlivesLastWhileAnyoneTrainsAndStopWhenNobodyDoes) {
+  const auto timeout = std::chrono::milliseconds(2000);
+  for (const bool anyone_trains : {true, false}) {
+    std::atomic<int> failed{0};
+    run_ranks(
+        [&](int64_t rank, distsgd::comm::Communicator& comm) {
+          distsgd::comm::LivenessOptions watch;
+          // Every rank beats, so nobody is lost; a failed receive asks for at most this long who was.
+          watch.silence_seconds = 1;
+          comm.start_liveness(watch);
+          GossipHandlers h;
+          h.on_push = [](PushMessage) {};
+          GossipEndpoint endpoint(comm, all_to_all(rank), h);
+          if (anyone_trains) {
+            // Rank 1 trains (an iteration every 100 ms) for 2.5 timeouts; the others only wait.
+            for (int i = 0; i < 50; ++i) {
+              if (rank == 1) comm.liveness()->note_progress();
+              std::this_thread::sleep_for(std::chrono::milliseconds(100));
+            }
+            endpoint.check();
+            endpoint.finish();
+            return;
+          }
+          // Nobody trains: within two timeouts and a few checks the receives give up (bounded here at 30 s).
+          std::string error;
+          for (int i = 0; i < 300 && error.empty(); ++i) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(100));
+            error = distsgd::testing::error_of_call([&] { endpoint.check(); });
+          }
+          EXPECT_NE(error.find("serving rank"), std::string::npos) << "rank " << rank << ": " << error;
+          if (!error.empty()) ++failed;
+        },
+        timeout);
+    if (!anyone_trains) EXPECT_EQ(failed.load(), kRanks) << "every rank's receives gave up";
+  }
 }
 
 TEST(GossipProtocol, PullsAreServedWhilePeersKeepPulling) {

@@ -13,17 +13,14 @@ Communicator::Communicator(int64_t rank, int64_t world_size, int64_t workers, st
   for (int64_t w = 0; w < workers; ++w) worker_ranks_.push_back(w);
 }
 
+bool Communicator::nobody_trained_for_the_timeout() {
+  const auto* watch = liveness();
+  return watch != nullptr && std::chrono::steady_clock::now() - watch->last_progress() > timeout_;
+}
+
 int64_t Communicator::worker_index() const {
   const auto found = std::find(worker_ranks_.begin(), worker_ranks_.end(), rank_);
   return found == worker_ranks_.end() ? -1 : found - worker_ranks_.begin();
-}
-
-void Communicator::do_idle_work() {
-  if (!idle_work_) return;
-  const auto now = std::chrono::steady_clock::now();
-  if (now - idle_work_done_ < std::chrono::milliseconds(50)) return;
-  idle_work_done_ = now;
-  idle_work_();
 }
 
 }  // namespace distsgd::comm

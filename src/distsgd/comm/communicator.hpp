@@ -84,6 +84,10 @@ class Communicator {
   // processes cannot be lost (in-process).
   virtual void start_liveness(LivenessOptions options) {}
   virtual Liveness* liveness() { return nullptr; }
+  // Nobody in the run trained for the timeout (as this process's liveness beats saw it; false without liveness).
+  // Keep-alive senders (a gossip endpoint's, a parameter-server client's) stop vouching for this process then: a
+  // training thread may be stuck, and the peers' bounded waits are what end such a run with an error.
+  bool nobody_trained_for_the_timeout();
 
   // For runs that go on without lost workers: before every collective, the workers agree through the store on who
   // takes part (worker 0 waits for each member to arrive or be declared lost, then publishes the list), and the
@@ -101,26 +105,16 @@ class Communicator {
   // straggler is still far behind. The wait fails only when no worker trained for the timeout (liveness.hpp).
   void meet() { agree_now(); }
 
-  // Work this process does every 50 ms or so while it waits in meet() or an agreement, on the waiting thread: a
-  // gossip endpoint's keep-alives, so that peers whose receives the timeout bounds do not give up on a worker that
-  // waits for a straggler. Empty: none.
-  void set_idle_work(std::function<void()> work) { idle_work_ = std::move(work); }
-
  protected:
   // Ranks [0, workers) are workers, the rest servers. Every operation is bounded by `timeout`.
   Communicator(int64_t rank, int64_t world_size, int64_t workers, std::chrono::milliseconds timeout);
   // Agreement on the members of the current group (transports whose members can be lost).
   virtual void agree_now() {}
-  void do_idle_work();  // the idle work, if any and not done in the last 50 ms
 
   int64_t rank_, world_size_, workers_;
   std::chrono::milliseconds timeout_;
   bool agree_before_collectives_ = false;
   std::vector<int64_t> worker_ranks_;
-
- private:
-  std::function<void()> idle_work_;
-  std::chrono::steady_clock::time_point idle_work_done_{};
 };
 
 }  // namespace distsgd::comm

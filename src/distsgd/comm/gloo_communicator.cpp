@@ -227,9 +227,10 @@ Work GlooCommunicator::receive(at::Tensor tensor, int64_t source, int64_t tag) {
   return point_to_point(std::move(tensor), source, tag, /*sending=*/false);
 }
 
-// An agreement's wait for `key`: true once it is in the store, false once `given_up()` says so; the idle work runs
-// meanwhile. An error (`stuck`) once this process waited the timeout (and `extra`) since `started` and no worker
-// trained meanwhile (liveness.hpp): a worker that has not arrived while the others still train is behind, not stuck.
+// An agreement's wait for `key`: true once it is in the store, false once `given_up()` says so (the gossip
+// endpoint's and the parameter-server client's keep-alives run on threads of their own meanwhile). An error (`stuck`)
+// once this process waited the timeout (and `extra`) since `started` and no worker trained meanwhile (liveness.hpp): a
+// worker that has not arrived while the others still train is behind, not stuck.
 bool GlooCommunicator::wait_for_key(const std::string& key, Clock::time_point started, Clock::duration extra,
                                     const std::function<bool()>& given_up, const std::string& stuck) {
   auto& store = *groups_->store;
@@ -238,7 +239,6 @@ bool GlooCommunicator::wait_for_key(const std::string& key, Clock::time_point st
     if (given_up && given_up()) return false;
     const auto since = liveness_ ? std::max(started, liveness_->last_progress()) : started;
     require(Clock::now() - since <= timeout_ + extra, stuck);
-    do_idle_work();
     std::this_thread::sleep_for(std::chrono::microseconds(polls < 20 ? 200 : polls < 200 ? 1000 : 5000));
   }
 }
@@ -305,7 +305,6 @@ Work GlooCommunicator::among_survivors(
                          [&](int64_t w) { return liveness_ && liveness_->is_lost(w); });
     };
     while (!work->isCompleted() && !member_lost()) {
-      do_idle_work();
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
     if (work->isCompleted()) {

@@ -258,6 +258,7 @@ void GossipEndpoint::keep_alive_until_finished() {
     std::unique_lock<std::mutex> lock(keep_alive_mutex_);
     // Checked every eighth of the timeout, a contact hears from this worker at least every 3/8 of it.
     while (!keep_alive_stop_.wait_for(lock, comm_.timeout() / 8, [this] { return keep_alive_stopping_; })) {
+      if (comm_.nobody_trained_for_the_timeout()) continue;
       lock.unlock();
       keep_alive();
       lock.lock();

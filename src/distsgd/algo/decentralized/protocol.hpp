@@ -99,8 +99,9 @@ class PendingReply {
 // an endpoint's own keep-alive thread sends every contact this worker sent nothing for a quarter of the timeout a
 // header-only message that the receiver ignores: neither a worker that rarely sends to some contact (GoSGD with a
 // small --gossip-prob) nor one whose training thread waits (for a straggler in an agreement, for the leader's
-// verdict on a lost peer, for the survivors' new group after a loss) lets its peers' receives time out. Not in a
-// virtual cluster, which bounds no wait by the timeout.
+// verdict on a lost peer, for the survivors' new group after a loss) lets its peers' receives time out, as long as
+// anyone in the run trains (Communicator::nobody_trained_for_the_timeout: a stuck run still ends with the peers'
+// timeouts). Not in a virtual cluster, which bounds no wait by the timeout.
 class GossipEndpoint {
  public:
   GossipEndpoint(comm::Communicator& comm, EndpointOptions options, GossipHandlers handlers);

@@ -28,31 +28,56 @@ at::Tensor encode(const Reply& reply) {
 
 Reply decode_reply(const at::Tensor& header, int64_t peer) { return decode_reply(header.data_ptr<double>(), peer); }
 
-PsClient::PsClient(comm::Communicator& comm, std::vector<ShardRange> shards) : comm_(comm), shards_(std::move(shards)) {
-  comm_.set_idle_work([this] { keep_alive(); });
-}
-
-PsClient::~PsClient() {
-  comm_.set_idle_work(nullptr);
-  for (auto& w : keep_alives_) {
-    try {
-      w.wait();
-    } catch (const std::exception&) {
-      // The shard is gone (the run ends with its own error); the header's buffer is freed only after this wait.
-    }
+PsClient::PsClient(comm::Communicator& comm, std::vector<ShardRange> shards)
+    : comm_(comm), shards_(std::move(shards)), last_sent_(Clock::now().time_since_epoch().count()) {
+  if (runtime::executive() == nullptr) {
+    keep_alive_thread_ = runtime::Thread("parameter-server keep-alives", [this] { keep_alive_until_finished(); });
   }
 }
 
-void PsClient::keep_alive() {
-  const auto now = std::chrono::steady_clock::now();
-  if (now - last_keep_alive_ < comm_.timeout() / 4) return;
-  last_keep_alive_ = now;
-  for (auto& w : keep_alives_) w.wait();  // a quarter of the timeout old: the shard has read them
-  keep_alives_.clear();
+PsClient::~PsClient() { stop_keep_alives(); }
+
+comm::Work PsClient::send(const at::Tensor& tensor, size_t shard, int64_t tag) {
+  last_sent_.store(Clock::now().time_since_epoch().count());
+  return comm_.send(tensor, server_rank(shard), tag);
+}
+
+void PsClient::keep_alive_until_finished() {
   Request request;
   request.kind = RequestKind::kKeepAlive;
-  for (size_t s = 0; s < shards_.size(); ++s)
-    keep_alives_.push_back(comm_.send(encode(request), server_rank(s), kHeaderTag));
+  std::vector<comm::Work> in_flight;
+  try {
+    std::unique_lock<std::mutex> lock(keep_alive_mutex_);
+    // Checked every eighth of the timeout, a shard hears from this worker at least every 3/8 of it.
+    while (!keep_alive_stop_.wait_for(lock, comm_.timeout() / 8, [this] { return keep_alive_stopping_; })) {
+      const auto since = Clock::now().time_since_epoch() - Clock::duration(last_sent_.load());
+      if (since < comm_.timeout() / 4 || comm_.nobody_trained_for_the_timeout()) continue;
+      lock.unlock();
+      for (auto& w : in_flight) w.wait();  // a quarter of the timeout old: the shard has read them
+      in_flight.clear();
+      for (size_t s = 0; s < shards_.size(); ++s) in_flight.push_back(send(encode(request), s, kHeaderTag));
+      lock.lock();
+    }
+    for (auto& w : in_flight) w.wait();
+  } catch (const std::exception&) {
+    // A shard is gone: the worker's own next request fails with the error (a lost server ends the run), so the
+    // keep-alives just stop.
+  }
+}
+
+void PsClient::stop_keep_alives() {
+  if (!keep_alive_thread_.joinable()) return;
+  {
+    std::lock_guard<std::mutex> lock(keep_alive_mutex_);
+    keep_alive_stopping_ = true;
+  }
+  keep_alive_stop_.notify_all();
+  keep_alive_thread_.join();  // at most one round of sends away
+}
+
+void PsClient::finish() {
+  stop_keep_alives();  // no keep-alive may follow the kDone
+  send_to_all({RequestKind::kDone, 0, 0, 0, 0}, at::Tensor());
 }
 
 int64_t PsClient::server_rank(size_t shard) const { return comm_.workers() + static_cast<int64_t>(shard); }
@@ -60,10 +85,10 @@ int64_t PsClient::server_rank(size_t shard) const { return comm_.workers() + sta
 void PsClient::send_to_all(const Request& request, const at::Tensor& payload) {
   std::vector<comm::Work> sends;
   for (size_t s = 0; s < shards_.size(); ++s) {
-    sends.push_back(comm_.send(encode(request), server_rank(s), kHeaderTag));
+    sends.push_back(send(encode(request), s, kHeaderTag));
     if (payload.defined()) {
       // A shard of several segments goes as a packed copy, which the send keeps alive.
-      sends.push_back(comm_.send(gather_shard(payload, shards_[s]), server_rank(s), kPayloadTag));
+      sends.push_back(send(gather_shard(payload, shards_[s]), s, kPayloadTag));
       bytes_sent_ += 4 * shards_[s].numel;
     }
   }
@@ -74,8 +99,8 @@ void PsClient::send_piece(Request request, const Piece& piece, const at::Tensor&
                           std::vector<comm::Work>& sends) {
   request.offset = piece.local_offset;
   request.numel = piece.numel;
-  sends.push_back(comm_.send(encode(request), server_rank(piece.shard), kHeaderTag));
-  sends.push_back(comm_.send(values, server_rank(piece.shard), kPayloadTag));
+  sends.push_back(send(encode(request), piece.shard, kHeaderTag));
+  sends.push_back(send(values, piece.shard, kPayloadTag));
   bytes_sent_ += 4 * piece.numel;
 }
 
@@ -106,11 +131,11 @@ std::vector<comm::Work> PsClient::send_sparse_to_all_async(Request request,
     }
     request.entries = 0;
     for (const auto& v : values) request.entries += v.numel();
-    sends.push_back(comm_.send(encode(request), server_rank(s), kHeaderTag));
+    sends.push_back(send(encode(request), s, kHeaderTag));
     if (request.entries == 0) continue;
     auto message = compression::pack({at::cat(local_indices), at::cat(values)});
     bytes_sent_ += 4 * message.numel();
-    sends.push_back(comm_.send(message, server_rank(s), kPayloadTag));
+    sends.push_back(send(message, s, kPayloadTag));
   }
   return sends;
 }

@@ -12,11 +12,14 @@
 #include "distsgd/algo/ps/messages.hpp"
 #include "distsgd/algo/ps/shard_layout.hpp"
 #include "distsgd/algo/ps/shard_pieces.hpp"
+#include "distsgd/core/runtime.hpp"
 
 #include <ATen/core/Tensor.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <mutex>
 #include <vector>
 
 namespace distsgd::comm {
@@ -43,12 +46,14 @@ Request decode_request(const at::Tensor& header, const RequestBounds& bounds);
 at::Tensor encode(const Reply& reply);
 Reply decode_reply(const at::Tensor& header, int64_t peer);
 
-// Worker side: talks to every shard.
+// Worker side: talks to every shard. A shard's wait for this worker's next request is bounded by the timeout, so
+// from its creation to finish() the client's own keep-alive thread sends every shard a request that asks nothing
+// whenever the worker sent none for a quarter of the timeout: a worker whose training thread waits (for a straggler
+// in an agreement, for the survivors' new group after a loss, in a long evaluation) never lets a shard give up on
+// it while anyone in the run trains (Communicator::nobody_trained_for_the_timeout). Not in a virtual cluster, which
+// bounds no wait by the timeout.
 class PsClient {
  public:
-  // While the worker waits for the others in an agreement (a straggler far behind), the communicator sends each
-  // shard a keep-alive every quarter of the timeout (Communicator::set_idle_work), so that the shard's wait for this
-  // worker's next request does not time out.
   PsClient(comm::Communicator& comm, std::vector<ShardRange> shards);
   ~PsClient();
   PsClient(const PsClient&) = delete;
@@ -73,17 +78,24 @@ class PsClient {
   std::vector<Reply> receive_from_all(at::Tensor& flat);
   // A pull of x~ into flat, not gated by clocks (evaluation).
   std::vector<Reply> pull_all(at::Tensor& flat);
+  // Stops the keep-alives and tells every shard this worker is done (kDone); nothing may be sent afterwards.
+  void finish();
   int64_t bytes_sent() const { return bytes_sent_; }
   comm::Communicator& comm() { return comm_; }
 
  private:
-  void keep_alive();
+  comm::Work send(const at::Tensor& tensor, size_t shard, int64_t tag);  // every send: notes the time
+  void keep_alive_until_finished();                                      // the keep-alive thread
+  void stop_keep_alives();
 
   comm::Communicator& comm_;
   std::vector<ShardRange> shards_;
   int64_t bytes_sent_ = 0;
-  std::vector<comm::Work> keep_alives_;  // in flight
-  std::chrono::steady_clock::time_point last_keep_alive_{};
+  std::atomic<Clock::rep> last_sent_;  // Clock ticks of the last send to any shard
+  std::mutex keep_alive_mutex_;
+  runtime::Condition keep_alive_stop_;
+  bool keep_alive_stopping_ = false;  // under keep_alive_mutex_
+  runtime::Thread keep_alive_thread_;
 };
 
 }  // namespace distsgd::algo::ps

@@ -106,7 +106,7 @@ void PsWorker::finish() {
     }
     sparse_in_flight_.clear();
   }
-  client_.send_to_all({RequestKind::kDone, 0, 0, 0, 0}, at::Tensor());
+  client_.finish();
 }
 
 AlgorithmStats PsWorker::stats() const {

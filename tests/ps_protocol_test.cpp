@@ -1,0 +1,78 @@
+// The parameter-server protocol on its own: a worker (PsClient) and a shard (ShardServer) as two ranks in this
+// process (one thread each, Gloo over loopback).
+#include "distsgd/algo/ps/protocol.hpp"
+#include "distsgd/algo/ps/shard_server.hpp"
+#include "distsgd/comm/gloo_communicator.hpp"
+#include "test_util.hpp"
+
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <chrono>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+using namespace distsgd::algo::ps;
+
+namespace {
+
+constexpr int64_t kNumel = 100;
+
+ShardRange whole_vector() {
+  ShardRange range;
+  range.segments = {Segment{0, kNumel, 0}};
+  range.numel = kNumel;
+  return range;
+}
+
+}  // namespace
+
+// A shard's handler gives up on a worker it heard nothing from for the timeout (and would end the server's process).
+// A worker whose training thread sends nothing for two and a half timeouts (a long wait: the survivors' new group
+// after a loss, a long evaluation) still keeps its shard serving: the client's own thread sends the keep-alives.
+// Before they ran on that thread, only inside agreement waits, and the shard timed out.
+TEST(PsProtocol, AWorkerSilentForLongerThanTheTimeoutKeepsItsShardServing) {
+  const auto timeout = std::chrono::milliseconds(2000);
+  const int port = distsgd::testing::free_tcp_port();
+  std::mutex mutex;
+  std::string first_error;
+  bool served_to_the_end = false;
+  std::vector<std::thread> ranks;
+  for (int64_t rank = 0; rank < 2; ++rank) {
+    ranks.emplace_back([&, rank] {
+      try {
+        distsgd::comm::ProcessEnv env;
+        env.rank = rank;
+        env.world_size = 2;
+        env.port = port;
+        distsgd::comm::GlooCommunicator comm(env, /*workers=*/1, timeout);
+        const auto initial = torch::arange(kNumel, torch::kFloat);
+        if (rank == 1) {
+          ShardServer server(comm, 0, whole_vector(), initial);
+          server.serve([](const Request&, WorkerChannel& channel) { channel.reply_with_parameters(); });
+          std::lock_guard<std::mutex> lock(mutex);
+          served_to_the_end = true;  // serve() returned: the worker's kDone came, no handler timed out
+        } else {
+          PsClient client(comm, {whole_vector()});
+          auto flat = torch::zeros({kNumel});
+          client.pull_all(flat);
+          EXPECT_TRUE(torch::equal(flat, initial));
+          std::this_thread::sleep_for(std::chrono::milliseconds(5000));
+          flat.zero_();
+          client.pull_all(flat);
+          EXPECT_TRUE(torch::equal(flat, initial)) << "the shard still serves after 2.5 timeouts of silence";
+          client.finish();
+        }
+        comm.barrier_world();
+      } catch (const std::exception& e) {
+        std::lock_guard<std::mutex> lock(mutex);
+        if (first_error.empty()) first_error = "rank " + std::to_string(rank) + ": " + e.what();
+      }
+    });
+  }
+  for (auto& t : ranks) t.join();
+  EXPECT_TRUE(first_error.empty()) << first_error;
+  EXPECT_TRUE(served_to_the_end);
+}
