@@ -3,6 +3,7 @@
 #include "distsgd/algo/decentralized/inbox.hpp"
 #include "distsgd/algo/decentralized/protocol.hpp"
 #include "distsgd/comm/gloo_communicator.hpp"
+#include "loopback_ranks.hpp"
 #include "test_util.hpp"
 
 #include <gtest/gtest.h>
@@ -20,31 +21,11 @@ namespace {
 constexpr int64_t kRanks = 3;
 constexpr int64_t kNumel = 1000;
 
-// Runs body(rank, communicator) on kRanks threads, each with its own communicator; rethrows the first failure.
+// Runs body(rank, communicator) on kRanks threads, each with its own communicator; fails on the first failure.
 void run_ranks(const std::function<void(int64_t, distsgd::comm::Communicator&)>& body,
                std::chrono::milliseconds timeout = std::chrono::milliseconds(20000)) {
-  const int port = distsgd::testing::free_tcp_port();
-  std::mutex mutex;
-  std::string first_error;
-  std::vector<std::thread> threads;
-  for (int64_t r = 0; r < kRanks; ++r) {
-    threads.emplace_back([&, r] {
-      try {
-        distsgd::comm::ProcessEnv env;
-        env.rank = r;
-        env.world_size = kRanks;
-        env.port = port;
-        distsgd::comm::GlooCommunicator comm(env, kRanks, timeout);
-        body(r, comm);
-        comm.barrier_workers();  // nobody tears down its groups while a peer still talks to it
-      } catch (const std::exception& e) {
-        std::lock_guard<std::mutex> lock(mutex);
-        if (first_error.empty()) first_error = "rank " + std::to_string(r) + ": " + e.what();
-      }
-    });
-  }
-  for (auto& t : threads) t.join();
-  ASSERT_TRUE(first_error.empty()) << first_error;
+  const std::string failure = distsgd::testing::run_loopback_ranks(kRanks, kRanks, timeout, body);
+  ASSERT_TRUE(failure.empty()) << failure;
 }
 
 std::vector<int64_t> others(int64_t rank) {

@@ -6,6 +6,7 @@
 #include "distsgd/comm/gloo_communicator.hpp"
 #include "distsgd/core/powersgd_plan.hpp"
 #include "distsgd/models/model.hpp"
+#include "loopback_ranks.hpp"
 #include "test_util.hpp"
 
 #include <gtest/gtest.h>
@@ -22,31 +23,9 @@ namespace compression = distsgd::algo::compression;
 
 namespace powersgd_test {
 
-// Runs body(worker, communicator) on `workers` threads, each with its own Gloo communicator over loopback; returns
-// the first failure's message ("" when none).
+// Runs body(worker, communicator) on `workers` threads of this process; returns the first failure ("" when none).
 std::string run_workers(int64_t workers, const std::function<void(int64_t, distsgd::comm::Communicator&)>& body) {
-  const int port = distsgd::testing::free_tcp_port();
-  std::mutex mutex;
-  std::string first_error;
-  std::vector<std::thread> threads;
-  for (int64_t r = 0; r < workers; ++r) {
-    threads.emplace_back([&, r] {
-      try {
-        distsgd::comm::ProcessEnv env;
-        env.rank = r;
-        env.world_size = workers;
-        env.port = port;
-        distsgd::comm::GlooCommunicator comm(env, workers, std::chrono::milliseconds(20000));
-        body(r, comm);
-        comm.barrier_workers();
-      } catch (const std::exception& e) {
-        std::lock_guard<std::mutex> lock(mutex);
-        if (first_error.empty()) first_error = "worker " + std::to_string(r) + ": " + e.what();
-      }
-    });
-  }
-  for (auto& t : threads) t.join();
-  return first_error;
+  return distsgd::testing::run_loopback_ranks(workers, workers, std::chrono::milliseconds(20000), body);
 }
 
 at::Tensor floats_of(const nlohmann::json& values) {

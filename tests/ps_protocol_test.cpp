@@ -2,17 +2,15 @@
 // process (one thread each, Gloo over loopback).
 #include "distsgd/algo/ps/protocol.hpp"
 #include "distsgd/algo/ps/shard_server.hpp"
-#include "distsgd/comm/gloo_communicator.hpp"
-#include "test_util.hpp"
+#include "loopback_ranks.hpp"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <atomic>
 #include <chrono>
-#include <mutex>
 #include <string>
 #include <thread>
-#include <vector>
 
 using namespace distsgd::algo::ps;
 
@@ -36,44 +34,26 @@ ShardRange whole_vector() {
 TEST(PsProtocol, AWorkerSilentForLongerThanTheTimeoutKeepsItsShardServing) {
   // Long enough that a keep-alive thread late by a second on a loaded host still comes in time.
   const auto timeout = std::chrono::milliseconds(4000);
-  const int port = distsgd::testing::free_tcp_port();
-  std::mutex mutex;
-  std::string first_error;
-  bool served_to_the_end = false;
-  std::vector<std::thread> ranks;
-  for (int64_t rank = 0; rank < 2; ++rank) {
-    ranks.emplace_back([&, rank] {
-      try {
-        distsgd::comm::ProcessEnv env;
-        env.rank = rank;
-        env.world_size = 2;
-        env.port = port;
-        distsgd::comm::GlooCommunicator comm(env, /*workers=*/1, timeout);
+  std::atomic<bool> served_to_the_end{false};
+  const std::string failure = distsgd::testing::run_loopback_ranks(
+      2, /*workers=*/1, timeout, [&](int64_t rank, distsgd::comm::Communicator& comm) {
         const auto initial = torch::arange(kNumel, torch::kFloat);
         if (rank == 1) {
           ShardServer server(comm, 0, whole_vector(), initial);
           server.serve([](const Request&, WorkerChannel& channel) { channel.reply_with_parameters(); });
-          std::lock_guard<std::mutex> lock(mutex);
           served_to_the_end = true;  // serve() returned: the worker's kDone came, no handler timed out
-        } else {
-          PsClient client(comm, {whole_vector()});
-          auto flat = torch::zeros({kNumel});
-          client.pull_all(flat);
-          EXPECT_TRUE(torch::equal(flat, initial));
-          std::this_thread::sleep_for(2.5 * timeout);
-          flat.zero_();
-          client.pull_all(flat);
-          EXPECT_TRUE(torch::equal(flat, initial)) << "the shard still serves after 2.5 timeouts of silence";
-          client.finish();
+          return;
         }
-        comm.barrier_world();
-      } catch (const std::exception& e) {
-        std::lock_guard<std::mutex> lock(mutex);
-        if (first_error.empty()) first_error = "rank " + std::to_string(rank) + ": " + e.what();
-      }
-    });
-  }
-  for (auto& t : ranks) t.join();
-  EXPECT_TRUE(first_error.empty()) << first_error;
+        PsClient client(comm, {whole_vector()});
+        auto flat = torch::zeros({kNumel});
+        client.pull_all(flat);
+        EXPECT_TRUE(torch::equal(flat, initial));
+        std::this_thread::sleep_for(2.5 * timeout);
+        flat.zero_();
+        client.pull_all(flat);
+        EXPECT_TRUE(torch::equal(flat, initial)) << "the shard still serves after 2.5 timeouts of silence";
+        client.finish();
+      });
+  EXPECT_TRUE(failure.empty()) << failure;
   EXPECT_TRUE(served_to_the_end);
 }
