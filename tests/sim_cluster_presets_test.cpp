@@ -384,6 +384,29 @@ TEST(CommbenchCluster, ProcessesOnHostsOfTheirOwnShareNoCores) {
   EXPECT_GE(cluster_from_commbench(two_process_fits(), loopback_layout()).shared_cores, 1);
 }
 
+// Which layout a commbench run had, from its launcher's variables: our launcher and a launcher whose local size is the
+// whole run are this host; fewer on rank 0's host are hosts of their own; --net is the emulated cluster.
+TEST(CommbenchCluster, TheLaunchersLocalSizeTellsThisHostFromHostsOfTheirOwn) {
+  distsgd::comm::ProcessEnv env;
+  env.world_size = 2;
+  const distsgd::cluster::NetworkRequest none;
+  env.launcher = "distsgd";
+  EXPECT_TRUE(layout_of(env, none, 2).shares_this_hosts_cores);
+  env.launcher = "srun";
+  env.local_world_size = 2;  // SLURM_STEP_TASKS_PER_NODE=2 on one node
+  EXPECT_TRUE(layout_of(env, none, 2).shares_this_hosts_cores);
+  env.launcher = "mpirun";
+  env.local_world_size = 1;
+  const auto across = layout_of(env, none, 2);
+  EXPECT_FALSE(across.shares_this_hosts_cores);
+  EXPECT_NE(across.description.find("started by mpirun"), std::string::npos) << across.description;
+  distsgd::cluster::NetworkRequest emulated;
+  emulated.net = "1gbit";
+  const auto shaped = layout_of(env, emulated, 2);
+  EXPECT_GT(shaped.declared_node_bytes_per_second, 0);
+  EXPECT_NE(shaped.description.find("emulated cluster --net 1gbit"), std::string::npos) << shaped.description;
+}
+
 // A small real run on loopback: 2 processes, 4 KiB to 1 MiB, 5 repeats; its cluster file drives distsgd simulate.
 TEST(CommbenchCluster, ClusterOutIsReadBySimulate) {
   TempDir dir;

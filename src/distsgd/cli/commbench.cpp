@@ -264,12 +264,7 @@ void write_cluster(const CommbenchConfig& c, const comm::ProcessEnv& env, const 
     if (primitive.name == "send_recv") fits.send_recv = primitive.fit;
     if (primitive.name == "incast") fits.incast = primitive.fit;
   }
-  const bool one_host = env.launcher == "distsgd" || env.local_world_size >= env.world_size;
-  const auto layout = cluster::network_requested(c.network)
-                          ? emulated_layout(cluster::plan_cluster(c.network, c.processes, 0), c.network.net)
-                      : one_host ? loopback_layout()
-                                 : launched_layout(env.world_size, env.local_world_size, env.launcher);
-  const auto cluster = cluster_from_commbench(fits, layout);
+  const auto cluster = cluster_from_commbench(fits, layout_of(env, c.network, c.processes));
   write_json_atomically(c.cluster_out, sim::to_json(cluster));
   std::cout << "cluster for distsgd simulate --cluster " << c.cluster_out << ": " << sim::describe_links(cluster)
             << std::endl;

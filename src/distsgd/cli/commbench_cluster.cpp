@@ -36,6 +36,14 @@ CommbenchLayout launched_layout(int64_t world_size, int64_t local_world_size, co
   return layout;
 }
 
+CommbenchLayout layout_of(const comm::ProcessEnv& env, const cluster::NetworkRequest& network, int64_t processes) {
+  if (cluster::network_requested(network)) {
+    return emulated_layout(cluster::plan_cluster(network, processes, 0), network.net);
+  }
+  const bool one_host = env.launcher == "distsgd" || env.local_world_size >= env.world_size;
+  return one_host ? loopback_layout() : launched_layout(env.world_size, env.local_world_size, env.launcher);
+}
+
 // Which fit feeds which field, and why:
 // - allreduce_fit: the allreduce fit itself. AR-SGD's ring is the one prediction that needs it; it holds Gloo's
 //   per-collective overhead and the reduction, and ClusterDescription::allreduce_cost inverts the ring formula at

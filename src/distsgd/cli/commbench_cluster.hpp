@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "distsgd/cluster/cluster_plan.hpp"
+#include "distsgd/comm/process_env.hpp"
 #include "distsgd/core/linear_fit.hpp"
 #include "distsgd/sim/platform/cluster_description.hpp"
 
@@ -43,6 +44,10 @@ CommbenchLayout emulated_layout(const cluster::ClusterPlan& plan, const std::str
 // host (the launcher's local size) of `world_size`. Each rank is then taken to have its own cores, as on a cluster;
 // call it only when the ranks are not all on this host (local_world_size < world_size), which is loopback_layout.
 CommbenchLayout launched_layout(int64_t world_size, int64_t local_world_size, const std::string& launcher);
+
+// Where a commbench run's `processes` ran: on the emulated cluster it asked for (--net), on this host (distsgd's own
+// launcher, or another whose local size is the whole run), or on hosts of their own (launched_layout).
+CommbenchLayout layout_of(const comm::ProcessEnv& env, const cluster::NetworkRequest& network, int64_t processes);
 
 // Throws Error when the fits cannot describe a cluster (an allreduce line that does not rise with the size).
 sim::ClusterDescription cluster_from_commbench(const CommbenchFits& fits, const CommbenchLayout& layout);
