@@ -162,15 +162,18 @@ GossipEndpoint::GossipEndpoint(comm::Communicator& comm, EndpointOptions options
           }
         });
   }
-  if (runtime::executive() == nullptr) {
-    const auto now = Clock::now();
-    for (int64_t peer : options_.contacts) last_sent_[peer] = now;  // the receiving threads start with the endpoint
-    keep_alive_thread_ = runtime::Thread("gossip keep-alives", [this] { keep_alive_until_finished(); });
-  }
+  const auto now = Clock::now();
+  for (int64_t peer : options_.contacts) last_sent_[peer] = now;  // the receiving threads start with the endpoint
+  keep_alives_.start(
+      comm_, [this] { keep_alive(); },
+      [shared = shared_](const std::exception& e) {
+        std::lock_guard<std::mutex> lock(shared->mutex);
+        if (shared->first_error.empty()) shared->first_error = std::string("keep-alive: ") + e.what();
+      });
 }
 
 GossipEndpoint::~GossipEndpoint() {
-  stop_keep_alives();
+  keep_alives_.stop();
   if (finished_) return;
   // Left early (an exception is unwinding): the receiving threads may be blocked on peers for up to the timeout.
   // They hold their own state; let them end on their own (the process is about to exit with the error).
@@ -251,32 +254,6 @@ void GossipEndpoint::deliver_oldest() {
     // evaluated average sum_i w_i z_i / sum_i w_i divides by what is left).
     if (!went_on_without(comm_.liveness(), oldest.peer)) throw;
   }
-}
-
-void GossipEndpoint::keep_alive_until_finished() {
-  try {
-    std::unique_lock<std::mutex> lock(keep_alive_mutex_);
-    // Checked every eighth of the timeout, a contact hears from this worker at least every 3/8 of it.
-    while (!keep_alive_stop_.wait_for(lock, comm_.timeout() / 8, [this] { return keep_alive_stopping_; })) {
-      if (comm_.nobody_trained_for_the_timeout()) continue;
-      lock.unlock();
-      keep_alive();
-      lock.lock();
-    }
-  } catch (const std::exception& e) {
-    std::lock_guard<std::mutex> lock(shared_->mutex);
-    if (shared_->first_error.empty()) shared_->first_error = std::string("keep-alive: ") + e.what();
-  }
-}
-
-void GossipEndpoint::stop_keep_alives() {
-  if (!keep_alive_thread_.joinable()) return;
-  {
-    std::lock_guard<std::mutex> lock(keep_alive_mutex_);
-    keep_alive_stopping_ = true;
-  }
-  keep_alive_stop_.notify_all();
-  keep_alive_thread_.join();  // at most one round of sends (or a verdict on a peer that failed) away
 }
 
 void GossipEndpoint::keep_alive() {
@@ -369,7 +346,7 @@ size_t GossipEndpoint::in_flight() {
 
 void GossipEndpoint::finish() {
   if (finished_) return;
-  stop_keep_alives();  // no keep-alive may follow the "done"
+  keep_alives_.stop();  // no keep-alive may follow the "done"
   while (in_flight() > 0) deliver_oldest();
   for (int64_t peer : options_.contacts) {
     if (is_lost(peer)) continue;

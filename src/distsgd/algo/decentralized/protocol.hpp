@@ -16,6 +16,7 @@
 #pragma once
 #include "distsgd/algo/decentralized/gossip_header.hpp"
 #include "distsgd/comm/communicator.hpp"
+#include "distsgd/comm/keep_alive_thread.hpp"
 #include "distsgd/core/option.hpp"
 #include "distsgd/core/runtime.hpp"
 
@@ -96,12 +97,9 @@ class PendingReply {
 };
 
 // A receiving thread's wait for its peer's next message is bounded by the timeout, so from its creation to finish()
-// an endpoint's own keep-alive thread sends every contact this worker sent nothing for a quarter of the timeout a
-// header-only message that the receiver ignores: neither a worker that rarely sends to some contact (GoSGD with a
-// small --gossip-prob) nor one whose training thread waits (for a straggler in an agreement, for the leader's
-// verdict on a lost peer, for the survivors' new group after a loss) lets its peers' receives time out, as long as
-// anyone in the run trains (Communicator::nobody_trained_for_the_timeout: a stuck run still ends with the peers'
-// timeouts). Not in a virtual cluster, which bounds no wait by the timeout.
+// an endpoint's keep-alive thread (comm/keep_alive_thread.hpp) sends every contact this worker sent nothing for a
+// quarter of the timeout a header-only message that the receiver ignores: neither a worker that rarely sends to some
+// contact (GoSGD with a small --gossip-prob) nor one whose training thread waits lets its peers' receives time out.
 class GossipEndpoint {
  public:
   GossipEndpoint(comm::Communicator& comm, EndpointOptions options, GossipHandlers handlers);
@@ -143,9 +141,7 @@ class GossipEndpoint {
     int64_t peer = -1;
     std::vector<comm::Work> works;
   };
-  void keep_alive_until_finished();  // the keep-alive thread
-  void keep_alive();                 // one round: a header to every contact due
-  void stop_keep_alives();
+  void keep_alive();  // one round of the keep-alive thread: a header to every contact due
   void send_header(int64_t peer, MessageKind kind, int64_t step, double weight, std::vector<comm::Work>& works);
   void delay();
   void sent_to(int64_t peer);
@@ -168,10 +164,7 @@ class GossipEndpoint {
   std::mutex sending_mutex_;
   std::deque<InFlight> pushes_in_flight_;
   std::map<int64_t, Clock::time_point> last_sent_;
-  std::mutex keep_alive_mutex_;
-  runtime::Condition keep_alive_stop_;
-  bool keep_alive_stopping_ = false;  // under keep_alive_mutex_
-  runtime::Thread keep_alive_thread_;
+  comm::KeepAliveThread keep_alives_;  // last: it uses the members above
 };
 
 }  // namespace distsgd::algo::decentralized

@@ -30,9 +30,10 @@ Reply decode_reply(const at::Tensor& header, int64_t peer) { return decode_reply
 
 PsClient::PsClient(comm::Communicator& comm, std::vector<ShardRange> shards)
     : comm_(comm), shards_(std::move(shards)), last_sent_(Clock::now().time_since_epoch().count()) {
-  if (runtime::executive() == nullptr) {
-    keep_alive_thread_ = runtime::Thread("parameter-server keep-alives", [this] { keep_alive_until_finished(); });
-  }
+  // A shard gone fails the worker's own next request with the error (a lost server ends the run), so the
+  // keep-alives just stop.
+  keep_alives_.start(
+      comm_, [this] { keep_alive(); }, [](const std::exception&) {});
 }
 
 PsClient::~PsClient() { stop_keep_alives(); }
@@ -42,37 +43,26 @@ comm::Work PsClient::send(const at::Tensor& tensor, size_t shard, int64_t tag) {
   return comm_.send(tensor, server_rank(shard), tag);
 }
 
-void PsClient::keep_alive_until_finished() {
+void PsClient::keep_alive() {
+  const auto since = Clock::now().time_since_epoch() - Clock::duration(last_sent_.load());
+  if (since < comm_.timeout() / 4) return;
+  for (auto& w : keep_alives_in_flight_) w.wait();  // a quarter of the timeout old: the shard has read them
+  keep_alives_in_flight_.clear();
   Request request;
   request.kind = RequestKind::kKeepAlive;
-  std::vector<comm::Work> in_flight;
-  try {
-    std::unique_lock<std::mutex> lock(keep_alive_mutex_);
-    // Checked every eighth of the timeout, a shard hears from this worker at least every 3/8 of it.
-    while (!keep_alive_stop_.wait_for(lock, comm_.timeout() / 8, [this] { return keep_alive_stopping_; })) {
-      const auto since = Clock::now().time_since_epoch() - Clock::duration(last_sent_.load());
-      if (since < comm_.timeout() / 4 || comm_.nobody_trained_for_the_timeout()) continue;
-      lock.unlock();
-      for (auto& w : in_flight) w.wait();  // a quarter of the timeout old: the shard has read them
-      in_flight.clear();
-      for (size_t s = 0; s < shards_.size(); ++s) in_flight.push_back(send(encode(request), s, kHeaderTag));
-      lock.lock();
-    }
-    for (auto& w : in_flight) w.wait();
-  } catch (const std::exception&) {
-    // A shard is gone: the worker's own next request fails with the error (a lost server ends the run), so the
-    // keep-alives just stop.
-  }
+  for (size_t s = 0; s < shards_.size(); ++s) keep_alives_in_flight_.push_back(send(encode(request), s, kHeaderTag));
 }
 
 void PsClient::stop_keep_alives() {
-  if (!keep_alive_thread_.joinable()) return;
-  {
-    std::lock_guard<std::mutex> lock(keep_alive_mutex_);
-    keep_alive_stopping_ = true;
+  keep_alives_.stop();
+  for (auto& w : keep_alives_in_flight_) {
+    try {
+      w.wait();
+    } catch (const std::exception&) {
+      // The shard is gone (the run ends with its own error); the header's buffer is freed only after this wait.
+    }
   }
-  keep_alive_stop_.notify_all();
-  keep_alive_thread_.join();  // at most one round of sends away
+  keep_alives_in_flight_.clear();
 }
 
 void PsClient::finish() {

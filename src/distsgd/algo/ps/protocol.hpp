@@ -12,6 +12,7 @@
 #include "distsgd/algo/ps/messages.hpp"
 #include "distsgd/algo/ps/shard_layout.hpp"
 #include "distsgd/algo/ps/shard_pieces.hpp"
+#include "distsgd/comm/keep_alive_thread.hpp"
 #include "distsgd/core/runtime.hpp"
 
 #include <ATen/core/Tensor.h>
@@ -19,7 +20,6 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
-#include <mutex>
 #include <vector>
 
 namespace distsgd::comm {
@@ -47,11 +47,9 @@ at::Tensor encode(const Reply& reply);
 Reply decode_reply(const at::Tensor& header, int64_t peer);
 
 // Worker side: talks to every shard. A shard's wait for this worker's next request is bounded by the timeout, so
-// from its creation to finish() the client's own keep-alive thread sends every shard a request that asks nothing
-// whenever the worker sent none for a quarter of the timeout: a worker whose training thread waits (for a straggler
-// in an agreement, for the survivors' new group after a loss, in a long evaluation) never lets a shard give up on
-// it while anyone in the run trains (Communicator::nobody_trained_for_the_timeout). Not in a virtual cluster, which
-// bounds no wait by the timeout.
+// from its creation to finish() the client's keep-alive thread (comm/keep_alive_thread.hpp) sends every shard a
+// request that asks nothing whenever the worker sent none for a quarter of the timeout: a worker whose training
+// thread waits never lets a shard give up on it.
 class PsClient {
  public:
   PsClient(comm::Communicator& comm, std::vector<ShardRange> shards);
@@ -85,17 +83,15 @@ class PsClient {
 
  private:
   comm::Work send(const at::Tensor& tensor, size_t shard, int64_t tag);  // every send: notes the time
-  void keep_alive_until_finished();                                      // the keep-alive thread
-  void stop_keep_alives();
+  void keep_alive();        // one round of the keep-alive thread: to every shard, when due
+  void stop_keep_alives();  // and waits for the last ones sent
 
   comm::Communicator& comm_;
   std::vector<ShardRange> shards_;
   int64_t bytes_sent_ = 0;
-  std::atomic<Clock::rep> last_sent_;  // Clock ticks of the last send to any shard
-  std::mutex keep_alive_mutex_;
-  runtime::Condition keep_alive_stop_;
-  bool keep_alive_stopping_ = false;  // under keep_alive_mutex_
-  runtime::Thread keep_alive_thread_;
+  std::atomic<Clock::rep> last_sent_;              // Clock ticks of the last send to any shard
+  std::vector<comm::Work> keep_alives_in_flight_;  // the keep-alive thread's, then stop_keep_alives()'s
+  comm::KeepAliveThread keep_alives_;              // last: it uses the members above
 };
 
 }  // namespace distsgd::algo::ps
