@@ -82,11 +82,13 @@ TEST(AnalyticalProfile, MlpFlopsMatchTheHandCountExactly) {
   EXPECT_NEAR(layers.at("layers.2"), 2 * 32.0 * 10 + 10, 1e-9);
 }
 
-// torchvision's model documentation gives "GFLOPS" 4.09 for ResNet-50 and 15.47 for VGG-16(-BN) at 224x224, counted
-// as multiply-adds (pytorch.org/vision/stable/models: ResNet50_Weights.IMAGENET1K_V1, VGG16_BN_Weights); He et al.
-// (CVPR 2016) give 3.8e9 for ResNet-50 v1, whose stride sits on the 1x1 convolution.
-TEST(AnalyticalProfile, ResNet50AndVgg16MatchThePublishedMultiplyAdds) {
-  for (const auto& [name, published] : std::map<std::string, double>{{"resnet50", 4.09e9}, {"vgg16", 15.47e9}}) {
+// torchvision's model documentation gives "GFLOPS" 4.09 for ResNet-50, 7.80 for ResNet-101, 11.51 for ResNet-152 and
+// 15.47 for VGG-16(-BN) at 224x224, counted as multiply-adds (pytorch.org/vision/stable/models: ResNet50_Weights.
+// IMAGENET1K_V1 and the others, VGG16_BN_Weights); He et al. (CVPR 2016) give 3.8e9 for ResNet-50 v1, whose stride
+// sits on the 1x1 convolution.
+TEST(AnalyticalProfile, ResNetsAndVgg16MatchThePublishedMultiplyAdds) {
+  for (const auto& [name, published] : std::map<std::string, double>{
+           {"resnet50", 4.09e9}, {"resnet101", 7.80e9}, {"resnet152", 11.51e9}, {"vgg16", 15.47e9}}) {
     auto model = models::make_model({name}, {3, 224, 224, 1000});
     const auto counted = models::count_operations(*model, {3, 224, 224, 1000});
     EXPECT_NEAR(counted.multiply_adds_per_sample, published, 0.005 * published) << name;
@@ -115,7 +117,7 @@ TEST(AnalyticalProfile, PresetsReproduceTheThroughputTheyWereCalibratedOn) {
         << device.name << ": refit with distsgd profile --model resnet50 --batch-size " << batch << " --device "
         << device.name << " --calibrate " << device.calibration.samples_per_second;
   }
-  EXPECT_EQ(calibrated, 5);  // V100 PCIe and SXM2, P100, TITAN V, RTX 2080 Ti; the P40 borrows the V100's
+  EXPECT_EQ(calibrated, 6);  // V100 PCIe and SXM2, K80, P100, TITAN V, RTX 2080 Ti; the P40 borrows the V100's
 }
 
 // 1 TFLOP/s and 100 GB/s at efficiency 0.5, with the given floor per kernel.

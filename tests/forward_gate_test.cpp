@@ -17,7 +17,7 @@ using Range = std::pair<int64_t, int64_t>;
 
 dm::InputSpec gate_input_for(const std::string& name) {
   if (name == "gpt-mini") return {1, 1, 16, 256, true};  // 16 bytes
-  if (name == "mlp" || name == "lenet5" || name == "resnet18" || name == "resnet50") return {1, 28, 28, 10};
+  if (name == "mlp" || name == "lenet5" || name.rfind("resnet1", 0) == 0 || name == "resnet50") return {1, 28, 28, 10};
   return {3, 32, 32, 10};
 }
 

@@ -33,7 +33,7 @@ std::unique_ptr<dm::Model> build(const std::string& name, const dm::InputSpec& i
 // A small input for each registry name that keeps the forward pass fast.
 dm::InputSpec small_input_for(const std::string& name) {
   if (name == "gpt-mini") return {1, 1, 16, 256, true};  // sequences of 16 bytes
-  if (name == "mlp" || name == "lenet5" || name == "resnet18" || name == "resnet50") return mnist();
+  if (name == "mlp" || name == "lenet5" || name.rfind("resnet1", 0) == 0 || name == "resnet50") return mnist();
   return cifar();
 }
 
@@ -77,6 +77,8 @@ TEST(Models, ParameterCountsMatchReferenceImplementations) {
   // torchvision's counts at 3x224x224, 1000 classes.
   EXPECT_EQ(dm::count_parameters(*build("resnet18", imagenet())), 11'689'512);
   EXPECT_EQ(dm::count_parameters(*build("resnet50", imagenet())), 25'557'032);
+  EXPECT_EQ(dm::count_parameters(*build("resnet101", imagenet())), 44'549'160);
+  EXPECT_EQ(dm::count_parameters(*build("resnet152", imagenet())), 60'192'808);
 }
 
 TEST(Models, VggParameterCountsMatchTorchvision) {

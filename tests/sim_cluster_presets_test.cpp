@@ -159,7 +159,7 @@ TEST(ClusterPresets, EveryPresetNamesItsSourceAndTheOldNamesStay) {
   for (const char* name :
        {"10gbe", "25gbe", "56gb-ib", "100gb-ib", "emulated-1gbit", "emulated-100mbit", "ipdps2021-10gbe",
         "ipdps2021-56gb-ib", "cikm2021-aladdin", "shi2018-p40-10gbe", "shi2018-p40-56gb-ib", "hkbu-v100-10gbe",
-        "hkbu-v100-100gbe", "hkbu-v100-100gb-ib", "dgx1-v100", "nvlink8-25gbe", "nvlink8-100gb-ib"}) {
+        "hkbu-v100-100gbe", "hkbu-v100-100gb-ib", "dgx1-v100", "aws-p2-8xlarge", "nvlink8-25gbe", "nvlink8-100gb-ib"}) {
     EXPECT_NE(std::find(names.begin(), names.end(), name), names.end()) << name;
   }
   for (const auto& p : cluster_presets()) {

@@ -22,6 +22,8 @@ const std::vector<std::pair<std::string, Builder>>& builders() {
       {"resnet56", [](const ModelOptions&, const InputSpec& in) { return make_resnet_cifar(56, in); }},
       {"resnet18", [](const ModelOptions&, const InputSpec& in) { return make_resnet_imagenet(18, in); }},
       {"resnet50", [](const ModelOptions&, const InputSpec& in) { return make_resnet_imagenet(50, in); }},
+      {"resnet101", [](const ModelOptions&, const InputSpec& in) { return make_resnet_imagenet(101, in); }},
+      {"resnet152", [](const ModelOptions&, const InputSpec& in) { return make_resnet_imagenet(152, in); }},
       {"vgg11", [](const ModelOptions& o, const InputSpec& in) { return make_vgg(11, o.batch_norm, in); }},
       {"vgg16", [](const ModelOptions& o, const InputSpec& in) { return make_vgg(16, o.batch_norm, in); }},
       {"gpt-mini", [](const ModelOptions& o, const InputSpec& in) { return make_gpt_mini(o, in); }},

@@ -1,6 +1,8 @@
-// ResNet-18 and ResNet-50 exactly as torchvision builds them (ResNet v1.5: the stride of a bottleneck sits on its
-// 3x3 convolution), with the adaptive average pool that lets them run on small images too.
+// The ImageNet ResNets (18, 50, 101, 152) exactly as torchvision builds them (ResNet v1.5: the stride of a bottleneck
+// sits on its 3x3 convolution), with the adaptive average pool that lets them run on small images too.
 #include <torch/torch.h>
+
+#include <map>
 
 #include "distsgd/core/error.hpp"
 #include "distsgd/models/builders.hpp"
@@ -159,11 +161,15 @@ std::unique_ptr<Model> make_resnet_imagenet(int depth, const InputSpec& input) {
     return std::make_unique<ModuleModel<ImageNetResNet>>(
         ImageNetResNet(/*bottleneck=*/false, std::vector<int64_t>{2, 2, 2, 2}, input.channels, input.classes), name);
   }
-  if (depth == 50) {
-    return std::make_unique<ModuleModel<ImageNetResNet>>(
-        ImageNetResNet(/*bottleneck=*/true, std::vector<int64_t>{3, 4, 6, 3}, input.channels, input.classes), name);
+  // He et al. 2016, Table 1: the bottleneck networks differ only in their blocks per stage.
+  const std::map<int, std::vector<int64_t>> bottleneck_stages{
+      {50, {3, 4, 6, 3}}, {101, {3, 4, 23, 3}}, {152, {3, 8, 36, 3}}};
+  const auto stages = bottleneck_stages.find(depth);
+  if (stages == bottleneck_stages.end()) {
+    throw Error("ImageNet-style ResNet depth must be 18, 50, 101 or 152; got " + std::to_string(depth));
   }
-  throw Error("ImageNet-style ResNet depth must be 18 or 50; got " + std::to_string(depth));
+  return std::make_unique<ModuleModel<ImageNetResNet>>(
+      ImageNetResNet(/*bottleneck=*/true, stages->second, input.channels, input.classes), name);
 }
 
 }  // namespace distsgd::models

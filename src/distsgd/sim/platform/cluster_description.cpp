@@ -98,6 +98,13 @@ std::vector<ClusterDescription> all_presets() {
                         "NVLink2 link (25 GB/s; NCCL's several rings go faster); link figures ") +
                 kSpecLinks,
             8, kNvlink2, 4 * k100GbIb, kIbAlpha),
+      nodes("aws-p2-8xlarge",
+            std::string("TensorFlow performance benchmarks (tensorflow.org/performance/benchmarks, 2017), Amazon EC2 "
+                        "p2.8xlarge: 8 K80 GPUs over PCIe 3, 10 Gigabit networking; its distributed runs put a "
+                        "parameter server on every instance, so the instance's NIC carries its workers' and its "
+                        "server's traffic alike: each at half of it; link figures ") +
+                kSpecLinks,
+            8, kPcie3x16, k10GbE / 2, kTcpAlpha),
       nodes("nvlink8-25gbe",
             std::string("generic: nodes of 8 GPUs over NVLink2 (25 GB/s per ring hop), one 25 GbE NIC each; ") +
                 kSpecLinks,

@@ -56,6 +56,18 @@ std::vector<DeviceDescription> make_presets() {
         "TensorFlow performance benchmarks (tensorflow.org/performance/benchmarks, 2017): ResNet-50 batch 64 on one "
         "P100 of an NVIDIA DGX-1, synthetic data: 219 images/s"},
        "calibrated"},
+      {"k80",
+       "NVIDIA Tesla K80 datasheet (2014): two GK210 GPUs a board, 4992 CUDA cores at 875 MHz boost, 8.74 TFLOPS "
+       "fp32, GDDR5 480 GB/s; here one GK210, half of each (as cloud instances count K80 GPUs)",
+       4.37e12,
+       240e9,
+       0.4402,
+       kPcie3,
+       {"resnet50", 64, 51.5,
+        "TensorFlow performance benchmarks (tensorflow.org/performance/benchmarks, 2017; tensorflow/docs "
+        "site/en/r1/guide/performance/benchmarks.md): ResNet-50 batch 64 on one K80 GPU of an Amazon EC2 "
+        "p2.8xlarge, synthetic data: 51.5 images/s"},
+       "calibrated"},
       {"p40",
        "NVIDIA Tesla P40 datasheet (2016): 12 TFLOPS fp32, GDDR5 346 GB/s",
        12e12,
