@@ -716,8 +716,11 @@ TEST(CalibrateCommand, WritesAClusterThatSimulateReadsAndPrintsEveryResidual) {
   EXPECT_LT(des_fit["calibration"]["rms_relative_error"].get<double>(), 0.1) << des_fit["calibration"].dump();
   EXPECT_NEAR(des_fit["worker_bytes_per_second"].get<double>() / base.worker_bytes_per_second, 0.25, 0.05);
 
-  // Bad input: one line each.
+  // Bad input: one line each. A flag neither train nor simulate declares is a typo, not a setting to ignore.
+  std::ofstream(dir / "typo.csv") << "algorithm,workers,samples_per_second,flags\nbsp,2,100,--servrs 2\n";
   for (const auto& [args, expected_line] : std::vector<std::pair<std::string, std::string>>{
+           {"--points " + (dir / "typo.csv"),
+            "typo.csv:2: flags: '--servrs' is not a flag of distsgd train or simulate"},
            {"--fit speed", "--fit: 'speed' is not an unknown the calibration fits"},
            {"--noise 2", "--noise: Value 2 not in range"},
            {"--points x.csv --allreduce-latency star", "--allreduce-latency: star not in {ring,tree}"},

@@ -16,6 +16,8 @@
 #include "distsgd/sim/calibration/calibration.hpp"
 #include "distsgd/sim/calibration/measured_point_model.hpp"
 #include "distsgd/sim/calibration/measured_points.hpp"
+#include "distsgd/sim/simulator_settings.hpp"
+#include "distsgd/train/options.hpp"
 #include "distsgd/train/simulator_flags.hpp"
 
 namespace distsgd::cli {
@@ -85,6 +87,19 @@ std::string range_text(const sim::FittedUnknown& u) {
   if (u.high_open) text += " (the search's limit: the points do not bound it above)";
   if (u.low_open || u.high_open) text += "; to bound it, measure " + sim::what_determines(u.unknown);
   return text;
+}
+
+// A typed point's flag that neither train nor simulate declares is a typo ("--servrs 2"), not a setting the
+// simulator may ignore as it ignores train's --lr: refused with its line, before the fit.
+void check_point_flags(const std::vector<sim::MeasuredPoint>& points) {
+  std::set<std::string> train_flags;
+  for (const auto& spec : train::train_options()) train_flags.insert(spec.flag);
+  for (const auto& p : points) {
+    for (const auto& flag : p.flags) {
+      require(flag.rfind("--", 0) != 0 || train_flags.count(flag) || sim::simulator_takes_flag(flag),
+              p.origin + ": flags: '" + flag + "' is not a flag of distsgd train or simulate");
+    }
+  }
 }
 
 }  // namespace
@@ -162,7 +177,10 @@ int run_calibrate(const CalibrateCommand& c) {
   request.noise = c.noise;
   // Runs of distsgd train reduce over Gloo's ring; points from another system may have used trees (NCCL).
   request.explore_allreduce_latency = c.allreduce_latency.empty() && !c.points.empty();
-  if (!c.points.empty()) request.points = sim::read_points_csv(c.points);
+  if (!c.points.empty()) {
+    request.points = sim::read_points_csv(c.points);
+    check_point_flags(request.points);
+  }
   std::vector<nlohmann::json> measured_cpu(request.points.size(), nullptr);  // of each point; CSV points: none
   std::vector<std::string> measured_from(request.points.size(), "points");   // where each throughput came from
   for (const auto& dir : c.runs) {
