@@ -266,6 +266,8 @@ TEST(ValidateCommand, BadFlagsAreOneClearError) {
       {"--repeats 0", "--repeats must be at least 1, got 0"},
       {"--holdout --noise 1.5", "--noise: Value 1.5 not in range"},
       {"--holdout --holdout-fidelity exact", "--holdout-fidelity: exact not in {analytical,des}"},
+      {"--holdout --workers 4,4", "--holdout calibrates on the smallest worker count and scores the others"},
+      {"--holdout --workers 4 --straggler 3:2", "--holdout calibrates on rows without a straggler"},
       {"--networks loopback --cluster 1gbit=emulated-1gbit", "--cluster 1gbit=emulated-1gbit: '1gbit' is not one"},
       {"--networks loopback --cluster loopback=missing.json", "missing.json"},
   };

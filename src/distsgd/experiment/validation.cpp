@@ -177,6 +177,16 @@ Plan check_flags(const ValidationSettings& c) {
                                                    " is not a worker of the " + std::to_string(w) + "-worker runs");
     }
   }
+  if (c.holdout) {
+    // It calibrates on the unslowed rows of the smallest worker count and scores the others: both must exist.
+    const bool unslowed = plan.stragglers.empty() ||
+                          std::any_of(plan.stragglers.begin(), plan.stragglers.end(), [](auto& s) { return s.none(); });
+    const bool slowed = std::any_of(plan.stragglers.begin(), plan.stragglers.end(), [](auto& s) { return !s.none(); });
+    require(unslowed, "--holdout calibrates on rows without a straggler: add none to --straggler (none,3:2)");
+    require(std::set<int64_t>(c.workers.begin(), c.workers.end()).size() >= 2 || slowed,
+            "--holdout calibrates on the smallest worker count and scores the others: give two or more (--workers "
+            "2,4,8), or rows with a --straggler (--straggler none,3:2)");
+  }
   train::validate(c.config);
   return plan;
 }
