@@ -24,7 +24,7 @@ else
   shift || true
 fi
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(ps_message gossip_message idx cifar profile cluster checkpoint)
+[ ${#targets[@]} -gt 0 ] || targets=(ps_message gossip_message idx cifar profile cluster points_csv checkpoint)
 
 # --fixed: inputs per target, its seeds and regressions included (FUZZ_RUNS overrides). Each takes at most about
 # 30 s on this project's 2 busy cores: the JSON readers run 3,000-10,000 inputs a second there, the checkpoint
