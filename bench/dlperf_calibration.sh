@@ -26,6 +26,8 @@
 # NCCL 2.6 and later reduce small messages over trees across nodes: --allreduce-latency tree.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=bench/lib.sh disable=SC1091
+source bench/lib.sh
 BUILD=${BUILD:-build}
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
@@ -92,20 +94,9 @@ for entry in "${tables[@]}"; do
   # shellcheck disable=SC2086
   "$BUILD/distsgd" simulate --profile "$profile" --cluster "$fit.json" --algo arsgd $flags --workers 32 \
     --out "$out/s.json" >/dev/null
-  python3 - "$out/s.json" "$model" "$batch" "$framework" "$flags" "$at32" <<'PY' | tee -a "$out/table"
-import json, sys
-prediction = json.load(open(sys.argv[1]))["predictions"][0]
-published = float(sys.argv[6])
-predicted = prediction["samples_per_second"]
-low, high = prediction["samples_per_second_range"]
-where = "inside" if low <= published <= high else "below" if published < low else "above"
-print(f"{sys.argv[2]:<10} {sys.argv[3]:>5} {sys.argv[4]:<14} {sys.argv[5]:<28} {predicted:>9.1f} {published:>9.1f} "
-      f"{100 * (predicted / published - 1):>+7.1f}%  {low:>6.0f}-{high:<6.0f} {where}")
-PY
+  held_out_row "$out/table" "$out/s.json" "$at32" "$(printf '%-10s %5s %-14s %-28s' "$model" "$batch" "$framework" "$flags")"
 done
-awk '{ n++; error = $(NF - 2) + 0; if (error <= 10 && error >= -10) within++; if ($NF == "inside") inside++ }
-     END { printf "held out (32 GPUs): %d of %d within 10%%; the published figure inside the range at %d\n",
-                  within, n, inside }' "$out/table"
+held_out_summary "$out/table" "held out (32 GPUs)"
 echo
 echo "fitted (1, 8 and 16 GPUs):"
 for entry in "${tables[@]}"; do

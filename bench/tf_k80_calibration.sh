@@ -26,6 +26,8 @@
 # server behind the network instead (FIRST=bsp) charges a one-instance run for bytes it never sent.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=bench/lib.sh disable=SC1091
+source bench/lib.sh
 BUILD=${BUILD:-build}
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
@@ -72,22 +74,11 @@ for entry in "${tables[@]}"; do
     # shellcheck disable=SC2086
     "$BUILD/distsgd" simulate --profile "$profile" --cluster "$fit.json" --algo bsp --servers "${servers_at[i]}" $ps \
       --workers "${gpus[i]}" --out "$out/s.json" >/dev/null
-    python3 - "$out/s.json" "$model" "$batch" "${gpus[i]}" "${servers_at[i]}" "${rate_at[i]}" <<'PY' |
-import json, sys
-prediction = json.load(open(sys.argv[1]))["predictions"][0]
-published = float(sys.argv[6])
-predicted = prediction["samples_per_second"]
-low, high = prediction["samples_per_second_range"]
-where = "inside" if low <= published <= high else "below" if published < low else "above"
-print(f"{sys.argv[2]:<10} {sys.argv[3]:>5} {sys.argv[4]:>5} {sys.argv[5]:>8} {predicted:>9.1f} {published:>9.1f} "
-      f"{100 * (predicted / published - 1):>+7.1f}%  {low:>6.0f}-{high:<6.0f} {where}")
-PY
-      tee -a "$out/table"
+    held_out_row "$out/table" "$out/s.json" "${rate_at[i]}" \
+      "$(printf '%-10s %5s %5s %8s' "$model" "$batch" "${gpus[i]}" "${servers_at[i]}")"
   done
 done
-awk '{ n++; error = $(NF - 2) + 0; if (error <= 10 && error >= -10) within++; if ($NF == "inside") inside++ }
-     END { printf "held out (32 and 64 GPUs): %d of %d within 10%%; the published figure inside the range at %d\n",
-                  within, n, inside }' "$out/table"
+held_out_summary "$out/table" "held out (32 and 64 GPUs)"
 echo
 echo "fitted (1, 8 and 16 GPUs):"
 for entry in "${tables[@]}"; do
