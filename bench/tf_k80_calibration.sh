@@ -5,7 +5,7 @@
 # on this machine; the inputs are the published table.
 # Usage: bench/tf_k80_calibration.sh   (env BUILD; env FIT: the unknowns, calibrate --fit; default
 # compute_scale,intra_node_efficiency,link_efficiency: the points are one GPU, an instance's 8 over PCIe and two
-# instances' 16 over the network, one unknown each; env FIRST=bsp: the 1- and 8-GPU points as bsp, below)
+# instances' 16 over the network, one unknown each)
 #
 # Inputs taken from the source, tensorflow/docs site/en/r1/guide/performance/benchmarks.md (the page
 # tensorflow.org/performance/benchmarks of 2017), "Details for Amazon EC2 Distributed (NVIDIA Tesla K80)": instances
@@ -16,14 +16,13 @@
 # servers at 8 instances (InceptionV3, 6 of 8, is left out: distsgd has no Inception). Throughput (images/s) at 1,
 # 8, 16, 32 and 64 GPUs: ResNet-50 at batch 64 per GPU, ResNet-50 at batch 32 ("other results"), ResNet-152 at 32.
 # The profiles are the analytical k80 ones (one GK210, the device preset calibrated on the same page's single-
-# instance ResNet-50 figure); the cluster preset aws-p2-8xlarge (8 GPUs over PCIe 3, each instance's 10 GbE shared
-# by its workers and its co-located server: half each).
+# instance ResNet-50 figure); the cluster preset aws-p2-8xlarge (8 GPUs over PCIe 3, 10 GbE, the parameter servers
+# on the instances: server_placement worker_nodes).
 # How distributed_replicated maps onto distsgd is our reading of tf_cnn_benchmarks, not the page's: each GPU holds
 # a replica, an instance sums its GPUs' gradients and sends the sum to the parameter servers, which hold whole
-# variables (-> bsp --local-aggregation host --sharding layer, --servers as the page says) from 16 GPUs on; on one
-# instance (1 and 8 GPUs) the server is on the same instance, which distsgd's model (servers behind links of their
-# own) cannot place, so those points are arsgd inside the node (1 GPU: compute alone). Calibrating them as bsp with a
-# server behind the network instead (FIRST=bsp) charges a one-instance run for bytes it never sent.
+# variables and run on the instances (-> bsp --local-aggregation host --sharding layer --servers as the page says, on
+# a cluster whose servers run on the workers' nodes; one server at 1 and 8 GPUs). distsgd's BSP with local
+# aggregation pushes after backward, where TensorFlow's dataflow sends each gradient as it is ready.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=bench/lib.sh disable=SC1091
@@ -54,15 +53,7 @@ for entry in "${tables[@]}"; do
   fit="$out/$model-$batch"
   {
     echo "algorithm,workers,samples_per_second,flags"
-    # One instance (1 and 8 GPUs) holds its parameter server: no byte crosses the network, so these points are
-    # its compute and its GPUs' exchange over PCIe (arsgd after backward), not a server behind a link.
-    if [[ ${FIRST:-arsgd} == bsp ]]; then
-      for i in 0 1; do echo "bsp,${gpus[i]},${rate_at[i]},--servers ${servers_at[i]} $ps"; done
-    else
-      echo "arsgd,1,${rate_at[0]},--overlap none"
-      echo "arsgd,8,${rate_at[1]},--overlap none"
-    fi
-    echo "bsp,16,${rate_at[2]},--servers ${servers_at[2]} $ps"
+    for i in 0 1 2; do echo "bsp,${gpus[i]},${rate_at[i]},--servers ${servers_at[i]} $ps"; done
   } >"$fit.csv"
   "$BUILD/distsgd" calibrate --points "$fit.csv" --profile "$profile" --cluster "$cluster" \
     ${fit_unknowns:+--fit "$fit_unknowns"} --out "$fit.json" >"$fit.fit" 2>&1 || {

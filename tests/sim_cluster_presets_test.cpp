@@ -154,6 +154,32 @@ TEST(ClusterFile, AllreduceLatencyIsRingOrTreeAndSurvivesTheRoundTrip) {
   }
 }
 
+TEST(ClusterFile, ServerPlacementIsOwnLinksOrWorkerNodesAndSurvivesTheRoundTrip) {
+  auto json = to_json(load_cluster("10gbe"));
+  EXPECT_EQ(json["server_placement"], "own_links");
+  json.erase("server_placement");  // files written before it: servers behind links of their own
+  EXPECT_FALSE(cluster_from_json(json, "t.json").servers_on_worker_nodes());
+  json["server_placement"] = "worker_nodes";
+  const auto placed = cluster_from_json(json, "t.json");
+  EXPECT_TRUE(placed.servers_on_worker_nodes());
+  EXPECT_NE(describe_links(placed).find("servers on the workers' nodes"), std::string::npos);
+  EXPECT_EQ(to_json(placed)["server_placement"], "worker_nodes");
+  EXPECT_TRUE(load_cluster("aws-p2-8xlarge").servers_on_worker_nodes());
+  // Server s on node s mod nodes: 3 servers over the 2 nodes of 16 workers of 8.
+  const auto aws = load_cluster("aws-p2-8xlarge");
+  EXPECT_EQ(aws.nodes(16), 2);
+  EXPECT_EQ(aws.node_of_server(2, 16), 0);
+  json["server_placement"] = "nearby";
+  try {
+    cluster_from_json(json, "t.json");
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("t.json: server_placement: expected own_links or worker_nodes, got 'nearby'"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(ClusterPresets, EveryPresetNamesItsSourceAndTheOldNamesStay) {
   const auto names = cluster_preset_names();
   for (const char* name :

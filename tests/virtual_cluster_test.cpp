@@ -451,6 +451,41 @@ TEST_F(VirtualTraining, InterferenceIsChargedByBothEnginesAlike) {
   EXPECT_LT(virtual_rates["interfered"], 0.95 * virtual_rates["plain"]);
 }
 
+// Servers on the workers' nodes (server_placement): the algorithm's own messages to a server of the worker's node stay
+// off the network in the virtual cluster as in the DES, and its other messages share the nodes' links with the
+// servers'. Both engines agree, and the placement is faster than servers behind (slow) links of their own.
+TEST_F(VirtualTraining, ServersOnTheWorkersNodesAreRoutedByBothEnginesAlike) {
+  TempDir dir;
+  const std::string lenet5_28 = profile();
+  for (const std::string placement : {"own_links", "worker_nodes"}) {
+    std::ofstream(dir / (placement + ".json"))
+        << R"({"name": "p", "worker_bytes_per_second": 1.2e8, "alpha_seconds": 3e-5, "workers_per_node": 2,
+              "intra_node_bytes_per_second": 1.2e10, "intra_node_alpha_seconds": 1e-5, "server_placement": ")"
+        << placement << "\"}";
+  }
+  std::map<std::string, double> virtual_rates;
+  for (const std::string placement : {"own_links", "worker_nodes"}) {
+    const std::string flags =
+        " --algo bsp --servers 2 --workers 4 --cluster " + (dir / (placement + ".json")) + " --profile " + lenet5_28;
+    auto r = run_distsgd("train --virtual" + flags +
+                         " --model lenet5 --dataset synthetic --synthetic-shape 1x28x28 --synthetic-train-size 3840 "
+                         "--synthetic-test-size 64 --batch-size 16 --max-steps 30 --epochs 1 --seed 1 --no-checkpoint "
+                         "--progress-seconds 1000 --out " +
+                         (dir / placement));
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    r = run_distsgd("simulate --fidelity des --iterations 25 --warmup 5" + flags + " --out " +
+                    (dir / (placement + ".des.json")));
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const double simulated = nlohmann::json::parse(distsgd::testing::read_file(
+        dir / (placement + ".des.json")))["predictions"][0]["samples_per_second"]
+                                 .get<double>();
+    virtual_rates[placement] = summary_of(dir / placement)["samples_per_second"].get<double>();
+    EXPECT_NEAR(virtual_rates[placement] / simulated, 1.0, 0.10)
+        << placement << ": virtual " << virtual_rates[placement] << ", DES " << simulated;
+  }
+  EXPECT_GT(virtual_rates["worker_nodes"], 1.3 * virtual_rates["own_links"]);
+}
+
 // A busy host's late deliveries (a cluster's busy_delivery distribution, as commbench --busy-delivery measures it
 // for one Gloo send and receive): the virtual cluster delays every collective step and every message the algorithms
 // send by a draw from it, the DES each collective step and each exchange. A parameter server's exchange is a header

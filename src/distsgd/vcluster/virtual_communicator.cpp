@@ -142,8 +142,10 @@ void Fabric::transfer(int64_t from, int64_t to, double bytes, std::function<void
     alpha = cluster_->worker_to_worker_alpha(from, to);
   } else if (from_worker) {
     path = cluster_->worker_to_server(from, to - workers_);
+    alpha = cluster_->worker_server_alpha(from, to - workers_);
   } else {
     path = cluster_->server_to_worker(from - workers_, to);
+    alpha = cluster_->worker_server_alpha(to, from - workers_);
   }
   network_->transfer(path, bytes, alpha, std::move(arrived));
 }

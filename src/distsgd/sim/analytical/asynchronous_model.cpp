@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "distsgd/core/error.hpp"
+#include "distsgd/sim/analytical/ps_links.hpp"
 #include "distsgd/sim/analytical/shard_layout.hpp"
 
 namespace distsgd::sim {
@@ -17,11 +18,13 @@ Prediction from_rate(const ModelProfile& profile, int64_t workers, double iterat
 // its link, and processes it in its time per request and per byte, whichever is slower. `requests`: the messages a
 // worker sends a server per message of m (its push; SSP's pulls add theirs), each charged as the DES and the virtual
 // cluster charge it (DesContext::send_to_server, ShardServer::spend_processing).
+// Servers on the workers' nodes have no link of their own: the nodes' links are counted by link_iterations_per_second.
 double server_messages_per_second(const ModelProfile& profile, int64_t servers, const ClusterDescription& c,
                                   const PsLayout& layout, double requests = 1) {
   require(servers >= 1, "a parameter-server algorithm needs at least one server");
   const double shard = largest_shard_bytes(profile, servers, layout.sharding);
-  return 1.0 / std::max(shard / c.server_bytes_per_second, server_processing_seconds(c, requests, shard));
+  const double link = c.servers_on_worker_nodes() ? 0 : shard / c.server_bytes_per_second;
+  return 1.0 / std::max(link, server_processing_seconds(c, requests, shard));
 }
 
 // Iterations per second (all workers) the nodes' links carry when each iteration sends `messages` of m bytes up
@@ -33,14 +36,30 @@ double node_link_iterations_per_second(const ModelProfile& profile, int64_t work
          (messages * profile.gradient_bytes());
 }
 
+// The same cap for every placement of the servers: with servers on the workers' nodes, a node's link also carries
+// its servers' traffic (ps_links.hpp); `down`: the messages of m a worker receives per iteration.
+double link_iterations_per_second(const ModelProfile& profile, int64_t workers, int64_t servers, double up, double down,
+                                  const ClusterDescription& c, const PsLayout& layout) {
+  if (!c.servers_on_worker_nodes()) return node_link_iterations_per_second(profile, workers, std::max(up, down), c);
+  return colocated_ps_iterations_per_second(c, workers, servers, profile.gradient_bytes(),
+                                            largest_shard_bytes(profile, servers, layout.sharding), up, down);
+}
+
+// One model's transfer between a worker and the servers, for every placement of the servers.
+double transfer_seconds(const ModelProfile& profile, int64_t workers, int64_t servers, const ClusterDescription& c) {
+  if (!c.servers_on_worker_nodes()) return model_transfer_seconds(profile, c);
+  return colocated_model_transfer_seconds(c, workers, servers, profile.gradient_bytes());
+}
+
 }  // namespace
 
 Prediction predict_asp(const ModelProfile& profile, int64_t workers, int64_t servers, const ClusterDescription& c,
                        const PsLayout& layout) {
-  const double cycle = profile.forward_seconds() + profile.backward_seconds() + 2 * model_transfer_seconds(profile, c);
+  const double cycle =
+      profile.forward_seconds() + profile.backward_seconds() + 2 * transfer_seconds(profile, workers, servers, c);
   const double rate =
       std::min({static_cast<double>(workers) / cycle, server_messages_per_second(profile, servers, c, layout),
-                node_link_iterations_per_second(profile, workers, 1, c)});
+                link_iterations_per_second(profile, workers, servers, 1, 1, c, layout)});
   return from_rate(profile, workers, rate);
 }
 
@@ -51,20 +70,24 @@ Prediction predict_ssp(const ModelProfile& profile, int64_t workers, int64_t ser
     return predict_bsp(profile, workers, servers, c, {layout.sharding});
   }
   const double pulls_per_iteration = 1.0 / static_cast<double>(staleness + 1);
-  const double cycle = compute_seconds(profile) + (1 + pulls_per_iteration) * model_transfer_seconds(profile, c);
-  const double rate = std::min({static_cast<double>(workers) / cycle,
-                                server_messages_per_second(profile, servers, c, layout, 1 + pulls_per_iteration),
-                                node_link_iterations_per_second(profile, workers, 1, c)});
+  const double cycle =
+      compute_seconds(profile) + (1 + pulls_per_iteration) * transfer_seconds(profile, workers, servers, c);
+  const double rate =
+      std::min({static_cast<double>(workers) / cycle,
+                server_messages_per_second(profile, servers, c, layout, 1 + pulls_per_iteration),
+                link_iterations_per_second(profile, workers, servers, 1, pulls_per_iteration, c, layout)});
   return from_rate(profile, workers, rate);
 }
 
 Prediction predict_easgd(const ModelProfile& profile, int64_t workers, int64_t servers, int64_t tau,
                          const ClusterDescription& c, const PsLayout& layout) {
   require(tau >= 1, "EASGD's tau must be at least 1");
-  const double cycle = compute_seconds(profile) + 2 * model_transfer_seconds(profile, c) / static_cast<double>(tau);
+  const double cycle =
+      compute_seconds(profile) + 2 * transfer_seconds(profile, workers, servers, c) / static_cast<double>(tau);
   const double rate = std::min({static_cast<double>(workers) / cycle,
                                 static_cast<double>(tau) * server_messages_per_second(profile, servers, c, layout),
-                                node_link_iterations_per_second(profile, workers, 1.0 / static_cast<double>(tau), c)});
+                                link_iterations_per_second(profile, workers, servers, 1.0 / static_cast<double>(tau),
+                                                           1.0 / static_cast<double>(tau), c, layout)});
   return from_rate(profile, workers, rate);
 }
 
@@ -73,12 +96,17 @@ Prediction predict_aladdin(const ModelProfile& profile, int64_t workers, int64_t
   require(pi >= 1, "ALADDIN's pi must be at least 1");
   // Every pi gradients the server's handler of a worker sends it the model and waits for that send before it takes
   // the worker's next gradient (algo/aladdin.cpp; a send's bytes move only once its receive is posted), so the
-  // worker's uplink rests for one model's transfer per pi gradients.
+  // worker's uplink rests for one model's transfer per pi gradients. (With servers on the workers' nodes the shards
+  // of its own node's servers do not use the uplink; that is not subtracted here: an upper bound on the rest.)
   const double own_uplink =
       profile.gradient_bytes() / c.worker_share_bytes_per_second(workers) * (1 + 1.0 / static_cast<double>(pi));
   const double cycle = std::max(compute_seconds(profile), own_uplink);
-  const double rate =
-      std::min(static_cast<double>(workers) / cycle, server_messages_per_second(profile, servers, c, layout));
+  double rate = std::min(static_cast<double>(workers) / cycle, server_messages_per_second(profile, servers, c, layout));
+  // Servers on the workers' nodes: a gradient up every iteration and the model down every pi share the nodes' links.
+  if (c.servers_on_worker_nodes()) {
+    rate = std::min(rate,
+                    link_iterations_per_second(profile, workers, servers, 1, 1.0 / static_cast<double>(pi), c, layout));
+  }
   return from_rate(profile, workers, rate);
 }
 

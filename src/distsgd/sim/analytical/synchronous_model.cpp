@@ -5,6 +5,7 @@
 #include "distsgd/core/error.hpp"
 #include "distsgd/core/text.hpp"
 #include "distsgd/sim/analytical/merged_gradients.hpp"
+#include "distsgd/sim/analytical/ps_links.hpp"
 #include "distsgd/sim/analytical/shard_layout.hpp"
 
 namespace distsgd::sim {
@@ -172,8 +173,12 @@ Prediction predict_bsp(const ModelProfile& profile, int64_t workers, int64_t ser
   const double pushers = static_cast<double>(layout.local_aggregation ? cluster.node_of(workers - 1) + 1 : workers);
   const double uplink =
       layout.local_aggregation ? cluster.worker_bytes_per_second : cluster.worker_share_bytes_per_second(workers);
-  // Each shard takes its part of every push over its link, while each pusher sends m over its (share of the) link.
-  const double push = cluster.alpha_seconds + std::max(m / uplink, pushers * shard / cluster.server_bytes_per_second);
+  // Each shard takes its part of every push over its link, while each pusher sends m over its (share of the) link;
+  // servers on the workers' nodes share those nodes' links instead (ps_links.hpp).
+  const double links = cluster.servers_on_worker_nodes()
+                           ? colocated_ps_round_seconds(cluster, workers, servers, layout.local_aggregation, m, shard)
+                           : std::max(m / uplink, pushers * shard / cluster.server_bytes_per_second);
+  const double push = cluster.alpha_seconds + links;
   const double pull = push;  // symmetric
   const double aggregate = pushers * shard * cluster.gamma_seconds_per_byte;
   const double update = profile.update_seconds_per_byte * shard;  // each shard updates its part, in parallel

@@ -148,11 +148,13 @@ void DesContext::start_send_to_server(int64_t worker, int64_t server, double byt
       run_on_server(server, "process request", processing, arrived);
     };
   }
-  network.transfer(ports.worker_to_server(worker, server), bytes, ports.alpha(), delivered(bytes, std::move(arrived)));
+  network.transfer(ports.worker_to_server(worker, server), bytes, ports.worker_server_alpha(worker, server),
+                   delivered(bytes, std::move(arrived)));
 }
 
 void DesContext::send_to_worker(int64_t server, int64_t worker, double bytes, Next arrived) {
-  network.transfer(ports.server_to_worker(server, worker), bytes, ports.alpha(), delivered(bytes, std::move(arrived)));
+  network.transfer(ports.server_to_worker(server, worker), bytes, ports.worker_server_alpha(worker, server),
+                   delivered(bytes, std::move(arrived)));
 }
 
 void DesContext::send_between_workers(int64_t from, int64_t to, double bytes, Next arrived, bool read_header_first) {

@@ -55,6 +55,12 @@ ClusterDescription nodes(const std::string& name, const std::string& source, int
   return c;
 }
 
+// The same cluster with its parameter servers on the workers' nodes.
+ClusterDescription on_worker_nodes(ClusterDescription c) {
+  c.server_placement = ClusterDescription::ServerPlacement::kWorkerNodes;
+  return c;
+}
+
 // Generic links and distsgd's own emulated links, fitted by `distsgd commbench --net` (bench/README.md,
 // 2026-11-22: send/recv 1/beta 0.117-0.120 GB/s at 1gbit, 0.0119 at 100mbit); then the seed papers' clusters
 // (spec/simulator.md, "The seed papers' clusters").
@@ -98,13 +104,13 @@ std::vector<ClusterDescription> all_presets() {
                         "NVLink2 link (25 GB/s; NCCL's several rings go faster); link figures ") +
                 kSpecLinks,
             8, kNvlink2, 4 * k100GbIb, kIbAlpha),
-      nodes("aws-p2-8xlarge",
-            std::string("TensorFlow performance benchmarks (tensorflow.org/performance/benchmarks, 2017), Amazon EC2 "
-                        "p2.8xlarge: 8 K80 GPUs over PCIe 3, 10 Gigabit networking; its distributed runs put a "
-                        "parameter server on every instance, so the instance's NIC carries its workers' and its "
-                        "server's traffic alike: each at half of it; link figures ") +
-                kSpecLinks,
-            8, kPcie3x16, k10GbE / 2, kTcpAlpha),
+      on_worker_nodes(nodes("aws-p2-8xlarge",
+                            std::string("TensorFlow performance benchmarks (tensorflow.org/performance/benchmarks, "
+                                        "2017), Amazon EC2 p2.8xlarge: 8 K80 GPUs over PCIe 3, 10 Gigabit networking; "
+                                        "its distributed runs put a parameter server on every instance (servers on "
+                                        "the workers' nodes); link figures ") +
+                                kSpecLinks,
+                            8, kPcie3x16, k10GbE, kTcpAlpha)),
       nodes("nvlink8-25gbe",
             std::string("generic: nodes of 8 GPUs over NVLink2 (25 GB/s per ring hop), one 25 GbE NIC each; ") +
                 kSpecLinks,
@@ -235,7 +241,7 @@ std::string describe_links(const ClusterDescription& c) {
     text += "1 worker per node; link ";
   }
   text += gigabytes(c.worker_bytes_per_second) + " (alpha " + microseconds(c.alpha_seconds) + "); servers " +
-          gigabytes(c.server_bytes_per_second);
+          (c.servers_on_worker_nodes() ? std::string("on the workers' nodes") : gigabytes(c.server_bytes_per_second));
   if (c.compute_scale != 1 || c.iteration_overhead_seconds > 0) {
     char adjusted[96];
     std::snprintf(adjusted, sizeof adjusted, "; compute x%.3g, +%.3g ms per iteration", c.compute_scale,
@@ -284,6 +290,18 @@ ClusterDescription::AllreduceLatency allreduce_latency_named(const std::string& 
   throw Error(what + "expected ring or tree, got '" + name + "'");
 }
 
+const char* name_of(ClusterDescription::ServerPlacement placement) {
+  return placement == ClusterDescription::ServerPlacement::kWorkerNodes ? "worker_nodes" : "own_links";
+}
+
+ClusterDescription::ServerPlacement server_placement_named(const std::string& name, const std::string& what) {
+  for (const auto placement :
+       {ClusterDescription::ServerPlacement::kOwnLinks, ClusterDescription::ServerPlacement::kWorkerNodes}) {
+    if (name == name_of(placement)) return placement;
+  }
+  throw Error(what + "expected own_links or worker_nodes, got '" + name + "'");
+}
+
 ClusterDescription cluster_from_json(const nlohmann::json& json, const std::string& source) {
   const JsonFields top(json, source);
   top.reject_unknown({"name",
@@ -305,6 +323,7 @@ ClusterDescription cluster_from_json(const nlohmann::json& json, const std::stri
                       "communication_cpu_seconds_per_byte",
                       "busy_delivery",
                       "allreduce_latency",
+                      "server_placement",
                       "calibration"});
   ClusterDescription c;
   c.name = top.text("name", false, source);
@@ -325,6 +344,8 @@ ClusterDescription cluster_from_json(const nlohmann::json& json, const std::stri
   c.communication_cpu_seconds_per_byte = top.non_negative_number("communication_cpu_seconds_per_byte", false);
   c.allreduce_latency =
       allreduce_latency_named(top.text("allreduce_latency", false, "ring"), top.where("allreduce_latency"));
+  c.server_placement =
+      server_placement_named(top.text("server_placement", false, "own_links"), top.where("server_placement"));
   if (top.has("busy_delivery")) {
     // {"cores": 2, "quantiles": [0.1, 0.5, ...], "seconds": [2e-5, 1e-4, ...]} (commbench --busy-delivery).
     const JsonFields delay = top.object("busy_delivery");
@@ -414,7 +435,8 @@ nlohmann::json to_json(const ClusterDescription& c) {
                          {"server_seconds_per_request", c.server_seconds_per_request},
                          {"server_seconds_per_byte", c.server_seconds_per_byte},
                          {"communication_cpu_seconds_per_byte", c.communication_cpu_seconds_per_byte},
-                         {"allreduce_latency", name_of(c.allreduce_latency)}};
+                         {"allreduce_latency", name_of(c.allreduce_latency)},
+                         {"server_placement", name_of(c.server_placement)}};
   if (!c.busy_delivery.empty()) json["busy_delivery"] = busy_delivery_json(c.busy_delivery, c.busy_delivery_cores);
   if (c.allreduce_fit.processes > 0) {
     json["allreduce_fit"] = {{"processes", c.allreduce_fit.processes},

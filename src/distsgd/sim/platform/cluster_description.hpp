@@ -62,6 +62,17 @@ struct ClusterDescription {
   bool delays_busy_deliveries(int64_t ranks) const {
     return !busy_delivery.empty() && ranks >= 2 && ranks >= busy_delivery_cores;
   }
+  // Where the parameter servers run. kOwnLinks: each behind a link of its own (server_bytes_per_second), as distsgd's
+  // own servers are ranks of their own. kWorkerNodes: on the workers' nodes, as TensorFlow's distributed runs and
+  // BytePS place them (server s on node s mod nodes): a server's traffic crosses its node's link (each direction
+  // shared with that node's workers) and a worker reaches a server of its own node without the network, over its
+  // intra-node link (a node of one worker: a link at intra_node_rate()); server_bytes_per_second is then unused.
+  enum class ServerPlacement { kOwnLinks, kWorkerNodes };
+  ServerPlacement server_placement = ServerPlacement::kOwnLinks;
+  bool servers_on_worker_nodes() const { return server_placement == ServerPlacement::kWorkerNodes; }
+  // The nodes a run of `workers` fills, and the one server s of it runs on (kWorkerNodes).
+  int64_t nodes(int64_t workers) const { return (workers + workers_per_node - 1) / workers_per_node; }
+  int64_t node_of_server(int64_t server, int64_t workers) const { return server % nodes(workers); }
   AllreduceFit allreduce_fit;
   // How the start-ups of one allreduce over P processes grow with P: a ring's 2(P-1) steps (Gloo, NCCL's ring), or a
   // tree's 2 log2(P) (NCCL >= 2.4 reduces small messages up and broadcasts them down double binary trees, Sanders,
@@ -146,6 +157,9 @@ std::vector<ClusterDescription> load_consistent_clusters(const std::string& name
 ClusterDescription::AllreduceLatency allreduce_latency_named(const std::string& name, const std::string& what);
 // Its name in a cluster file: "ring" or "tree".
 const char* name_of(ClusterDescription::AllreduceLatency latency);
+// "own_links" or "worker_nodes" (ClusterDescription::server_placement), and back; throws Error naming `what`.
+const char* name_of(ClusterDescription::ServerPlacement placement);
+ClusterDescription::ServerPlacement server_placement_named(const std::string& name, const std::string& what);
 ClusterDescription cluster_from_json(const nlohmann::json& json, const std::string& source);
 // A cluster file's "busy_delivery" field: {"cores": C, "quantiles": [...], "seconds": [...]}.
 nlohmann::json busy_delivery_json(const std::vector<ClusterDescription::DelayQuantile>& quantiles, int64_t cores);

@@ -30,9 +30,27 @@ ClusterNetwork::ClusterNetwork(FlowNetwork& network, const ClusterDescription& c
     intra_in_.push_back(shares_node ? network.add_port(cluster.intra_node_rate() * multiplier(w)) : -1);
   }
   for (int64_t s = 0; s < servers; ++s) {
-    server_out_.push_back(network.add_port(cluster.server_bytes_per_second));
-    server_in_.push_back(network.add_port(cluster.server_bytes_per_second));
+    if (cluster.servers_on_worker_nodes()) {
+      // Its node's NIC for the other nodes' workers, and a link of its own into the node for the node's workers.
+      const int64_t node = cluster.node_of_server(s, workers);
+      server_node_.push_back(node);
+      server_out_.push_back(node_out_[node]);
+      server_in_.push_back(node_in_[node]);
+      server_local_out_.push_back(network.add_port(cluster.intra_node_rate()));
+      server_local_in_.push_back(network.add_port(cluster.intra_node_rate()));
+    } else {
+      server_out_.push_back(network.add_port(cluster.server_bytes_per_second));
+      server_in_.push_back(network.add_port(cluster.server_bytes_per_second));
+    }
   }
+}
+
+bool ClusterNetwork::on_server_node(int64_t worker, int64_t server) const {
+  return !server_node_.empty() && server_node_[server] == cluster_.node_of(worker);
+}
+
+double ClusterNetwork::worker_server_alpha(int64_t worker, int64_t server) const {
+  return on_server_node(worker, server) ? cluster_.intra_node_alpha() : cluster_.alpha_seconds;
 }
 
 Path ClusterNetwork::worker_to_worker(int64_t from, int64_t to) const {
@@ -55,6 +73,11 @@ double ClusterNetwork::worker_to_worker_alpha(int64_t from, int64_t to) const {
 
 Path ClusterNetwork::worker_to_server(int64_t worker, int64_t server) const {
   Path path;
+  if (on_server_node(worker, server)) {
+    if (intra_out_[worker] >= 0) path.add(intra_out_[worker]);
+    path.add(server_local_in_[server]);
+    return path;
+  }
   if (worker_out_[worker] >= 0) path.add(worker_out_[worker]);
   path.add(node_out_[cluster_.node_of(worker)]);
   path.add(server_in_[server]);
@@ -63,6 +86,11 @@ Path ClusterNetwork::worker_to_server(int64_t worker, int64_t server) const {
 
 Path ClusterNetwork::server_to_worker(int64_t server, int64_t worker) const {
   Path path;
+  if (on_server_node(worker, server)) {
+    path.add(server_local_out_[server]);
+    if (intra_in_[worker] >= 0) path.add(intra_in_[worker]);
+    return path;
+  }
   path.add(server_out_[server]);
   path.add(node_in_[cluster_.node_of(worker)]);
   if (worker_in_[worker] >= 0) path.add(worker_in_[worker]);
@@ -83,8 +111,11 @@ std::vector<ClusterNetwork::PortGroup> ClusterNetwork::port_groups() const {
                                    {"worker_in", present(worker_in_)},
                                    {"intra_node_out", present(intra_out_)},
                                    {"intra_node_in", present(intra_in_)},
-                                   {"server_out", server_out_},
-                                   {"server_in", server_in_}};
+                                   // Servers on the workers' nodes: their NICs are node_out and node_in.
+                                   {"server_out", server_node_.empty() ? server_out_ : std::vector<PortId>{}},
+                                   {"server_in", server_node_.empty() ? server_in_ : std::vector<PortId>{}},
+                                   {"server_local_out", server_local_out_},
+                                   {"server_local_in", server_local_in_}};
   std::vector<PortGroup> used;
   for (auto& g : groups) {
     if (!g.ports.empty()) used.push_back(std::move(g));

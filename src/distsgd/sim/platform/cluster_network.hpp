@@ -1,8 +1,10 @@
 // The cluster as ports of the flow network (cluster_description.hpp): each node has a NIC, one port each way,
 // shared by its workers' traffic to other nodes and to the servers; each worker has its own link into its node's
 // fabric (PCIe, NVLink: `intra_node_bytes_per_second`), one port each way, for traffic to workers of the same node;
-// each parameter server has its own NIC. A worker's link multiplier (heterogeneity) scales its links: with one
-// worker per node its node's NIC, with several an extra port of its own in front of the shared NIC.
+// each parameter server has its own NIC, or, on the workers' nodes (ClusterDescription::server_placement), its node's
+// NIC for the other nodes and a port of its own into the node for the node's workers. A worker's link multiplier
+// (heterogeneity) scales its links: with one worker per node its node's NIC, with several an extra port of its own in
+// front of the shared NIC.
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -22,6 +24,8 @@ class ClusterNetwork {
   double worker_to_worker_alpha(int64_t from, int64_t to) const;
   Path worker_to_server(int64_t worker, int64_t server) const;
   Path server_to_worker(int64_t server, int64_t worker) const;
+  // A message's start-up between a worker and a server: the network's, or the node's where they share one.
+  double worker_server_alpha(int64_t worker, int64_t server) const;
   double alpha() const { return cluster_.alpha_seconds; }
   const ClusterDescription& description() const { return cluster_; }
   bool same_node(int64_t a, int64_t b) const { return cluster_.node_of(a) == cluster_.node_of(b); }
@@ -40,7 +44,11 @@ class ClusterNetwork {
   std::vector<PortId> node_out_, node_in_;      // per node
   std::vector<PortId> worker_out_, worker_in_;  // per worker, -1 when it has none (its node's NIC is its own)
   std::vector<PortId> intra_out_, intra_in_;    // per worker, when its node holds several
-  std::vector<PortId> server_out_, server_in_;  // per server
+  std::vector<PortId> server_out_, server_in_;  // per server (on the workers' nodes: its node's NIC)
+  // Servers on the workers' nodes: each one's node, and its port into the node (empty otherwise).
+  std::vector<int64_t> server_node_;
+  std::vector<PortId> server_local_out_, server_local_in_;
+  bool on_server_node(int64_t worker, int64_t server) const;
 };
 
 }  // namespace distsgd::sim
