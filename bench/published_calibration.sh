@@ -23,9 +23,7 @@
 #   MG-WFBP  -> arsgd --overlap mgwfbp (the simulator's MG-WFBP merge, deciding with the calibrated cluster's costs;
 #               the reference decides with alpha and beta tables of its own, per worker count)
 # Until 2026-11-29 this script took WFBP-A2A for Horovod's default 64 MB fusion; the sources above say otherwise.
-# Left out: the PS rows (BytePS runs a server on every worker node, so a single node's 4 GPUs exchange over PCIe;
-# the simulator's servers sit behind the network: 4-GPU BSP-PS predicted 270 images/s against 866) and
-# ByteScheduler (no counterpart here). The GPU profile is the analytical one of bench/published_figures.sh.
+# Left out: the PS rows (BytePS: bench/byteps_calibration.sh) and ByteScheduler (no counterpart here). The GPU profile is the analytical one of bench/published_figures.sh.
 # How an allreduce's start-ups grow with the GPUs is the user's statement, not a fit (the 1-8 GPU points hide them):
 # the script calibrates twice, `--allreduce-latency ring` (2(P-1), every preset's) and `tree` (2 log2 P: NCCL >= 2.4,
 # which the repository requires, reduces small messages over double binary trees across nodes, on IB and sockets

@@ -4,6 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <map>
+
 #include "distsgd/sim/analytical/synchronous_model.hpp"
 #include "distsgd/sim/platform/cluster_description.hpp"
 #include "distsgd/sim/platform/model_profile.hpp"
@@ -35,6 +37,43 @@ TEST(SimulateCommand, PredictsEachWorkerCountAsTheModelDoes) {
   EXPECT_DOUBLE_EQ(json["predictions"][0]["scaling_efficiency"].get<double>(), 1);
   EXPECT_LT(json["predictions"][2]["scaling_efficiency"].get<double>(), 1);
   EXPECT_NE(r.output.find("efficiency"), std::string::npos);
+}
+
+// --server-placement states where the measured system's servers ran, over the cluster's own figure; calibrate keeps it
+// in the file it writes, which simulate then reads so.
+TEST(SimulateCommand, ServerPlacementOverridesTheClustersAndCalibrateKeepsIt) {
+  TempDir dir;
+  std::ofstream(dir / "p.json") << kSimulateProfile;
+  const std::string bsp = "simulate --profile " + (dir / "p.json") +
+                          " --cluster hkbu-v100-10gbe --algo bsp --servers 2 --local-aggregation host --workers 8";
+  std::map<std::string, double> rates;
+  for (const std::string placement : {"own_links", "worker_nodes"}) {
+    auto r = run_distsgd(bsp + " --server-placement " + placement + " --out " + (dir / (placement + ".json")));
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    rates[placement] =
+        nlohmann::json::parse(read_file(dir / (placement + ".json")))["predictions"][0]["samples_per_second"];
+    auto cluster = sim::load_cluster("hkbu-v100-10gbe");
+    cluster.server_placement = sim::server_placement_named(placement, "");
+    sim::PsLayout layout;
+    layout.local_aggregation = true;
+    const double expected =
+        sim::predict_bsp(sim::load_model_profile(dir / "p.json"), 8, 2, cluster, layout).samples_per_second;
+    EXPECT_NEAR(rates[placement] / expected, 1, 1e-9) << placement;
+  }
+  EXPECT_GT(rates["worker_nodes"], rates["own_links"]);  // a node's own server's half stays off the network
+  std::ofstream(dir / "points.csv") << "algorithm,workers,samples_per_second,flags\nbsp,4,900,--servers 1\n"
+                                       "bsp,8,1200,--servers 2\n";
+  auto r = run_distsgd("calibrate --points " + (dir / "points.csv") + " --profile " + (dir / "p.json") +
+                       " --cluster hkbu-v100-10gbe --server-placement worker_nodes --fit compute_scale --out " +
+                       (dir / "c.json"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(nlohmann::json::parse(read_file(dir / "c.json"))["server_placement"], "worker_nodes");
+  EXPECT_TRUE(sim::load_cluster(dir / "c.json").servers_on_worker_nodes());
+  r = run_distsgd(bsp + " --server-placement near");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("--server-placement must be cluster, own_links or worker_nodes (got 'near')"),
+            std::string::npos)
+      << r.output;
 }
 
 TEST(SimulateCommand, BadFilesAndFlagsAreOneClearError) {

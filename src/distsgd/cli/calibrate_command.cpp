@@ -142,6 +142,11 @@ CLI::App* add_calibrate_command(CLI::App& app, CalibrateCommand& c) {
                   "workers rarely tell them apart, yet at many workers they differ by far (default: the base's, "
                   "ring for every preset)")
       ->check(CLI::IsMember({"ring", "tree"}));
+  cmd->add_option("--server-placement", c.server_placement,
+                  "where the measured system's parameter servers ran: own_links (each behind a link of its own, as "
+                  "distsgd's) or worker_nodes (one on each worker node, sharing its link: TensorFlow's distributed "
+                  "runs, BytePS); the calibrated file keeps it (default: the base's)")
+      ->check(CLI::IsMember({"own_links", "worker_nodes"}));
   cmd->add_option("--fidelity", c.fidelity,
                   "the model fitted to the points: analytical (the closed forms: a fit takes seconds) or des (the "
                   "discrete-event simulator, as simulate --fidelity des and the virtual cluster predict: each "
@@ -172,6 +177,9 @@ int run_calibrate(const CalibrateCommand& c) {
   request.base = sim::load_cluster(c.cluster);
   if (!c.allreduce_latency.empty()) {
     request.base.allreduce_latency = sim::allreduce_latency_named(c.allreduce_latency, "--allreduce-latency: ");
+  }
+  if (!c.server_placement.empty()) {
+    request.base.server_placement = sim::server_placement_named(c.server_placement, "--server-placement: ");
   }
   for (const auto& name : c.fit) request.unknowns.push_back(sim::unknown_named(name));
   request.noise = c.noise;

@@ -25,6 +25,7 @@ struct CalibrateCommand {
   std::string out;                      // the calibrated cluster description (JSON)
   double noise = 0.02;                  // the points' relative noise: the fitted unknowns' ranges; 0: none
   std::string allreduce_latency;        // ring | tree; empty: the base's
+  std::string server_placement;         // own_links | worker_nodes; empty: the base's
   std::string fidelity = "analytical";  // the model fitted: analytical | des
   int64_t iterations = 0;               // des: simulated iterations per point (0: DesPointOptions's)
   int64_t warmup = experiment::kDefaultWarmupIterations;  // --runs with trace.json: iterations not timed

@@ -45,12 +45,11 @@ DesResult simulate_on(const SimulatorSettings& c, const ModelProfile& profile, c
       cluster, settings);
 }
 
-// A calibrated cluster's others that fit its points as well (calibrate --noise), with the simulate's --shared-cores.
+// A calibrated cluster's others that fit its points as well (calibrate --noise), with the simulate's --shared-cores
+// and --server-placement.
 std::vector<ClusterDescription> consistent_clusters(const SimulatorSettings& c) {
   auto consistent = load_consistent_clusters(c.cluster);
-  for (auto& other : consistent) {
-    if (c.shared_cores >= 0) other.shared_cores = c.shared_cores;
-  }
+  for (auto& other : consistent) other = as_simulated(other, c);
   return consistent;
 }
 
@@ -151,8 +150,7 @@ double des_samples_per_second(const SimulatorSettings& c, const ModelProfile& me
 nlohmann::json run_simulation(const SimulatorSettings& c, std::ostream& table) {
   require(!c.profile.empty(), "simulate: --profile is required (a profile JSON written by distsgd profile)");
   check(c);  // every rule before any file is read
-  auto cluster = load_cluster(c.cluster);
-  if (c.shared_cores >= 0) cluster.shared_cores = c.shared_cores;
+  const auto cluster = as_simulated(load_cluster(c.cluster), c);
   const auto measured_profile = load_model_profile(c.profile);
   const auto profile = as_run_on(measured_profile, cluster);
   const auto consistent = consistent_clusters(c);

@@ -101,6 +101,11 @@ std::vector<SimulatorOption> declare_options() {
              "cluster's shared_cores, which commbench --cluster-out sets to this host's). des: fair sharing; "
              "analytical: compute times x max(1, workers / cores)",
              within<int64_t>(-1, int64_t{1} << 20)),
+      option("--server-placement", &S::server_placement,
+             "where the parameter servers run: own_links (each behind a link of its own, as distsgd's servers) or "
+             "worker_nodes (server s on node s mod nodes, sharing the nodes' links, as TensorFlow's distributed "
+             "runs and BytePS) or cluster (the default: the cluster's server_placement)",
+             one_of({"cluster", "own_links", "worker_nodes"})),
       option(catalog::options::kSharding, &S::sharding),
       option(catalog::options::kLocalAggregation, &S::local_aggregation),
       option(catalog::options::kCompress, &S::compress, {},
@@ -143,6 +148,14 @@ const std::vector<SimulatorOption>& simulator_options() {
 }
 
 bool simulator_takes_flag(const std::string& flag) { return declares_flag(simulator_options(), flag); }
+
+ClusterDescription as_simulated(ClusterDescription cluster, const SimulatorSettings& settings) {
+  if (settings.shared_cores >= 0) cluster.shared_cores = settings.shared_cores;
+  if (settings.server_placement != "cluster") {
+    cluster.server_placement = server_placement_named(settings.server_placement, "--server-placement: ");
+  }
+  return cluster;
+}
 
 void check(const SimulatorSettings& c) {
   for (const auto& spec : simulator_options()) {

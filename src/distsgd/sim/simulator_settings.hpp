@@ -8,6 +8,7 @@
 
 #include "distsgd/core/option.hpp"
 #include "distsgd/sim/algorithm_settings.hpp"
+#include "distsgd/sim/platform/cluster_description.hpp"
 
 namespace distsgd::sim {
 
@@ -22,7 +23,8 @@ struct SimulatorSettings : AlgorithmSettings {
   // The discrete-event fidelity (sim/des/discrete_event_simulator.hpp).
   std::string fidelity = "analytical";  // analytical | des
   int64_t seed = 1;
-  int64_t shared_cores = -1;  // -1: the cluster's; 0: a processor per rank; N: every rank shares N cores
+  int64_t shared_cores = -1;                 // -1: the cluster's; 0: a processor per rank; N: every rank shares N cores
+  std::string server_placement = "cluster";  // own_links | worker_nodes | cluster (the cluster's own figure)
   std::string compress = distsgd::name_of(catalog::defaults::kCompress);
   double density = 0.001;  // dgc
   int64_t rank = catalog::defaults::kPowerSgdRank;
@@ -36,6 +38,9 @@ struct SimulatorSettings : AlgorithmSettings {
 };
 
 using SimulatorOption = BasicOptionSpec<SimulatorSettings>;
+
+// The cluster as the settings run it: --shared-cores and --server-placement where given.
+ClusterDescription as_simulated(ClusterDescription cluster, const SimulatorSettings& settings);
 
 // Every option of `distsgd simulate`, in --help's order.
 const std::vector<SimulatorOption>& simulator_options();

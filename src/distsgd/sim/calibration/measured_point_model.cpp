@@ -47,8 +47,9 @@ SimulatorSettings settings_of(const MeasuredPoint& p, const std::vector<std::str
 }  // namespace
 
 bool is_point_setting(const std::string& flag) {
-  static const std::set<std::string> where_and_how{"--algo",  "--workers", "--profile",  "--cluster",     "--out",
-                                                   "--trace", "--seed",    "--fidelity", "--shared-cores"};
+  static const std::set<std::string> where_and_how{"--algo",         "--workers",         "--profile", "--cluster",
+                                                   "--out",          "--trace",           "--seed",    "--fidelity",
+                                                   "--shared-cores", "--server-placement"};
   return simulator_takes_flag(flag) && !where_and_how.count(flag);
 }
 
