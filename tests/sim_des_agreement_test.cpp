@@ -274,9 +274,11 @@ TEST(DesAgreesWithAnalytical, ServersOnTheWorkersNodesShareTheirLinks) {
   fast.worker_bytes_per_second = fast.server_bytes_per_second = 1e10;
   fast.intra_node_bytes_per_second = 4e10;
   for (int64_t workers : {4, 8, 16}) {
-    for (const std::string algorithm : {"asp", "easgd"}) {
+    for (const std::string algorithm : {"asp", "easgd", "aladdin"}) {
       const double analytical = algorithm == "asp" ? predict_asp(p, workers, workers / 4, fast).iteration_seconds
-                                                   : predict_easgd(p, workers, workers / 4, 1, fast).iteration_seconds;
+                                : algorithm == "easgd"
+                                    ? predict_easgd(p, workers, workers / 4, 1, fast).iteration_seconds
+                                    : predict_aladdin(p, workers, workers / 4, 4, fast).iteration_seconds;
       const double simulated = des(algorithm, workers, fast, [&](DesSettings& s) {
         s.servers = workers / 4;
         s.overlap = "none";
@@ -287,6 +289,15 @@ TEST(DesAgreesWithAnalytical, ServersOnTheWorkersNodesShareTheirLinks) {
       EXPECT_NEAR(simulated / analytical, 1, 0.07) << algorithm << ", " << workers << " workers";
     }
   }
+  // ALADDIN where the worker's uplink sets the pace (as in ParameterServerAlgorithms): half of each model is for
+  // its own node's server, over the intra-node link, so the uplink rests half as long as with servers of their own.
+  auto slow = c;
+  slow.worker_bytes_per_second = slow.server_bytes_per_second = 2e8;
+  auto slow_own = slow;
+  slow_own.server_placement = ClusterDescription::ServerPlacement::kOwnLinks;
+  const double aladdin = predict_aladdin(p, 8, 2, 4, slow).iteration_seconds;
+  EXPECT_NEAR(des("aladdin", 8, slow, [](DesSettings& s) { s.servers = 2; }) / aladdin, 1, 0.05);
+  EXPECT_NEAR(aladdin / predict_aladdin(p, 8, 2, 4, slow_own).iteration_seconds, 0.5, 0.01);
   // One node: every message stays inside it, so the node's link carries nothing, and BSP is faster than with a
   // server behind a link of its own.
   const auto inside = run("bsp", 4, c, [](DesSettings& s) {

@@ -96,10 +96,12 @@ Prediction predict_aladdin(const ModelProfile& profile, int64_t workers, int64_t
   require(pi >= 1, "ALADDIN's pi must be at least 1");
   // Every pi gradients the server's handler of a worker sends it the model and waits for that send before it takes
   // the worker's next gradient (algo/aladdin.cpp; a send's bytes move only once its receive is posted), so the
-  // worker's uplink rests for one model's transfer per pi gradients. (With servers on the workers' nodes the shards
-  // of its own node's servers do not use the uplink; that is not subtracted here: an upper bound on the rest.)
-  const double own_uplink =
-      profile.gradient_bytes() / c.worker_share_bytes_per_second(workers) * (1 + 1.0 / static_cast<double>(pi));
+  // worker's uplink rests for one model's transfer per pi gradients. With servers on the workers' nodes, its own
+  // node's shards go over its intra-node link meanwhile.
+  const double m = profile.gradient_bytes();
+  const double one_model = c.servers_on_worker_nodes() ? colocated_uplink_seconds(c, workers, servers, m)
+                                                       : m / c.worker_share_bytes_per_second(workers);
+  const double own_uplink = one_model * (1 + 1.0 / static_cast<double>(pi));
   const double cycle = std::max(compute_seconds(profile), own_uplink);
   double rate = std::min(static_cast<double>(workers) / cycle, server_messages_per_second(profile, servers, c, layout));
   // Servers on the workers' nodes: a gradient up every iteration and the model down every pi share the nodes' links.

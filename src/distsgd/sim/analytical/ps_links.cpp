@@ -73,4 +73,12 @@ double colocated_model_transfer_seconds(const ClusterDescription& c, int64_t wor
   return (remote > 0 ? c.alpha_seconds : c.intra_node_alpha()) + std::max(remote, local);
 }
 
+double colocated_uplink_seconds(const ClusterDescription& c, int64_t workers, int64_t servers, double m) {
+  require(c.servers_on_worker_nodes() && workers >= 1 && servers >= 1, "colocated_uplink_seconds: bad arguments");
+  const auto held = servers_per_node(servers, c.nodes(workers));
+  const double s = static_cast<double>(servers);
+  return std::max(m * (1 - held.fewest / s) / c.worker_share_bytes_per_second(workers),
+                  m * held.most / s / c.intra_node_rate());
+}
+
 }  // namespace distsgd::sim

@@ -29,4 +29,8 @@ double colocated_ps_iterations_per_second(const ClusterDescription& c, int64_t w
 // those of its own node's over its intra-node link, at once.
 double colocated_model_transfer_seconds(const ClusterDescription& c, int64_t workers, int64_t servers, double m);
 
+// A worker's share of its node's uplink busy with one model of m bytes to the servers (ALADDIN's pace), on a cluster
+// whose servers run on its workers' nodes: its own node's shards go over its intra-node link meanwhile.
+double colocated_uplink_seconds(const ClusterDescription& c, int64_t workers, int64_t servers, double m);
+
 }  // namespace distsgd::sim
