@@ -141,12 +141,12 @@ CLI::App* add_calibrate_command(CLI::App& app, CalibrateCommand& c) {
                   "NCCL's rings: 2(P-1)) or tree (NCCL >= 2.4's double binary trees: 2 log2 P); points at a few "
                   "workers rarely tell them apart, yet at many workers they differ by far (default: the base's, "
                   "ring for every preset)")
-      ->check(CLI::IsMember({"ring", "tree"}));
+      ->check(CLI::IsMember(enum_name_list<sim::ClusterDescription::AllreduceLatency>()));
   cmd->add_option("--server-placement", c.server_placement,
                   "where the measured system's parameter servers ran: own_links (each behind a link of its own, as "
                   "distsgd's) or worker_nodes (one on each worker node, sharing its link: TensorFlow's distributed "
                   "runs, BytePS); the calibrated file keeps it (default: the base's)")
-      ->check(CLI::IsMember({"own_links", "worker_nodes"}));
+      ->check(CLI::IsMember(enum_name_list<sim::ClusterDescription::ServerPlacement>()));
   cmd->add_option("--fidelity", c.fidelity,
                   "the model fitted to the points: analytical (the closed forms: a fit takes seconds) or des (the "
                   "discrete-event simulator, as simulate --fidelity des and the virtual cluster predict: each "

@@ -24,6 +24,12 @@ SimulatorOption option(std::string flag, T Owner::*field, std::string help, Rule
   return field_option<T, S>(std::move(flag), field, std::move(help), std::move(rule));
 }
 
+// A cluster figure's names, after "cluster" (the default: the cluster's own).
+std::vector<std::string> with_cluster(std::vector<std::string> names) {
+  names.insert(names.begin(), "cluster");
+  return names;
+}
+
 Rule<std::string> one_of(std::vector<std::string> names) {
   const std::string must = "must be " + join_or(names);
   return {[names](const std::string& v) { return std::find(names.begin(), names.end(), v) != names.end(); }, must};
@@ -105,7 +111,7 @@ std::vector<SimulatorOption> declare_options() {
              "where the parameter servers run: own_links (each behind a link of its own, as distsgd's servers) or "
              "worker_nodes (server s on node s mod nodes, sharing the nodes' links, as TensorFlow's distributed "
              "runs and BytePS) or cluster (the default: the cluster's server_placement)",
-             one_of({"cluster", "own_links", "worker_nodes"})),
+             one_of(with_cluster(enum_name_list<ClusterDescription::ServerPlacement>()))),
       option(catalog::options::kSharding, &S::sharding),
       option(catalog::options::kLocalAggregation, &S::local_aggregation),
       option(catalog::options::kCompress, &S::compress, {},

@@ -532,7 +532,7 @@ ClusterCalibration calibrate_with_latency(const CalibrationRequest& request, con
   Problem problem{request, model, automatic ? all_unknowns() : request.unknowns, start};
   SearchLog log(request);
   problem.log = &log;
-  const std::string with_latency = std::string(" (a ") + name_of(latency) + "'s start-ups)";
+  const std::string with_latency = " (a " + distsgd::name_of(latency) + "'s start-ups)";
   log.stage("which unknowns the points see" + with_latency);
   std::vector<FittedUnknown> left;  // not fitted, with the reason
   auto leave = [&](Unknown u, const std::string& note) {
@@ -689,8 +689,8 @@ ClusterCalibration with_the_other_latency(ClusterCalibration result, const Calib
   const auto other_latency = request.base.allreduce_latency == ClusterDescription::AllreduceLatency::kTree
                                  ? ClusterDescription::AllreduceLatency::kRing
                                  : ClusterDescription::AllreduceLatency::kTree;
-  const std::string mine = name_of(request.base.allreduce_latency);
-  const std::string other_name = name_of(other_latency);
+  const std::string mine = distsgd::name_of(request.base.allreduce_latency);
+  const std::string other_name = distsgd::name_of(other_latency);
   ClusterCalibration other;
   try {
     other = calibrate_with_latency(request, model, other_latency);

@@ -278,28 +278,35 @@ std::string describe_cluster_presets() {
   return text;
 }
 
-const char* name_of(ClusterDescription::AllreduceLatency latency) {
-  return latency == ClusterDescription::AllreduceLatency::kTree ? "tree" : "ring";
+const EnumNames<ClusterDescription::AllreduceLatency>& enum_names(ClusterDescription::AllreduceLatency) {
+  static const EnumNames<ClusterDescription::AllreduceLatency> names{
+      {ClusterDescription::AllreduceLatency::kRing, "ring"}, {ClusterDescription::AllreduceLatency::kTree, "tree"}};
+  return names;
 }
+
+const EnumNames<ClusterDescription::ServerPlacement>& enum_names(ClusterDescription::ServerPlacement) {
+  static const EnumNames<ClusterDescription::ServerPlacement> names{
+      {ClusterDescription::ServerPlacement::kOwnLinks, "own_links"},
+      {ClusterDescription::ServerPlacement::kWorkerNodes, "worker_nodes"}};
+  return names;
+}
+
+namespace {
+
+template <class E>
+E named(const std::string& name, const std::string& what) {
+  if (const auto value = enum_from_name<E>(name)) return *value;
+  throw Error(what + "expected " + join_or(enum_name_list<E>()) + ", got '" + name + "'");
+}
+
+}  // namespace
 
 ClusterDescription::AllreduceLatency allreduce_latency_named(const std::string& name, const std::string& what) {
-  for (const auto latency :
-       {ClusterDescription::AllreduceLatency::kRing, ClusterDescription::AllreduceLatency::kTree}) {
-    if (name == name_of(latency)) return latency;
-  }
-  throw Error(what + "expected ring or tree, got '" + name + "'");
-}
-
-const char* name_of(ClusterDescription::ServerPlacement placement) {
-  return placement == ClusterDescription::ServerPlacement::kWorkerNodes ? "worker_nodes" : "own_links";
+  return named<ClusterDescription::AllreduceLatency>(name, what);
 }
 
 ClusterDescription::ServerPlacement server_placement_named(const std::string& name, const std::string& what) {
-  for (const auto placement :
-       {ClusterDescription::ServerPlacement::kOwnLinks, ClusterDescription::ServerPlacement::kWorkerNodes}) {
-    if (name == name_of(placement)) return placement;
-  }
-  throw Error(what + "expected own_links or worker_nodes, got '" + name + "'");
+  return named<ClusterDescription::ServerPlacement>(name, what);
 }
 
 ClusterDescription cluster_from_json(const nlohmann::json& json, const std::string& source) {
@@ -435,8 +442,8 @@ nlohmann::json to_json(const ClusterDescription& c) {
                          {"server_seconds_per_request", c.server_seconds_per_request},
                          {"server_seconds_per_byte", c.server_seconds_per_byte},
                          {"communication_cpu_seconds_per_byte", c.communication_cpu_seconds_per_byte},
-                         {"allreduce_latency", name_of(c.allreduce_latency)},
-                         {"server_placement", name_of(c.server_placement)}};
+                         {"allreduce_latency", distsgd::name_of(c.allreduce_latency)},
+                         {"server_placement", distsgd::name_of(c.server_placement)}};
   if (!c.busy_delivery.empty()) json["busy_delivery"] = busy_delivery_json(c.busy_delivery, c.busy_delivery_cores);
   if (c.allreduce_fit.processes > 0) {
     json["allreduce_fit"] = {{"processes", c.allreduce_fit.processes},

@@ -17,6 +17,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "distsgd/core/enum_names.hpp"
 #include "distsgd/sim/analytical/collective_costs.hpp"
 
 namespace distsgd::sim {
@@ -153,12 +154,12 @@ ClusterDescription load_cluster(const std::string& name_or_path);
 // A calibrated cluster file's clusters that fit its points within their noise (distsgd calibrate --noise: its
 // "calibration" "consistent_clusters"); none for a preset or a file without them.
 std::vector<ClusterDescription> load_consistent_clusters(const std::string& name_or_path);
-// "ring" or "tree" (ClusterDescription::allreduce_latency); throws Error naming `what` and the choices otherwise.
+// The names in a cluster file (and on the command line) of allreduce_latency, "ring" and "tree", and of
+// server_placement, "own_links" and "worker_nodes" (core/enum_names.hpp: distsgd::name_of, enum_name_list).
+const EnumNames<ClusterDescription::AllreduceLatency>& enum_names(ClusterDescription::AllreduceLatency);
+const EnumNames<ClusterDescription::ServerPlacement>& enum_names(ClusterDescription::ServerPlacement);
+// From a name; throws Error starting with `what` and listing the choices otherwise.
 ClusterDescription::AllreduceLatency allreduce_latency_named(const std::string& name, const std::string& what);
-// Its name in a cluster file: "ring" or "tree".
-const char* name_of(ClusterDescription::AllreduceLatency latency);
-// "own_links" or "worker_nodes" (ClusterDescription::server_placement), and back; throws Error naming `what`.
-const char* name_of(ClusterDescription::ServerPlacement placement);
 ClusterDescription::ServerPlacement server_placement_named(const std::string& name, const std::string& what);
 ClusterDescription cluster_from_json(const nlohmann::json& json, const std::string& source);
 // A cluster file's "busy_delivery" field: {"cores": C, "quantiles": [...], "seconds": [...]}.
