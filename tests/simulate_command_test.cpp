@@ -56,6 +56,7 @@ TEST(SimulateCommand, ServerPlacementOverridesTheClustersAndCalibrateKeepsIt) {
     cluster.server_placement = sim::server_placement_named(placement, "");
     sim::PsLayout layout;
     layout.local_aggregation = true;
+    layout.wait_free = true;  // simulate's --overlap wfbp
     const double expected =
         sim::predict_bsp(sim::load_model_profile(dir / "p.json"), 8, 2, cluster, layout).samples_per_second;
     EXPECT_NEAR(rates[placement] / expected, 1, 1e-9) << placement;

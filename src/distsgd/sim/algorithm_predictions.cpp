@@ -22,7 +22,9 @@ namespace {
 
 constexpr double kMB = 1024.0 * 1024.0;  // as --bucket-mb of distsgd train (AllreduceWorker::buckets_from_flags)
 
-PsLayout ps_layout(const SimulatorSettings& c) { return {c.sharding, c.local_aggregation == "host"}; }
+PsLayout ps_layout(const SimulatorSettings& c) {
+  return {c.sharding, c.local_aggregation == "host", c.overlap == "wfbp", c.bucket_mb * kMB, c.first_bucket_mb * kMB};
+}
 
 // The built-in algorithms' models, by their names in `distsgd train --algo`.
 std::deque<AlgorithmModel> builtin_models() {

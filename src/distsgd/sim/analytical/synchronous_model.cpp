@@ -6,6 +6,7 @@
 #include "distsgd/core/text.hpp"
 #include "distsgd/sim/analytical/merged_gradients.hpp"
 #include "distsgd/sim/analytical/ps_links.hpp"
+#include "distsgd/sim/analytical/ps_wait_free.hpp"
 #include "distsgd/sim/analytical/shard_layout.hpp"
 
 namespace distsgd::sim {
@@ -182,17 +183,62 @@ Prediction predict_bsp(const ModelProfile& profile, int64_t workers, int64_t ser
   const double pull = push;  // symmetric
   const double aggregate = pushers * shard * cluster.gamma_seconds_per_byte;
   const double update = profile.update_seconds_per_byte * shard;  // each shard updates its part, in parallel
-  // Each server processes every pusher's push of its shard in turn (one request each: the reply is its answer).
-  const double processing = server_processing_seconds(cluster, pushers, pushers * shard);
-  double host = 0;  // local aggregation: gradients in to the node's leader, their sum, parameters out
-  if (per_node > 1) {
-    const double members = static_cast<double>(per_node - 1);
-    const double hand_over = cluster.intra_node_alpha() + members * m / cluster.intra_node_rate();
-    host = 2 * hand_over + members * m * cluster.gamma_seconds_per_byte;
+  const double members = static_cast<double>(per_node - 1);
+  // Local aggregation: the node's other workers' gradients (`bytes` of each) in to its leader, and their sum.
+  const double hand_over = per_node > 1 ? cluster.intra_node_alpha() + members * m / cluster.intra_node_rate() : 0.0;
+  const double host_sum = members * m * cluster.gamma_seconds_per_byte;
+  if (!layout.wait_free) {
+    // Each server processes every pusher's push of its shard in turn (one request each: the reply is its answer).
+    const double processing = server_processing_seconds(cluster, pushers, pushers * shard);
+    return prediction_from_iteration(profile, workers,
+                                     profile.forward_seconds() + profile.backward_seconds() + 2 * hand_over + host_sum +
+                                         push + aggregate + update + processing + pull);
   }
-  return prediction_from_iteration(
-      profile, workers,
-      profile.forward_seconds() + profile.backward_seconds() + host + push + aggregate + update + processing + pull);
+  WaitFreeRoundCosts costs;
+  costs.alpha = cluster.alpha_seconds;
+  costs.legs = [&](std::size_t shard, double bytes, std::vector<LinkUse>& push, std::vector<LinkUse>& reply) {
+    if (!cluster.servers_on_worker_nodes()) {
+      // Links 0 and 1: a worker's (share of its node's) link up and down; 2 + 2s, 3 + 2s: shard s's link in and out.
+      const double port = pushers * bytes / cluster.server_bytes_per_second;
+      push = {{0, bytes / uplink}, {2 + 2 * shard, port}};
+      reply = {{1, bytes / uplink}, {3 + 2 * shard, port}};
+      return;
+    }
+    // Links 2n and 2n + 1: node n's link out and in; 2N + 2s, 2N + 2s + 1: shard s's port into its node and out.
+    const int64_t nodes = cluster.nodes(workers), home = cluster.node_of_server(static_cast<int64_t>(shard), workers);
+    const auto pushers_on = [&](int64_t node) {
+      return layout.local_aggregation
+                 ? 1.0
+                 : static_cast<double>(std::min(cluster.workers_per_node, workers - node * cluster.workers_per_node));
+    };
+    const double rate = cluster.worker_bytes_per_second, remote = pushers - pushers_on(home);
+    const auto link = [](int64_t node, bool in) { return static_cast<std::size_t>(2 * node + (in ? 1 : 0)); };
+    const auto port = static_cast<std::size_t>(2 * nodes) + 2 * shard;
+    push = {{link(home, true), remote * bytes / rate}, {port, pushers_on(home) * bytes / cluster.intra_node_rate()}};
+    reply = {{link(home, false), remote * bytes / rate},
+             {port + 1, pushers_on(home) * bytes / cluster.intra_node_rate()}};
+    for (int64_t n = 0; n < nodes; ++n) {
+      if (n == home) continue;
+      push.push_back({link(n, false), pushers_on(n) * bytes / rate});
+      reply.push_back({link(n, true), pushers_on(n) * bytes / rate});
+    }
+  };
+  costs.processing = [&](double bytes) {
+    return pushers * bytes * cluster.gamma_seconds_per_byte + profile.update_seconds_per_byte * bytes +
+           server_processing_seconds(cluster, pushers, pushers * bytes);
+  };
+  if (per_node > 1) {
+    costs.hand_over_members = members;
+    costs.intra_alpha = cluster.intra_node_alpha();
+    costs.intra_seconds_per_byte = 1 / cluster.intra_node_rate();
+    costs.gamma_seconds_per_byte = cluster.gamma_seconds_per_byte;
+  }
+  const double exposed = wait_free_bsp_seconds(profile, shard_ranges(profile, servers, layout.sharding),
+                                               layout.first_bucket_bytes, layout.bucket_bytes, costs) -
+                         profile.backward_seconds();
+  // The parameters go back to the node's other workers once every pull is in.
+  return prediction_from_iteration(profile, workers,
+                                   profile.forward_seconds() + profile.backward_seconds() + exposed + hand_over);
 }
 
 }  // namespace distsgd::sim

@@ -70,6 +70,9 @@ struct PsLayout {
   std::string sharding =
       "memory";  // memory | layer (sim/analytical/shard_layout.hpp): the largest shard loads its server most
   bool local_aggregation = false;  // BSP --local-aggregation host: one push per node, of its workers' sum
+  // BSP --overlap wfbp: pieces pushed during backward, bucket by bucket (AR-SGD's buckets, cut at the shards).
+  bool wait_free = false;
+  double bucket_bytes = 25.0 * 1024 * 1024, first_bucket_bytes = 1024.0 * 1024;
 };
 
 // BSP: every worker pushes its shard of m to each of S shards (incast P*shard at the largest), the shards aggregate
@@ -77,6 +80,10 @@ struct PsLayout {
 // each gets its share of the node's link. With local aggregation the node's other workers hand their gradients to
 // its lowest-ranked one over the intra-node link, which sums them ((k-1) m gamma), pushes alone over the node's
 // whole link, and hands the parameters back: the shards see one push per node.
+// With wait_free, each bucket's gradient goes through the round's stages as soon as backward has produced it, one
+// bucket after another at each stage (a flow shop): with local aggregation the hand-over to the node's leader and its
+// sum, then the push, the shard's aggregation and update, the pull; the parameters go back to the node's other
+// workers after the last pull.
 Prediction predict_bsp(const ModelProfile& profile, int64_t workers, int64_t servers, const ClusterDescription& cluster,
                        const PsLayout& layout = {});
 

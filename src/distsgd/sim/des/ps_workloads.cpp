@@ -29,9 +29,8 @@ class PsWorkload : public Workload {
         shards_(shard_ranges(c.profile, c.servers, c.settings.sharding)),
         requests_(c, shards_),
         buckets_(make_bucket_layout(c.profile, c.settings.first_bucket_bytes, c.settings.bucket_bytes)),
-        // DGC and local aggregation push the whole gradient after backward (as distsgd train).
-        wfbp_(wfbp_allowed && c.settings.overlap == "wfbp" && c.settings.density == 0 &&
-              c.settings.local_aggregation == "none"),
+        // DGC pushes the whole gradient after backward (as distsgd train).
+        wfbp_(wfbp_allowed && c.settings.overlap == "wfbp" && c.settings.density == 0),
         uplink_(c, cut_at_shards(c.profile, shards_, wfbp_ ? &buckets_ : nullptr), replies,
                 [this](int64_t worker, const Piece& piece, int64_t version, int64_t step) {
                   at_server(worker, piece, version, step);
@@ -95,7 +94,9 @@ class PsWorkload : public Workload {
 // (bsp.cpp's host groups: a node's workers, its lowest rank leading) the members send their gradients to the leader
 // and wait for the parameters; the leader waits for them ("wait for the host's gradients"), sums them (gamma per
 // byte), pushes the sum as one worker would, and sends the parameters to each member ("send parameters to the
-// host"); a shard's round ends when every leader has pushed.
+// host"); a shard's round ends when every leader has pushed. With wait-free backprop too, the members send each
+// bucket to the leader as backward produces it, and the leader's aggregating thread sums each bucket once its own and
+// every member's are in ("sum the host's bucket") and pushes its pieces, bucket after bucket, while backward goes on.
 class Bsp final : public PsWorkload {
  public:
   explicit Bsp(DesContext& c)
@@ -110,10 +111,29 @@ class Bsp final : public PsWorkload {
     for (int64_t w = 0; w < c.workers; w += per_node) pushers_.push_back(w);
   }
 
-  void before_backward(int64_t worker, int64_t, Next next) override { start_dense_pushes(worker, std::move(next)); }
+  void before_backward(int64_t worker, int64_t, Next next) override {
+    if (leader_of(worker) != worker) return next();  // a member pushes to its leader only
+    host(worker).summed = host(worker).backward_done = 0;
+    start_dense_pushes(worker, std::move(next));
+  }
+
+  void bucket_ready(int64_t worker, int64_t, size_t bucket) override {
+    const int64_t leader = leader_of(worker);
+    if (leader != worker) {
+      c_.send_between_workers(worker, leader, buckets_.bytes[bucket], [this, leader, bucket] {
+        ++host(leader).bucket_arrivals[bucket];
+        sum_next_bucket(leader);
+      });
+      return;
+    }
+    if (members_of(worker) == 0) return uplink_.push_bucket(worker, bucket);
+    host(worker).backward_done = bucket + 1;
+    sum_next_bucket(worker);
+  }
 
   void after_backward(int64_t worker, int64_t, Next next) override {
     if (leader_of(worker) != worker) return exchange_with_leader(worker, std::move(next));
+    if (members_of(worker) > 0 && wfbp_) return wait_for_bucket_sums(worker, std::move(next));
     if (members_of(worker) > 0) return sum_host_gradients(worker, std::move(next));
     if (!compressing()) return push_rest_and_wait(worker, std::move(next));
     compress(worker, [this, worker, next] {
@@ -132,6 +152,11 @@ class Bsp final : public PsWorkload {
   struct Host {
     int64_t gradients = 0;  // members' gradients at the leader
     Next waiter;            // the leader waiting for them, or a member waiting for the parameters
+    // Wait-free: per bucket, members' copies at the leader (not yet summed); the leader's buckets backward has
+    // produced, and summed and pushed, this step; whether its aggregating thread is summing one.
+    std::vector<int64_t> bucket_arrivals;
+    size_t backward_done = 0, summed = 0;
+    bool summing = false;
   };
 
   int64_t leader_of(int64_t worker) const {
@@ -147,9 +172,11 @@ class Bsp final : public PsWorkload {
     const double start = c_.queue.now();
     const int64_t leader = leader_of(worker);
     host(worker).waiter = [this, worker, start, next] {
-      c_.span(worker, "push to the host's leader, wait for parameters", start);
+      c_.span(worker, wfbp_ ? "wait for the host's parameters" : "push to the host's leader, wait for parameters",
+              start);
       next();
     };
+    if (wfbp_) return;  // the buckets went during backward
     c_.send_between_workers(worker, leader, c_.model_bytes(), [this, leader] {
       ++host(leader).gradients;
       if (host(leader).waiter && host(leader).gradients == members_of(leader)) {
@@ -173,6 +200,41 @@ class Bsp final : public PsWorkload {
     };
     if (host(leader).gradients == members_of(leader)) return sum();
     host(leader).waiter = std::move(sum);
+  }
+
+  // The leader's aggregating thread: the next bucket once backward has produced it and every member's copy is in.
+  void sum_next_bucket(int64_t leader) {
+    Host& h = host(leader);
+    h.bucket_arrivals.resize(buckets_.size(), 0);
+    const size_t b = h.summed;
+    if (h.summing || b >= h.backward_done || h.bucket_arrivals[b] < members_of(leader)) return;
+    h.summing = true;
+    h.bucket_arrivals[b] -= members_of(leader);
+    const double start = c_.queue.now();
+    const double members = static_cast<double>(members_of(leader));
+    c_.queue.after(members * buckets_.bytes[b] * c_.cluster.gamma_seconds_per_byte, [this, leader, b, start] {
+      c_.span(leader, "sum the host's bucket", start, Timeline::kCommunication);
+      uplink_.push_bucket(leader, b);
+      Host& h = host(leader);
+      h.summing = false;
+      ++h.summed;
+      if (h.summed == buckets_.size() && h.waiter) {
+        Next waiter = std::move(h.waiter);
+        h.waiter = nullptr;
+        return waiter();
+      }
+      sum_next_bucket(leader);
+    });
+  }
+
+  void wait_for_bucket_sums(int64_t leader, Next next) {
+    const double start = c_.queue.now();
+    Next done = [this, leader, start, next] {
+      c_.span(leader, "wait for the host's buckets", start);
+      push_rest_and_wait(leader, [this, leader, next] { hand_parameters_to_members(leader, next); });
+    };
+    if (host(leader).summed == buckets_.size()) return done();
+    host(leader).waiter = std::move(done);
   }
 
   void hand_parameters_to_members(int64_t leader, Next next) {
