@@ -7,9 +7,11 @@
 // the replies of the last layers land while backward goes on. The sums are the same element by element, so the
 // parameters are the same as without overlap.
 // --local-aggregation host: the workers of one host sum their gradients in rank order and the lowest-ranked of them
-// pushes the sum, saying how many gradients it holds; the shard's round ends when the contributions reach n.
+// pushes the sum, saying how many gradients it holds; the shard's round ends when the contributions reach n. With
+// --overlap wfbp the sum is pipelined with backward, bucket by bucket (ps/host_bucket_sums.hpp).
 #include "distsgd/algo/algorithm.hpp"
 #include "distsgd/algo/allreduce/allreduce_options.hpp"
+#include "distsgd/algo/ps/host_bucket_sums.hpp"
 #include "distsgd/algo/ps/host_groups.hpp"
 #include "distsgd/algo/ps/momentum_placement.hpp"
 #include "distsgd/algo/ps/ps_worker.hpp"
@@ -38,18 +40,26 @@ class BspWorker final : public ps::PsWorker {
   explicit BspWorker(const WorkerSetup& s) : PsWorker(s) {
     if (ps::kLocalAggregation.of(s.config) == ps::LocalAggregation::kHost) {
       group_ = ps::exchange_host_group(*s.comm);
-      if (group_.size() > 1 && leads()) {
-        host_sum_ = at::empty({s.flat.numel()});
-        for (int64_t k = 1; k < group_.size(); ++k) member_gradients_.push_back(at::empty({s.flat.numel()}));
-      }
     } else {
       group_.members = {s.comm->rank()};
     }
+    const bool summing = group_.size() > 1, wfbp = ps::wait_free_backprop(s.config);
+    if (summing && leads()) host_sum_ = at::empty({s.flat.numel()});
+    if (summing && !leads() && wfbp) {
+      bucket_sends_ =
+          std::make_unique<ps::HostBucketSends>(*s.comm, s.model, wfbp_buckets(), group_.leader(), s.flat.grads());
+    } else if (summing && leads() && !wfbp) {
+      for (int64_t k = 1; k < group_.size(); ++k) member_gradients_.push_back(at::empty({s.flat.numel()}));
+    }
     if (compressing() || !leads()) return;
-    const bool summing = group_.size() > 1;
-    enable_push({ps::wait_free_backprop(s.config), true}, [this, summing](int64_t offset, int64_t numel) {
+    enable_push({wfbp, true, 4, summing}, [this, summing](int64_t offset, int64_t numel) {
       return (summing ? host_sum_ : setup_.flat.grads()).narrow(0, offset, numel);
     });
+    if (summing && wfbp) {
+      bucket_sums_ = std::make_unique<ps::HostBucketSums>(
+          *s.comm, s.model, wfbp_buckets(), group_, s.flat.grads(), host_sum_,
+          [this](size_t bucket) { gradient_push().push_bucket(bucket); }, s.timeline);
+    }
   }
 
   ps::Request gradient_request(int64_t step, double lr) const override {
@@ -60,6 +70,8 @@ class BspWorker final : public ps::PsWorker {
 
   void before_backward(int64_t step, double lr) override {
     PsWorker::before_backward(step, lr);
+    if (bucket_sums_) bucket_sums_->start();
+    if (bucket_sends_) bucket_sends_->start();
     // The host's leader has its receives posted before the members can send.
     for (size_t k = 0; k < member_gradients_.size(); ++k) {
       host_receives_.push_back(
@@ -77,7 +89,12 @@ class BspWorker final : public ps::PsWorker {
       exchange_with_leader();
       return;
     }
-    if (group_.size() > 1) sum_host_gradients();
+    if (bucket_sums_) {
+      TimedPhase phase(setup_.timeline, "wait for the host's buckets", waiting_);
+      bucket_sums_->finish();
+    } else if (group_.size() > 1) {
+      sum_host_gradients();
+    }
     gradient_push().push_rest();
     version_ = gradient_push().finish().version;
     if (group_.size() > 1) hand_parameters_to_members();
@@ -117,13 +134,20 @@ class BspWorker final : public ps::PsWorker {
   }
 
   void exchange_with_leader() {
-    TimedPhase phase(setup_.timeline, "push to the host's leader, wait for parameters", waiting_);
+    TimedPhase phase(
+        setup_.timeline,
+        bucket_sends_ ? "wait for the host's parameters" : "push to the host's leader, wait for parameters", waiting_);
     auto& comm = client_.comm();
-    auto sent = comm.send(setup_.flat.grads(), group_.leader(), ps::kHostGradientTag);
+    comm::Work sent;
+    if (bucket_sends_) {
+      bucket_sends_->finish();  // the buckets went during backward
+    } else {
+      sent = comm.send(setup_.flat.grads(), group_.leader(), ps::kHostGradientTag);
+    }
     auto version = at::empty({1}, at::kLong);
     auto parameters = comm.receive(setup_.flat.params(), group_.leader(), ps::kHostParametersTag);
     auto version_received = comm.receive(version, group_.leader(), ps::kHostParametersTag);
-    sent.wait();
+    if (!bucket_sends_) sent.wait();
     parameters.wait();
     version_received.wait();
     version_ = version.item<int64_t>();
@@ -135,6 +159,8 @@ class BspWorker final : public ps::PsWorker {
   at::Tensor host_sum_;
   std::vector<at::Tensor> member_gradients_;  // the leader's copies of its members' gradients, in rank order
   std::vector<comm::Work> host_receives_;
+  std::unique_ptr<ps::HostBucketSums> bucket_sums_;    // the leader's, under wfbp
+  std::unique_ptr<ps::HostBucketSends> bucket_sends_;  // a member's, under wfbp
 };
 
 class BspServer final : public ServerAlgorithm {

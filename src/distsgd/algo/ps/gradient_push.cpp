@@ -46,7 +46,7 @@ GradientPush::GradientPush(PsClient& client, models::Model& model, at::Tensor pa
   require(slots >= 1, "a parameter-server worker needs at least one send buffer");
   for (int64_t k = 0; k < slots; ++k) slots_.push_back(std::make_unique<Slot>());
   wire_numel_ = total;
-  if (options_.wfbp) {
+  if (options_.wfbp && !options_.caller_hands_out) {
     tracker_ = std::make_unique<BucketReadyTracker>(model, std::move(buckets), [this](size_t b) { push_bucket(b); });
   }
 }

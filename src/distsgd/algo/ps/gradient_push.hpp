@@ -35,6 +35,9 @@ struct PushOptions {
   bool replies = false;  // each piece is answered with the shard's new values of it
   // Unanswered pushes: buffers in the ring (iterations the servers may fall behind before the worker waits).
   int64_t send_buffers = 4;
+  // wfbp: the caller hands out each bucket with push_bucket() (BSP's local aggregation, once the host's sum of it
+  // is made) instead of the backward pass's hooks.
+  bool caller_hands_out = false;
 };
 
 class GradientPush {
@@ -52,6 +55,8 @@ class GradientPush {
   // Before backward: the header every piece of this step carries. Unanswered pushes take the next ring buffer
   // here (waiting, as exposed communication, if its sends are still in flight).
   void start(const Request& request);
+  // With caller_hands_out: pushes bucket b's pieces (b = 0, 1, ... in order; from any one thread at a time).
+  void push_bucket(size_t bucket);
   // After backward: pushes the pieces backward did not hand out (all of them without wfbp).
   void push_rest();
   // Answered pushes, after push_rest(): waits for every reply, writes them into the parameters, and returns
@@ -67,7 +72,6 @@ class GradientPush {
   struct InFlight;
   struct Slot;
   struct PendingReply;
-  void push_bucket(size_t bucket);
   void push_piece(const Piece& piece);
   void wait_slot(Slot& slot);
 

@@ -40,8 +40,7 @@ void check_momentum_placement(const TrainConfig& c, const std::string& algorithm
 }
 
 bool wait_free_backprop(const TrainConfig& c) {
-  return allreduce::kOverlap.of(c) == allreduce::Overlap::kWfbp && !compression::dgc_enabled(c) &&
-         kLocalAggregation.of(c) == LocalAggregation::kNone;
+  return allreduce::kOverlap.of(c) == allreduce::Overlap::kWfbp && !compression::dgc_enabled(c);
 }
 
 void check_overlap(const TrainConfig& c, const std::string& algorithm) {
@@ -51,8 +50,6 @@ void check_overlap(const TrainConfig& c, const std::string& algorithm) {
   if (!allreduce::kOverlap.given(c) || overlap != allreduce::Overlap::kWfbp) return;
   require(!compression::dgc_enabled(c), "--compress dgc selects entries of the whole gradient after backward: " +
                                             algorithm + " cannot push during backward (drop --overlap wfbp)");
-  require(kLocalAggregation.of(c) == LocalAggregation::kNone,
-          "--local-aggregation host sums the host's whole gradients after backward: drop --overlap wfbp");
 }
 
 }  // namespace distsgd::algo::ps

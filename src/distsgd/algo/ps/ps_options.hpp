@@ -26,11 +26,12 @@ extern const StoredOption<Sharding> kSharding;
 extern const StoredOption<MomentumAt> kMomentumAt;
 extern const StoredOption<LocalAggregation> kLocalAggregation;
 
-// Whether the gradient goes out during backward (--overlap wfbp, the default as for AR-SGD). Pushes that need the
-// whole gradient first go after backward whatever the default: DGC's selection and local aggregation's sum.
+// Whether the gradient goes out during backward (--overlap wfbp, the default as for AR-SGD): pieces pushed as
+// backward produces them, or with local aggregation each bucket summed at the host's leader and pushed as it is
+// complete (ps/host_bucket_sums.hpp). DGC's selection needs the whole gradient: it goes after backward whatever the
+// default.
 bool wait_free_backprop(const TrainConfig& config);
-// Refuses --overlap multistep (AR-SGD's alone) and an explicit --overlap wfbp that DGC or local aggregation
-// would ignore.
+// Refuses --overlap multistep (AR-SGD's alone) and an explicit --overlap wfbp that DGC would ignore.
 void check_overlap(const TrainConfig& config, const std::string& algorithm);
 
 // Refuses a --momentum-at place the algorithm has no use for (and, under --compress dgc, momentum at the server).

@@ -25,15 +25,16 @@ PsWorker::PsWorker(const WorkerSetup& setup)
 
 PsWorker::~PsWorker() = default;
 
+std::vector<Bucket> PsWorker::wfbp_buckets() const {
+  constexpr double kMegabyte = 1024.0 * 1024.0;
+  return make_buckets(setup_.flat.slots(),
+                      static_cast<int64_t>(allreduce::kFirstBucketMb.of(setup_.config) * kMegabyte),
+                      static_cast<int64_t>(allreduce::kBucketMb.of(setup_.config) * kMegabyte));
+}
+
 void PsWorker::enable_push(PushOptions options, GradientPush::Values values) {
-  std::vector<Bucket> buckets;
-  if (options.wfbp) {
-    constexpr double kMegabyte = 1024.0 * 1024.0;
-    buckets =
-        make_buckets(setup_.flat.slots(), static_cast<int64_t>(allreduce::kFirstBucketMb.of(setup_.config) * kMegabyte),
-                     static_cast<int64_t>(allreduce::kBucketMb.of(setup_.config) * kMegabyte));
-  }
-  push_ = std::make_unique<GradientPush>(client_, setup_.model, setup_.flat.params(), std::move(buckets), options,
+  push_ = std::make_unique<GradientPush>(client_, setup_.model, setup_.flat.params(),
+                                         options.wfbp ? wfbp_buckets() : std::vector<Bucket>{}, options,
                                          std::move(values), setup_.timeline, waiting_);
 }
 

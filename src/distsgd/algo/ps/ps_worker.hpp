@@ -34,6 +34,8 @@ class PsWorker : public WorkerAlgorithm {
   // Sets up the dense gradient uplink (call from the derived constructor); `values` says what goes out for each
   // range of the flat vector (see GradientPush::Values). Not with --compress dgc, whose pushes are sparse.
   void enable_push(PushOptions options, GradientPush::Values values);
+  // The gradient buckets of --overlap wfbp (--first-bucket-mb, --bucket-mb).
+  std::vector<Bucket> wfbp_buckets() const;
   // The header of this step's gradient push (BSP, ASP: a gradient answered with parameters).
   virtual Request gradient_request(int64_t step, double lr) const {
     return {RequestKind::kGradient, step, lr, step, version_};
