@@ -263,15 +263,21 @@ TEST(BspLocalAggregation, SameParametersWithFewerBytesPushed) {
 // leader's backward, and the run is faster.
 TEST(VirtualBspLocalAggregation, PipelinedWithBackwardSameParameters) {
   TempDir dir;
+  // One node of the three workers (the virtual cluster's hosts are its nodes), its servers behind links of their own.
+  std::ofstream(dir / "node.json") << R"({"name": "node", "worker_bytes_per_second": 1.2e9, "alpha_seconds": 3e-5,
+      "workers_per_node": 4, "intra_node_bytes_per_second": 1.2e10, "intra_node_alpha_seconds": 1e-5})";
   std::map<std::string, at::Tensor> parameters;
   std::map<std::string, double> rate;
   for (const std::string overlap : {"none", "wfbp"}) {
     const std::string out = dir / overlap;
     auto r = run_distsgd("train --algo bsp --servers 2 --local-aggregation host --overlap " + overlap + kSmallBuckets +
-                         kPsEquivalenceRun + distsgd::testing::kVirtualLenet5Timing + " --trace --out " + out);
+                         kPsEquivalenceRun +
+                         " --virtual --profile " DISTSGD_SOURCE_DIR "/tests/fixtures/lenet5-one-core.json --cluster " +
+                         (dir / "node.json") + " --trace --out " + out);
     ASSERT_EQ(r.exit_code, 0) << r.output;
     parameters[overlap] = parameters_of(out);
     rate[overlap] = summary_of(out)["samples_per_second"].get<double>();
+    EXPECT_EQ(summary_of(out)["hosts"], 1);
     const auto trace = nlohmann::json::parse(read_file(out + "/trace.json"));
     std::vector<std::pair<int64_t, int64_t>> backward;  // the leader's (worker 0's): [start, end)
     std::vector<int64_t> sums, pushes;

@@ -80,6 +80,11 @@ class Communicator {
   virtual std::string store_get(const std::string& key) = 0;  // waits up to the timeout
   virtual bool store_has(const std::string& key) = 0;         // does not wait
 
+  // Which host this process is on, for the algorithms that group a host's workers (BSP's local aggregation): empty
+  // for the machine it runs on (algo/ps/host_groups.cpp reads its name and network namespace); the virtual cluster
+  // names the simulated node the rank is on.
+  virtual std::string host_key() const { return {}; }
+
   // Starts watching every process of the run (liveness.hpp); null until then, and always in a transport whose
   // processes cannot be lost (in-process).
   virtual void start_liveness(LivenessOptions options) {}

@@ -330,6 +330,12 @@ void Fabric::store_set(const std::string& key, const std::string& value) {
   scheduler_.notify(&store_);
 }
 
+std::string Fabric::host_key(int64_t rank) const {
+  if (!cluster_) return "virtual node 0";
+  if (rank >= workers_) return "virtual server " + std::to_string(rank - workers_);
+  return "virtual node " + std::to_string(cluster_->description().node_of(rank));
+}
+
 std::string Fabric::store_get(const std::string& key) {
   while (store_.count(key) == 0) scheduler_.block(&store_, runtime::kNoDeadline, "a key in the store");
   return store_.at(key);

@@ -61,6 +61,8 @@ class Fabric {
   void store_set(const std::string& key, const std::string& value);
   std::string store_get(const std::string& key);  // blocks the calling actor until the key is set
   bool store_has(const std::string& key) const { return store_.count(key) > 0; }
+  // The simulated node a rank is on, as a host key (every rank on one node without a network).
+  std::string host_key(int64_t rank) const;
 
  private:
   Fabric(sim::ActorScheduler& scheduler, int64_t workers, int64_t servers);
@@ -105,6 +107,7 @@ class VirtualCommunicator final : public comm::Communicator {
   void store_set(const std::string& key, const std::string& value) override { fabric_.store_set(key, value); }
   std::string store_get(const std::string& key) override { return fabric_.store_get(key); }
   bool store_has(const std::string& key) override { return fabric_.store_has(key); }
+  std::string host_key() const override { return fabric_.host_key(rank()); }
 
  private:
   Fabric& fabric_;

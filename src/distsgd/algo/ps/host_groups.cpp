@@ -30,7 +30,8 @@ HostGroup host_group(const std::vector<std::string>& keys, int64_t worker) {
 
 HostGroup exchange_host_group(comm::Communicator& comm) {
   const std::string prefix = "distsgd/ps_host_key/";
-  comm.store_set(prefix + std::to_string(comm.rank()), this_host_key());
+  const std::string key = comm.host_key();
+  comm.store_set(prefix + std::to_string(comm.rank()), key.empty() ? this_host_key() : key);
   std::vector<std::string> keys;
   for (int64_t w = 0; w < comm.workers(); ++w) keys.push_back(comm.store_get(prefix + std::to_string(w)));
   return host_group(keys, comm.rank());

@@ -2,7 +2,7 @@
 // naming its host through the rendezvous store: the host name and the network namespace. Workers started by one
 // launcher on one machine share a key (the launcher's local world); the emulated cluster's hosts (--net, --hosts)
 // are network namespaces of one machine, so ranks placed on one emulated host share a key and the others do not,
-// whatever the placement.
+// whatever the placement. On the virtual cluster the hosts are its simulated nodes (Communicator::host_key).
 #pragma once
 #include <cstdint>
 #include <string>
