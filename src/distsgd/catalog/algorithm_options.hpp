@@ -81,7 +81,8 @@ inline const Declared<choices::Sharding> kSharding{
 inline const Declared<choices::LocalAggregation> kLocalAggregation{
     "--local-aggregation",
     defaults::kLocalAggregation,
-    "BSP: host (workers sharing a host sum their gradients and one pushes the sum) or none",
+    "BSP: host (workers sharing a host sum their gradients and one pushes the sum; under --overlap wfbp bucket by "
+    "bucket while backward goes on) or none",
     {}};
 inline const Declared<choices::Compression> kCompress{
     "--compress",
