@@ -163,6 +163,17 @@ TEST(WorkerLoss, WithoutAWatchingLauncherALostWorkerOrServerEndsTheRunNamingIt) 
   EXPECT_EQ(ending.failed, 2) << ending.output;
   EXPECT_LT(ending.seconds_after_kill, 15) << ending.output;
   EXPECT_NE(ending.output.find("server 0 (rank 2) was lost"), std::string::npos) << ending.output;
+
+  // BSP's local aggregation pipelined with backward: a member of the host dies while the leader's aggregating thread
+  // waits for its buckets. The leader names it; nobody hangs.
+  ending = kill_one_of_a_world(
+      " --algo bsp --workers 3 --servers 1 --local-aggregation host --first-bucket-mb 0.004 "
+      "--bucket-mb 0.05 --epochs 1000 --timeout 15" +
+          kParameterServerTask,
+      dir / "bsp", 4, 2);
+  EXPECT_EQ(ending.failed, 3) << ending.output;
+  EXPECT_LT(ending.seconds_after_kill, 15) << ending.output;
+  EXPECT_NE(ending.output.find("distsgd: error: worker 2 (rank 2) was lost"), std::string::npos) << ending.output;
 }
 
 }  // namespace
