@@ -216,6 +216,10 @@ DesSettings des_settings(const SimulatorSettings& c, int64_t workers) {
 std::string variant_text(const SimulatorSettings& c) {
   if (c.compress == "powersgd") return " (compress powersgd, rank " + std::to_string(c.rank) + ")";
   if (c.slowmo_base == "sgp") return " (base sgp)";
+  // BSP's overlap and local aggregation change its prediction in both fidelities: the header says which.
+  if (c.algorithm == "bsp" && c.compress != "dgc") {
+    return " (overlap " + c.overlap + (c.local_aggregation == "host" ? ", local aggregation host" : "") + ")";
+  }
   if (c.algorithm != "arsgd") return "";
   return " (overlap " + c.overlap + (c.compress == "dgc" ? ", compress dgc" : "") + ")";
 }
