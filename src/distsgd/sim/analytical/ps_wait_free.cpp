@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "distsgd/core/error.hpp"
+#include "distsgd/sim/analytical/bucket_layout.hpp"
 
 namespace distsgd::sim {
 namespace {
@@ -15,23 +16,17 @@ struct Bucket {
   double backward = 0;         // seconds of backward that produce it
 };
 
-// AR-SGD's buckets (sim/des/workload.hpp, make_bucket_layout), in the order backward hands them out.
+// The buckets (bucket_layout.hpp) as ranges of the flat vector, in the order backward hands them out.
 std::vector<Bucket> backward_buckets(const ModelProfile& profile, double first_bytes, double bucket_bytes) {
   std::vector<int64_t> offset{0};
   for (const auto& t : profile.tensors) offset.push_back(offset.back() + t.parameters);
+  const BucketLayout layout = make_bucket_layout(profile, first_bytes, bucket_bytes);
   std::vector<Bucket> buckets;
-  double bytes = 0;
-  for (std::size_t i = profile.tensors.size(); i-- > 0;) {
-    const auto& t = profile.tensors[i];
-    const double tensor_bytes = static_cast<double>(t.parameters * profile.bytes_per_parameter);
-    const double limit = buckets.size() <= 1 ? first_bytes : bucket_bytes;  // the current bucket's
-    if (buckets.empty() || bytes + tensor_bytes > limit || limit <= 0) {
-      buckets.push_back({offset[i + 1], offset[i + 1], 0});
-      bytes = 0;
-    }
-    buckets.back().begin = offset[i];
-    buckets.back().backward += t.backward_seconds;
-    bytes += tensor_bytes;
+  for (std::size_t b = 0; b < layout.size(); ++b) {
+    Bucket bucket{offset[layout.first[b]], offset[layout.last[b] + 1], 0};
+    for (std::size_t t = layout.first[b]; t <= layout.last[b]; ++t)
+      bucket.backward += profile.tensors[t].backward_seconds;
+    buckets.push_back(bucket);
   }
   return buckets;
 }
