@@ -351,8 +351,9 @@ TEST(DesAgreesWithAnalytical, BspPushesDuringBackwardAndPipelinedLocalAggregatio
           const double after_backward = predict_bsp(p, workers, servers, *c, layout).iteration_seconds;
           const std::string where = std::to_string(workers) + " workers, " + std::to_string(servers) + " servers" +
                                     (aggregate ? ", host" : "") + (c == &colocated ? ", on the nodes" : "");
-          // One worker a node: every link is one worker's or one shard's. Local aggregation: one pusher a node.
-          const double within = c == &one_per_node ? 0.01 : aggregate ? 0.1 : 0.25;
+          // The rounds' flows share the links max-min fairly in both. Servers on the nodes: the analytical model
+          // leaves out the hand-over's share of the intra-node link and how far the workers of a node drift apart.
+          const double within = c == &colocated ? 0.08 : 0.01;
           EXPECT_NEAR(simulated / analytical, 1, within) << where;
           // Pushing during backward hides the first buckets' rounds wherever one shard takes every piece.
           if (servers == 1) EXPECT_LT(analytical, after_backward - 1e-4) << where;

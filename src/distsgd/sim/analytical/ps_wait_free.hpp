@@ -2,12 +2,14 @@
 // (AR-SGD's, last layers first), each cut at the shards into pieces (algo/ps/shard_pieces.cpp). Every piece is a round:
 // the pushers' copies go up, the shard aggregates and updates, the new values come back. A shard's handler of a worker
 // takes its next piece only once the last one's reply has reached the worker (algo/ps/shard_server.cpp), so a shard's
-// pieces go stop-and-wait while different shards' pieces overlap. Each leg of a round occupies links (numbered
-// resources: ports, a node's link each way), each link carrying one leg at a time at its full rate, legs in the order
-// the pieces start; the round's processing occupies its shard's processor. With local aggregation each bucket first
-// goes to the node's leader over the intra-node link and is summed there. A handful of pieces per bucket: microseconds
-// a prediction, and the discrete-event simulator's figure wherever one link or one shard sets the pace.
+// pieces go stop-and-wait while different shards' pieces overlap. Each leg of a round is flows over links (numbered:
+// ports, a node's link each way) that share every link max-min fairly with the other rounds' flows in flight, as the
+// discrete-event simulator's flows do; the round's processing occupies its shard's processor. With local aggregation
+// each bucket first goes to the node's leader over the intra-node link and is summed there. A handful of pieces per
+// bucket, a flow group per node and leg: well under a millisecond a prediction, and the discrete-event simulator's
+// figure within a few percent where the workers move in step.
 #pragma once
+#include <array>
 #include <cstddef>
 #include <functional>
 #include <vector>
@@ -17,16 +19,29 @@
 
 namespace distsgd::sim {
 
-// A link a leg occupies, and for how long.
-struct LinkUse {
-  std::size_t link = 0;
-  double seconds = 0;
+// The flows of a round's leg that take one path: each carries the piece's bytes; `flows` of them cross each listed
+// link (at most 4, as a DES path). One group stands for every worker alike (the workers move in step), so it may put
+// one flow on "a worker's link" and all the pushers' flows on a shard's.
+struct FlowGroup {
+  struct Crossing {
+    std::size_t link = 0;
+    double flows = 1;
+  };
+  std::array<Crossing, 4> crossings{};
+  int count = 0;
+  FlowGroup& cross(std::size_t link, double flows) {
+    crossings.at(static_cast<std::size_t>(count++)) = {link, flows};
+    return *this;
+  }
+  const Crossing* begin() const { return crossings.data(); }
+  const Crossing* end() const { return crossings.data() + count; }
 };
 
 struct WaitFreeRoundCosts {
-  double alpha = 0;  // latency of each message (push, reply)
-  // The links that every pusher's copy of `bytes` to shard s occupies, and the links its reply occupies.
-  std::function<void(std::size_t s, double bytes, std::vector<LinkUse>& push, std::vector<LinkUse>& reply)> legs;
+  double alpha = 0;                      // latency of each message (push, reply)
+  std::vector<double> bytes_per_second;  // each link's rate
+  // The flows that carry every pusher's copy of a piece to shard s, and those that carry the replies.
+  std::function<void(std::size_t s, std::vector<FlowGroup>& push, std::vector<FlowGroup>& reply)> legs;
   std::function<double(double)> processing;  // a shard's aggregation, update and message processing of a round
   // Local aggregation (hand_over_members 0: none): the node's other workers send their bucket to the leader over the
   // intra-node link, which sums them.

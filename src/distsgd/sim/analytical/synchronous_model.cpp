@@ -196,33 +196,40 @@ Prediction predict_bsp(const ModelProfile& profile, int64_t workers, int64_t ser
   }
   WaitFreeRoundCosts costs;
   costs.alpha = cluster.alpha_seconds;
-  costs.legs = [&](std::size_t shard, double bytes, std::vector<LinkUse>& push, std::vector<LinkUse>& reply) {
-    if (!cluster.servers_on_worker_nodes()) {
-      // Links 0 and 1: a worker's (share of its node's) link up and down; 2 + 2s, 3 + 2s: shard s's link in and out.
-      const double port = pushers * bytes / cluster.server_bytes_per_second;
-      push = {{0, bytes / uplink}, {2 + 2 * shard, port}};
-      reply = {{1, bytes / uplink}, {3 + 2 * shard, port}};
-      return;
-    }
-    // Links 2n and 2n + 1: node n's link out and in; 2N + 2s, 2N + 2s + 1: shard s's port into its node and out.
-    const int64_t nodes = cluster.nodes(workers), home = cluster.node_of_server(static_cast<int64_t>(shard), workers);
-    const auto pushers_on = [&](int64_t node) {
-      return layout.local_aggregation
-                 ? 1.0
-                 : static_cast<double>(std::min(cluster.workers_per_node, workers - node * cluster.workers_per_node));
+  if (!cluster.servers_on_worker_nodes()) {
+    // Links 0 and 1: a worker's (share of its node's) link up and down; 2 + 2s, 3 + 2s: shard s's link in and out.
+    // One group: a flow on the (representative) worker's link, the pushers' on the shard's.
+    costs.bytes_per_second = {uplink, uplink};
+    costs.bytes_per_second.resize(2 + 2 * static_cast<std::size_t>(servers), cluster.server_bytes_per_second);
+    costs.legs = [&](std::size_t shard, std::vector<FlowGroup>& push, std::vector<FlowGroup>& reply) {
+      push.push_back(FlowGroup{}.cross(0, 1).cross(2 + 2 * shard, pushers));
+      reply.push_back(FlowGroup{}.cross(1, 1).cross(3 + 2 * shard, pushers));
     };
-    const double rate = cluster.worker_bytes_per_second, remote = pushers - pushers_on(home);
-    const auto link = [](int64_t node, bool in) { return static_cast<std::size_t>(2 * node + (in ? 1 : 0)); };
-    const auto port = static_cast<std::size_t>(2 * nodes) + 2 * shard;
-    push = {{link(home, true), remote * bytes / rate}, {port, pushers_on(home) * bytes / cluster.intra_node_rate()}};
-    reply = {{link(home, false), remote * bytes / rate},
-             {port + 1, pushers_on(home) * bytes / cluster.intra_node_rate()}};
-    for (int64_t n = 0; n < nodes; ++n) {
-      if (n == home) continue;
-      push.push_back({link(n, false), pushers_on(n) * bytes / rate});
-      reply.push_back({link(n, true), pushers_on(n) * bytes / rate});
-    }
-  };
+  } else {
+    // Links 2n and 2n + 1: node n's link out and in; 2N + 2s, 2N + 2s + 1: shard s's port into its node and out (the
+    // intra-node link). A group per node: its pushers' flows through its link and the shard's node's, or the port.
+    const int64_t nodes = cluster.nodes(workers);
+    costs.bytes_per_second.assign(2 * static_cast<std::size_t>(nodes), cluster.worker_bytes_per_second);
+    costs.bytes_per_second.resize(2 * static_cast<std::size_t>(nodes + servers), cluster.intra_node_rate());
+    costs.legs = [&, nodes](std::size_t shard, std::vector<FlowGroup>& push, std::vector<FlowGroup>& reply) {
+      const int64_t home = cluster.node_of_server(static_cast<int64_t>(shard), workers);
+      const auto link = [](int64_t node, bool in) { return static_cast<std::size_t>(2 * node + (in ? 1 : 0)); };
+      const auto port = static_cast<std::size_t>(2 * nodes) + 2 * shard;
+      for (int64_t n = 0; n < nodes; ++n) {
+        const double flows =
+            layout.local_aggregation
+                ? 1.0
+                : static_cast<double>(std::min(cluster.workers_per_node, workers - n * cluster.workers_per_node));
+        if (n == home) {
+          push.push_back(FlowGroup{}.cross(port, flows));
+          reply.push_back(FlowGroup{}.cross(port + 1, flows));
+        } else {
+          push.push_back(FlowGroup{}.cross(link(n, false), flows).cross(link(home, true), flows));
+          reply.push_back(FlowGroup{}.cross(link(home, false), flows).cross(link(n, true), flows));
+        }
+      }
+    };
+  }
   costs.processing = [&](double bytes) {
     return pushers * bytes * cluster.gamma_seconds_per_byte + profile.update_seconds_per_byte * bytes +
            server_processing_seconds(cluster, pushers, pushers * bytes);
