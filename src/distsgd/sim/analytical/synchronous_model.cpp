@@ -4,6 +4,7 @@
 
 #include "distsgd/core/error.hpp"
 #include "distsgd/core/text.hpp"
+#include "distsgd/sim/analytical/bucket_layout.hpp"
 #include "distsgd/sim/analytical/merged_gradients.hpp"
 #include "distsgd/sim/analytical/ps_links.hpp"
 #include "distsgd/sim/analytical/ps_wait_free.hpp"
@@ -27,26 +28,19 @@ Groups tensor_layers(const ModelProfile& profile) {
   return g;
 }
 
-// The tensors grouped into buckets as AR-SGD forms them (forward order), built in backward order.
+// The tensors grouped into buckets as AR-SGD forms them (bucket_layout.hpp), in forward order.
 Groups buckets(const ModelProfile& profile, const AllreduceSettings& settings) {
+  const BucketLayout layout = make_bucket_layout(profile, settings.first_bucket_bytes, settings.bucket_bytes);
   Groups g;
-  double bucket_bytes = 0;
-  for (std::size_t i = profile.tensors.size(); i-- > 0;) {
-    const auto& t = profile.tensors[i];
-    const double bytes = static_cast<double>(t.parameters * profile.bytes_per_parameter);
-    const double limit = g.layers.size() <= 1 ? settings.first_bucket_bytes : settings.bucket_bytes;  // current's
-    if (g.layers.empty() || bucket_bytes + bytes > limit || limit <= 0) {
-      if (!g.layers.empty()) g.bytes.push_back(bucket_bytes);
-      g.layers.push_back({});
-      bucket_bytes = 0;
+  for (std::size_t b = layout.size(); b-- > 0;) {  // bucket 0 holds the last tensors
+    LayerTimes bucket{};
+    for (std::size_t t = layout.last[b] + 1; t-- > layout.first[b];) {  // summed in backward order, as they are made
+      bucket.forward += profile.tensors[t].forward_seconds;
+      bucket.backward += profile.tensors[t].backward_seconds;
     }
-    g.layers.back().forward += t.forward_seconds;
-    g.layers.back().backward += t.backward_seconds;
-    bucket_bytes += bytes;
+    g.layers.push_back(bucket);
+    g.bytes.push_back(layout.bytes[b]);
   }
-  g.bytes.push_back(bucket_bytes);
-  std::reverse(g.layers.begin(), g.layers.end());
-  std::reverse(g.bytes.begin(), g.bytes.end());
   return g;
 }
 
