@@ -2,14 +2,15 @@
 // smallest worker count of a grid and scored only on the others, by relative error and by whether it ranks the
 // algorithms as the measurements do (Kendall's tau, and whether the fastest was picked).
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
 namespace distsgd::sim {
 
 struct HoldoutSplit {
-  std::vector<size_t> calibration;  // indices of the rows at the smallest worker count
-  std::vector<size_t> held_out;     // every other row; never one of the calibration rows
+  std::vector<std::size_t> calibration;  // indices of the rows at the smallest worker count
+  std::vector<std::size_t> held_out;     // every other row; never one of the calibration rows
 };
 HoldoutSplit split_at_smallest_workers(const std::vector<int64_t>& workers);
 
@@ -18,7 +19,7 @@ HoldoutSplit split_at_smallest_workers(const std::vector<int64_t>& workers);
 double kendall_tau(const std::vector<double>& a, const std::vector<double>& b);
 
 // The index of the largest value (the first of equals).
-size_t index_of_largest(const std::vector<double>& values);
+std::size_t index_of_largest(const std::vector<double>& values);
 
 // How far repeated measurements of the same rows agree with each other (validate --repeats): the ceiling a
 // prediction scored against one measurement per row is judged by.
