@@ -144,9 +144,9 @@ TEST(Calibration, RecoversTheFiguresThatMadeItsPointsWithinTheNoise) {
   request.noise = 0.02;
   const auto result = sim::calibrate(request, predicted);
   EXPECT_LT(result.rms_relative_error, 0.03);
-  // BSP pushes during backward (wfbp, the default), and ASP's pushes queue at the server, so no point shows compute
-  // alone: within 2% noise compute trades with a per-iteration overhead and a server's cost per request (the fit
-  // lands at 1.17, with 2 ms of overhead), and the range the fit reports holds the truth (0.55-1.44 here).
+  // BSP pushes during backward (wfbp, the default), so its points see compute partly hidden: within 2% noise compute
+  // trades with a per-iteration overhead and a server's cost per request, and the range the fit reports holds the
+  // truth.
   const auto& compute = fitted(result, Unknown::kComputeScale);
   EXPECT_LE(compute.low, 1.4);
   EXPECT_GE(compute.high, 1.4);

@@ -6,7 +6,6 @@
 
 #include "distsgd/core/error.hpp"
 #include "distsgd/sim/analytical/asynchronous_model.hpp"
-#include "distsgd/sim/analytical/closed_network.hpp"
 #include "distsgd/sim/analytical/decentralized_model.hpp"
 #include "distsgd/sim/analytical/synchronous_model.hpp"
 #include "distsgd/sim/platform/model_profile.hpp"
@@ -168,49 +167,17 @@ TEST(SynchronousModel, BspOnOneServerPaysTheIncastBothWays) {
   EXPECT_DOUBLE_EQ(four.iteration_seconds, compute + 2 * m / rate + 1e-10 * m / 4);
 }
 
-// ASP saturates at S * B_server / m gradients per second however many workers push (spec: "ASP saturation"); the
-// workers reach it only as they grow many (a closed queueing network: a push finds the others' in the queue).
+// ASP saturates at S * B_server / m gradients per second however many workers push (spec: "ASP saturation").
 TEST(AsynchronousModel, AspSaturatesAtTheServersCapacity) {
   const auto profile = model_profile_from_json(three_tensor_json(), "p.json");
   const double m = 7e6, rate = 125e6;
   for (const int64_t servers : {1, 2}) {
-    const double capacity = servers * rate / m;
-    double last = 0;
-    for (const int64_t workers : {2, 4, 16, 64, 256}) {
-      const double gradients = predict_asp(profile, workers, servers, uniform_link(rate)).samples_per_second / 32;
-      EXPECT_LE(gradients, capacity * (1 + 1e-12)) << servers << " servers, " << workers << " workers";
-      EXPECT_GT(gradients, last) << workers;  // more workers never fewer gradients
-      last = gradients;
-    }
-    EXPECT_NEAR(last / capacity, 1, 0.005) << servers;  // 256 workers
-    EXPECT_NEAR(predict_asp(profile, 64, servers, uniform_link(rate)).samples_per_second / 32 / capacity, 1, 0.02);
+    const auto p = predict_asp(profile, 64, servers, uniform_link(rate));
+    EXPECT_DOUBLE_EQ(p.samples_per_second / 32, servers * rate / m) << servers;
   }
   // Few workers on a fast network: each worker's own cycle (compute and a round trip) sets the pace.
   const auto fast = predict_asp(profile, 2, 1, uniform_link(1e12));
-  EXPECT_NEAR(fast.iteration_seconds, 0.018 + 2 * m / 1e12, 1e-8);
-  EXPECT_NEAR(predict_asp(profile, 1, 1, uniform_link(rate)).iteration_seconds, 0.018 + 2 * m / rate, 1e-12);
-}
-
-// The closed queueing network the asynchronous models rest on (closed_network.hpp): exact for one worker, between
-// the two bounds (a worker's own cycle, the busiest station's capacity) for many, and near exact mean value analysis
-// (Reiser and Lavenberg 1980) for a small case worked by hand.
-TEST(ClosedNetwork, OneWorkerIsItsOwnCycleAndManyLieBetweenTheBounds) {
-  const std::vector<QueueingStation> alone = {{0.2, 1}, {0.3, 1}};
-  EXPECT_DOUBLE_EQ(closed_network_cycle_seconds(0.1, alone, {{{0, 1}, 0.01}, {{1}, 0}}), 0.1 + 0.01 + 0.3 + 0.3);
-  // 4 workers: compute 5 ms, then 225 ms on a shared link in and 225 ms on a shared link out (bench/README's ASP
-  // on 100 Mbit/s). Exact MVA: 3.552 cycles a second; bounds: 4 / 0.455 = 8.79 (no queueing) and 1 / 0.225 = 4.44.
-  const std::vector<QueueingStation> shared = {{0.225, 4}, {0.225, 4}};
-  const double cycle = closed_network_cycle_seconds(0.005, shared, {{{0}, 0}, {{1}, 0}});
-  EXPECT_NEAR(4 / cycle, 3.552, 0.04);
-  EXPECT_LT(4 / cycle, 1 / 0.225);
-  for (const double visitors : {2.0, 8.0, 64.0}) {
-    const std::vector<QueueingStation> many = {{0.01, visitors}, {0.002, 1}};
-    const double c = closed_network_cycle_seconds(0.05, many, {{{0, 1}, 0}});
-    EXPECT_GE(c, 0.05 + 0.01 - 1e-15) << visitors;
-    EXPECT_GE(c, visitors * 0.01 * (1 - 1e-9)) << visitors;  // the shared station's capacity
-    EXPECT_LT(c, 0.05 + visitors * 0.01) << visitors;        // better than every visit waiting for all the others
-  }
-  EXPECT_THROW(closed_network_cycle_seconds(0.1, alone, {{{2}, 0}}), Error);
+  EXPECT_NEAR(fast.iteration_seconds, 0.018 + 2 * m / 1e12, 1e-12);
 }
 
 TEST(AsynchronousModel, SspWithoutStalenessIsBsp) {
@@ -226,7 +193,7 @@ TEST(AsynchronousModel, EasgdAndAladdinCommunicateLess) {
   const auto c = uniform_link(125e6);
   const double compute = 0.018 + 1e-10 * 7e6;
   // tau large: almost only compute.
-  EXPECT_NEAR(predict_easgd(profile, 4, 1, 1000, c).iteration_seconds, compute + 2 * 7e6 / 125e6 / 1000, 2e-6);
+  EXPECT_NEAR(predict_easgd(profile, 4, 1, 1000, c).iteration_seconds, compute + 2 * 7e6 / 125e6 / 1000, 1e-12);
   // ALADDIN's workers never wait: their compute or their own uplink, unless the server's inbound link is full.
   EXPECT_DOUBLE_EQ(predict_aladdin(profile, 1, 1, 4, uniform_link(1e12)).iteration_seconds, compute);
   EXPECT_DOUBLE_EQ(predict_aladdin(profile, 4, 1, 4, c).samples_per_second / 32, 125e6 / 7e6);

@@ -1,10 +1,8 @@
 #include "distsgd/sim/analytical/asynchronous_model.hpp"
 
 #include <algorithm>
-#include <vector>
 
 #include "distsgd/core/error.hpp"
-#include "distsgd/sim/analytical/closed_network.hpp"
 #include "distsgd/sim/analytical/ps_links.hpp"
 #include "distsgd/sim/analytical/shard_layout.hpp"
 
@@ -53,38 +51,12 @@ double transfer_seconds(const ModelProfile& profile, int64_t workers, int64_t se
   return colocated_model_transfer_seconds(c, workers, servers, profile.gradient_bytes());
 }
 
-// A worker's cycle of `think` seconds and one round trip with the servers (a push of m, its processing, m back):
-// the closed queueing network of the workers (closed_network.hpp). Servers behind links of their own: a worker's
-// push crosses its node's link (shared by the node's workers) and every server's link in at once, the largest shard's
-// the slowest; each server then processes its part; the pull the same way back.
-double round_trip_cycle_seconds(const ModelProfile& profile, int64_t workers, int64_t servers, double think,
-                                const ClusterDescription& c, const PsLayout& layout) {
-  const double m = profile.gradient_bytes(), shard = largest_shard_bytes(profile, servers, layout.sharding);
-  const auto all = static_cast<double>(workers);
-  const auto node = static_cast<double>(c.workers_on_fullest_node(workers));
-  enum Station : std::size_t { kUp, kServerIn, kProcessing, kServerOut, kDown };
-  const std::vector<QueueingStation> stations = {{m / c.worker_bytes_per_second, node},
-                                                 {shard / c.server_bytes_per_second, all},
-                                                 {server_processing_seconds(c, 1, shard), all},
-                                                 {shard / c.server_bytes_per_second, all},
-                                                 {m / c.worker_bytes_per_second, node}};
-  return closed_network_cycle_seconds(
-      think, stations,
-      {{{kUp, kServerIn}, c.alpha_seconds}, {{kProcessing}, 0}, {{kServerOut, kDown}, c.alpha_seconds}});
-}
-
 }  // namespace
 
 Prediction predict_asp(const ModelProfile& profile, int64_t workers, int64_t servers, const ClusterDescription& c,
                        const PsLayout& layout) {
-  const double compute = profile.forward_seconds() + profile.backward_seconds();
-  if (!c.servers_on_worker_nodes()) {
-    return from_rate(
-        profile, workers,
-        static_cast<double>(workers) / round_trip_cycle_seconds(profile, workers, servers, compute, c, layout));
-  }
-  // Servers on the workers' nodes: the worker's own cycle, capped by the links' and the servers' capacity.
-  const double cycle = compute + 2 * transfer_seconds(profile, workers, servers, c);
+  const double cycle =
+      profile.forward_seconds() + profile.backward_seconds() + 2 * transfer_seconds(profile, workers, servers, c);
   const double rate =
       std::min({static_cast<double>(workers) / cycle, server_messages_per_second(profile, servers, c, layout),
                 link_iterations_per_second(profile, workers, servers, 1, 1, c, layout)});
@@ -110,12 +82,6 @@ Prediction predict_ssp(const ModelProfile& profile, int64_t workers, int64_t ser
 Prediction predict_easgd(const ModelProfile& profile, int64_t workers, int64_t servers, int64_t tau,
                          const ClusterDescription& c, const PsLayout& layout) {
   require(tau >= 1, "EASGD's tau must be at least 1");
-  if (!c.servers_on_worker_nodes()) {  // tau iterations, then the exchange: a round trip of m
-    const auto t = static_cast<double>(tau);
-    return from_rate(profile, workers,
-                     t * static_cast<double>(workers) /
-                         round_trip_cycle_seconds(profile, workers, servers, t * compute_seconds(profile), c, layout));
-  }
   const double cycle =
       compute_seconds(profile) + 2 * transfer_seconds(profile, workers, servers, c) / static_cast<double>(tau);
   const double rate = std::min({static_cast<double>(workers) / cycle,
