@@ -1,9 +1,12 @@
 #include "distsgd/sim/analytical/asynchronous_model.hpp"
 
 #include <algorithm>
+#include <cstddef>
+#include <vector>
 
 #include "distsgd/core/error.hpp"
 #include "distsgd/sim/analytical/ps_links.hpp"
+#include "distsgd/sim/analytical/ps_wait_free.hpp"
 #include "distsgd/sim/analytical/shard_layout.hpp"
 
 namespace distsgd::sim {
@@ -51,12 +54,36 @@ double transfer_seconds(const ModelProfile& profile, int64_t workers, int64_t se
   return colocated_model_transfer_seconds(c, workers, servers, profile.gradient_bytes());
 }
 
+// ASP under --overlap wfbp with servers behind links of their own: from the start of backward until the last reply
+// is back, one worker's pieces as stop-and-wait rounds per shard (ps_wait_free.hpp), each over the worker's link and
+// the shard's, processed alone (the shard applies each piece at once); the other workers' share of the servers'
+// links is left to the caps.
+double wait_free_backward_and_round_trip_seconds(const ModelProfile& profile, int64_t servers,
+                                                 const ClusterDescription& c, const PsLayout& layout) {
+  WaitFreeRoundCosts costs;
+  costs.alpha = c.alpha_seconds;
+  costs.bytes_per_second = {c.worker_bytes_per_second, c.worker_bytes_per_second};
+  costs.bytes_per_second.resize(2 + 2 * static_cast<std::size_t>(servers), c.server_bytes_per_second);
+  costs.legs = [](std::size_t shard, std::vector<FlowGroup>& push, std::vector<FlowGroup>& reply) {
+    push.push_back(FlowGroup{}.cross(0, 1).cross(2 + 2 * shard, 1));
+    reply.push_back(FlowGroup{}.cross(1, 1).cross(3 + 2 * shard, 1));
+  };
+  costs.processing = [&](double bytes) {
+    return profile.update_seconds_per_byte * bytes + server_processing_seconds(c, 1, bytes);
+  };
+  return wait_free_bsp_seconds(profile, shard_ranges(profile, servers, layout.sharding), layout.first_bucket_bytes,
+                               layout.bucket_bytes, costs);
+}
+
 }  // namespace
 
 Prediction predict_asp(const ModelProfile& profile, int64_t workers, int64_t servers, const ClusterDescription& c,
                        const PsLayout& layout) {
+  const bool wait_free = layout.wait_free && !c.servers_on_worker_nodes();
   const double cycle =
-      profile.forward_seconds() + profile.backward_seconds() + 2 * transfer_seconds(profile, workers, servers, c);
+      wait_free
+          ? profile.forward_seconds() + wait_free_backward_and_round_trip_seconds(profile, servers, c, layout)
+          : profile.forward_seconds() + profile.backward_seconds() + 2 * transfer_seconds(profile, workers, servers, c);
   const double rate =
       std::min({static_cast<double>(workers) / cycle, server_messages_per_second(profile, servers, c, layout),
                 link_iterations_per_second(profile, workers, servers, 1, 1, c, layout)});
