@@ -71,8 +71,8 @@ double wait_free_backward_and_round_trip_seconds(const ModelProfile& profile, in
   costs.processing = [&](double bytes) {
     return profile.update_seconds_per_byte * bytes + server_processing_seconds(c, 1, bytes);
   };
-  return wait_free_bsp_seconds(profile, shard_ranges(profile, servers, layout.sharding), layout.first_bucket_bytes,
-                               layout.bucket_bytes, costs);
+  return wait_free_rounds_seconds(profile, shard_ranges(profile, servers, layout.sharding), layout.first_bucket_bytes,
+                                  layout.bucket_bytes, costs);
 }
 
 }  // namespace

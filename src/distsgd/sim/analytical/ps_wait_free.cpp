@@ -122,7 +122,7 @@ double run_rounds(const std::vector<std::vector<Piece>>& queue, const WaitFreeRo
       if (bytes <= 0 || group.count == 0) continue;
       for (const auto& x : group) {
         require(x.link < c.bytes_per_second.size() && c.bytes_per_second[x.link] > 0,
-                "wait_free_bsp_seconds: a flow crosses a link without a rate");
+                "wait_free_rounds_seconds: a flow crosses a link without a rate");
       }
       flying.push_back(group);
       owner.push_back(s);
@@ -196,9 +196,9 @@ double run_rounds(const std::vector<std::vector<Piece>>& queue, const WaitFreeRo
 
 }  // namespace
 
-double wait_free_bsp_seconds(const ModelProfile& profile, const ShardRanges& shards, double first_bucket_bytes,
-                             double bucket_bytes, const WaitFreeRoundCosts& c) {
-  require(!profile.tensors.empty() && !shards.numel.empty(), "wait_free_bsp_seconds: no tensors or no shards");
+double wait_free_rounds_seconds(const ModelProfile& profile, const ShardRanges& shards, double first_bucket_bytes,
+                                double bucket_bytes, const WaitFreeRoundCosts& c) {
+  require(!profile.tensors.empty() && !shards.numel.empty(), "wait_free_rounds_seconds: no tensors or no shards");
   const std::size_t servers = shards.numel.size();
   const double per_element = static_cast<double>(profile.bytes_per_parameter);
   std::vector<std::vector<Piece>> queue(servers);

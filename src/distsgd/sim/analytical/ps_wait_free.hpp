@@ -1,13 +1,14 @@
-// BSP's wait-free pushes (--overlap wfbp) in the analytical fidelity. Backward hands out the gradient buckets
-// (AR-SGD's, last layers first), each cut at the shards into pieces (algo/ps/shard_pieces.cpp). Every piece is a round:
-// the pushers' copies go up, the shard aggregates and updates, the new values come back. A shard's handler of a worker
-// takes its next piece only once the last one's reply has reached the worker (algo/ps/shard_server.cpp), so a shard's
-// pieces go stop-and-wait while different shards' pieces overlap. Each leg of a round is flows over links (numbered:
-// ports, a node's link each way) that share every link max-min fairly with the other rounds' flows in flight, as the
-// discrete-event simulator's flows do; the round's processing occupies its shard's processor. With local aggregation
-// each bucket first goes to the node's leader over the intra-node link and is summed there. A handful of pieces per
-// bucket, a flow group per node and leg: well under a millisecond a prediction, and the discrete-event simulator's
-// figure within a few percent where the workers move in step.
+// Wait-free pushes to a parameter server (--overlap wfbp) in the analytical fidelity: BSP's, and one ASP worker's.
+// Backward hands out the gradient buckets (AR-SGD's, last layers first), each cut at the shards into pieces
+// (algo/ps/shard_pieces.cpp). Every piece is a round: the pushers' copies go up, the shard aggregates and updates, the
+// new values come back. A shard's handler of a worker takes its next piece only once the last one's reply has reached
+// the worker (algo/ps/shard_server.cpp), so a shard's pieces go stop-and-wait while different shards' pieces overlap.
+// Each leg of a round is flows over links (numbered: ports, a node's link each way) that share every link max-min
+// fairly with the other rounds' flows in flight, as the discrete-event simulator's flows do; the round's processing
+// occupies its shard's processor. With local aggregation each bucket first goes to the node's leader over the
+// intra-node link and is summed there. A handful of pieces per bucket, a flow group per node and leg: well under a
+// millisecond a prediction, and the discrete-event simulator's figure within a few percent where the workers move in
+// step.
 #pragma once
 #include <array>
 #include <cstddef>
@@ -50,7 +51,7 @@ struct WaitFreeRoundCosts {
 };
 
 // From the start of backward until the last reply has reached the worker (at least the backward pass).
-double wait_free_bsp_seconds(const ModelProfile& profile, const ShardRanges& shards, double first_bucket_bytes,
-                             double bucket_bytes, const WaitFreeRoundCosts& costs);
+double wait_free_rounds_seconds(const ModelProfile& profile, const ShardRanges& shards, double first_bucket_bytes,
+                                double bucket_bytes, const WaitFreeRoundCosts& costs);
 
 }  // namespace distsgd::sim

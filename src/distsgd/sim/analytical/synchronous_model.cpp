@@ -234,8 +234,8 @@ Prediction predict_bsp(const ModelProfile& profile, int64_t workers, int64_t ser
     costs.intra_seconds_per_byte = 1 / cluster.intra_node_rate();
     costs.gamma_seconds_per_byte = cluster.gamma_seconds_per_byte;
   }
-  const double exposed = wait_free_bsp_seconds(profile, shard_ranges(profile, servers, layout.sharding),
-                                               layout.first_bucket_bytes, layout.bucket_bytes, costs) -
+  const double exposed = wait_free_rounds_seconds(profile, shard_ranges(profile, servers, layout.sharding),
+                                                  layout.first_bucket_bytes, layout.bucket_bytes, costs) -
                          profile.backward_seconds();
   // The parameters go back to the node's other workers once every pull is in.
   return prediction_from_iteration(profile, workers,
