@@ -150,6 +150,7 @@ TEST(Calibration, RecoversTheFiguresThatMadeItsPointsWithinTheNoise) {
   const auto& compute = fitted(result, Unknown::kComputeScale);
   EXPECT_LE(compute.low, 1.4);
   EXPECT_GE(compute.high, 1.4);
+  EXPECT_NEAR(compute.value, 1.4, 0.15);
   EXPECT_NEAR(fitted(result, Unknown::kLinkEfficiency).value, 0.3, 0.05);
   EXPECT_NEAR(std::log10(fitted(result, Unknown::kAlpha).value), std::log10(4e-4), 0.15);
   EXPECT_NEAR(std::log10(fitted(result, Unknown::kServerSecondsPerByte).value), -9, 0.15);
