@@ -1,8 +1,6 @@
 #include "distsgd/sim/analytical/asynchronous_model.hpp"
 
 #include <algorithm>
-#include <cstddef>
-#include <vector>
 
 #include "distsgd/core/error.hpp"
 #include "distsgd/sim/analytical/ps_links.hpp"
@@ -62,12 +60,7 @@ double wait_free_backward_and_round_trip_seconds(const ModelProfile& profile, in
                                                  const ClusterDescription& c, const PsLayout& layout) {
   WaitFreeRoundCosts costs;
   costs.alpha = c.alpha_seconds;
-  costs.bytes_per_second = {c.worker_bytes_per_second, c.worker_bytes_per_second};
-  costs.bytes_per_second.resize(2 + 2 * static_cast<std::size_t>(servers), c.server_bytes_per_second);
-  costs.legs = [](std::size_t shard, std::vector<FlowGroup>& push, std::vector<FlowGroup>& reply) {
-    push.push_back(FlowGroup{}.cross(0, 1).cross(2 + 2 * shard, 1));
-    reply.push_back(FlowGroup{}.cross(1, 1).cross(3 + 2 * shard, 1));
-  };
+  route_over_servers_own_links(costs, servers, c.worker_bytes_per_second, c.server_bytes_per_second, 1);
   costs.processing = [&](double bytes) {
     return profile.update_seconds_per_byte * bytes + server_processing_seconds(c, 1, bytes);
   };

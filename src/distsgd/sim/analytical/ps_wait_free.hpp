@@ -12,6 +12,7 @@
 #pragma once
 #include <array>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <vector>
 
@@ -49,6 +50,12 @@ struct WaitFreeRoundCosts {
   double hand_over_members = 0;
   double intra_alpha = 0, intra_seconds_per_byte = 0, gamma_seconds_per_byte = 0;
 };
+
+// Servers behind links of their own: links 0 and 1 are a (representative) worker's link up and down at
+// `worker_bytes_per_second`, 2 + 2s and 3 + 2s shard s's link in and out; a piece's push is one flow on the worker's
+// link and `pushers` flows on the shard's, its reply the same way back.
+void route_over_servers_own_links(WaitFreeRoundCosts& costs, int64_t servers, double worker_bytes_per_second,
+                                  double server_bytes_per_second, double pushers);
 
 // From the start of backward until the last reply has reached the worker (at least the backward pass).
 double wait_free_rounds_seconds(const ModelProfile& profile, const ShardRanges& shards, double first_bucket_bytes,

@@ -191,14 +191,8 @@ Prediction predict_bsp(const ModelProfile& profile, int64_t workers, int64_t ser
   WaitFreeRoundCosts costs;
   costs.alpha = cluster.alpha_seconds;
   if (!cluster.servers_on_worker_nodes()) {
-    // Links 0 and 1: a worker's (share of its node's) link up and down; 2 + 2s, 3 + 2s: shard s's link in and out.
-    // One group: a flow on the (representative) worker's link, the pushers' on the shard's.
-    costs.bytes_per_second = {uplink, uplink};
-    costs.bytes_per_second.resize(2 + 2 * static_cast<std::size_t>(servers), cluster.server_bytes_per_second);
-    costs.legs = [&](std::size_t shard, std::vector<FlowGroup>& push, std::vector<FlowGroup>& reply) {
-      push.push_back(FlowGroup{}.cross(0, 1).cross(2 + 2 * shard, pushers));
-      reply.push_back(FlowGroup{}.cross(1, 1).cross(3 + 2 * shard, pushers));
-    };
+    // A worker's (share of its node's) link, every pusher's flow on each shard's.
+    route_over_servers_own_links(costs, servers, uplink, cluster.server_bytes_per_second, pushers);
   } else {
     // Links 2n and 2n + 1: node n's link out and in; 2N + 2s, 2N + 2s + 1: shard s's port into its node and out (the
     // intra-node link). A group per node: its pushers' flows through its link and the shard's node's, or the port.
