@@ -68,6 +68,41 @@ double wait_free_backward_and_round_trip_seconds(const ModelProfile& profile, in
                                   layout.bucket_bytes, costs);
 }
 
+// SSP's unanswered push: from the start of backward until every shard has processed the worker's last piece (the
+// shard's handler of the worker takes a piece, or a pull's request, only once the one before is processed). Servers
+// behind links of their own: the pieces as rounds without replies (ps_wait_free.hpp), each over the worker's link and
+// the shard's, as backward hands them out (--overlap wfbp) or after it; servers on the workers' nodes: the model's
+// transfer and its processing after backward.
+double unanswered_push_seconds(const ModelProfile& profile, int64_t workers, int64_t servers,
+                               const ClusterDescription& c, const PsLayout& layout) {
+  const auto processing = [&](double bytes) {
+    return profile.update_seconds_per_byte * bytes + server_processing_seconds(c, 1, bytes);
+  };
+  if (c.servers_on_worker_nodes()) {
+    return profile.backward_seconds() + transfer_seconds(profile, workers, servers, c) +
+           processing(largest_shard_bytes(profile, servers, layout.sharding));
+  }
+  WaitFreeRoundCosts costs;
+  costs.alpha = c.alpha_seconds;
+  costs.replies = false;
+  route_over_servers_own_links(costs, servers, c.worker_bytes_per_second, c.server_bytes_per_second, 1);
+  costs.processing = processing;
+  const double whole = 2 * profile.gradient_bytes();  // one bucket, handed out when backward ends
+  return wait_free_rounds_seconds(profile, shard_ranges(profile, servers, layout.sharding),
+                                  layout.wait_free ? layout.first_bucket_bytes : whole,
+                                  layout.wait_free ? layout.bucket_bytes : whole, costs);
+}
+
+// SSP's pulls per iteration (SspWorker::after_backward): one every s + 1 iterations, and one whenever the slowest clock
+// the last pull reported is more than s behind. A pull at clock c waits at each shard behind the worker's own push of
+// c, but not behind the others': with other workers the slowest it reports is c - 1 (their pushes of c still on their
+// way; the discrete-event simulator's clock gaps say so), so the next comes s iterations later, one before the
+// periodic one: two pulls every s + 1 iterations. Alone, the slowest is c itself: the periodic pulls only.
+double ssp_pulls_per_iteration(int64_t workers, int64_t staleness) {
+  const double period = static_cast<double>(staleness + 1);
+  return workers == 1 ? 1 / period : std::min(1.0, 2 / period);
+}
+
 }  // namespace
 
 Prediction predict_asp(const ModelProfile& profile, int64_t workers, int64_t servers, const ClusterDescription& c,
@@ -89,13 +124,27 @@ Prediction predict_ssp(const ModelProfile& profile, int64_t workers, int64_t ser
   if (staleness == 0) {
     return predict_bsp(profile, workers, servers, c, {layout.sharding});
   }
-  const double pulls_per_iteration = 1.0 / static_cast<double>(staleness + 1);
-  const double cycle =
-      compute_seconds(profile) + (1 + pulls_per_iteration) * transfer_seconds(profile, workers, servers, c);
-  const double rate =
-      std::min({static_cast<double>(workers) / cycle,
-                server_messages_per_second(profile, servers, c, layout, 1 + pulls_per_iteration),
-                link_iterations_per_second(profile, workers, servers, 1, pulls_per_iteration, c, layout)});
+  const double pulls = ssp_pulls_per_iteration(workers, staleness);
+  const double update = profile.update_seconds_per_byte * profile.gradient_bytes();
+  const double push = transfer_seconds(profile, workers, servers, c);
+  // A pull: its request (behind the push before it), the model back.
+  const double pull = c.alpha_seconds + server_processing_seconds(c, 1, 0) + push;
+  // The worker's pace: its compute, and at each pull what is left of the push before it once the update is done.
+  const double tail = std::max(
+      0.0, unanswered_push_seconds(profile, workers, servers, c, layout) - profile.backward_seconds() - update);
+  const double worker_paced = compute_seconds(profile) + pulls * (tail + pull);
+  // The uplink's pace where it is the slower (pushes queue in the send buffers): a push per iteration, and at each
+  // pull the link rests for the pull and for the compute until the next iteration's first piece.
+  const bool wait_free = layout.wait_free && !c.servers_on_worker_nodes();
+  const double lead =
+      profile.forward_seconds() +
+      (wait_free ? first_bucket_backward_seconds(profile, layout.first_bucket_bytes, layout.bucket_bytes)
+                 : profile.backward_seconds());
+  const double link_paced = push + pulls * (pull + lead);
+  const double cycle = std::max(worker_paced, link_paced);
+  const double rate = std::min({static_cast<double>(workers) / cycle,
+                                server_messages_per_second(profile, servers, c, layout, 1 + pulls),
+                                link_iterations_per_second(profile, workers, servers, 1, pulls, c, layout)});
   return from_rate(profile, workers, rate);
 }
 

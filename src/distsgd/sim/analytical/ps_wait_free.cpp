@@ -100,7 +100,8 @@ struct Piece {
 // Booking whole legs one after another on a link, the first cut, let one round's leg run at the link's full rate
 // while the others waited: 0.77-1.40 of the DES where several shards' pieces crossed the same links. A round: its push
 // flows start together; once the last has arrived (and alpha), the shard processes; then its reply flows; once the last
-// is back (and alpha), the shard's next piece may start. Returns when the last reply is back.
+// is back (and alpha), the shard's next piece may start; without replies, once the processing ends. Returns when the
+// last round ended.
 double run_rounds(const std::vector<std::vector<Piece>>& queue, const WaitFreeRoundCosts& c) {
   constexpr double kNever = std::numeric_limits<double>::infinity();
   enum class Phase { kWaiting, kPushing, kProcessing, kReplying, kDone };
@@ -148,7 +149,7 @@ double run_rounds(const std::vector<std::vector<Piece>>& queue, const WaitFreeRo
         const bool landed = (sh.phase == Phase::kPushing || sh.phase == Phase::kReplying) && sh.groups == 0;
         if (!due && !landed) continue;
         moved = true;
-        if (sh.phase == Phase::kWaiting || sh.phase == Phase::kProcessing) {
+        if (sh.phase == Phase::kWaiting || (sh.phase == Phase::kProcessing && c.replies)) {
           push.clear();
           reply.clear();
           c.legs(s, push, reply);
@@ -158,6 +159,10 @@ double run_rounds(const std::vector<std::vector<Piece>>& queue, const WaitFreeRo
         } else if (sh.phase == Phase::kPushing) {
           sh.timer = now + c.alpha + c.processing(bytes);
           sh.phase = Phase::kProcessing;
+        } else if (!c.replies && sh.phase == Phase::kProcessing) {
+          last_reply = std::max(last_reply, now);
+          ++sh.next;
+          wait_for_next(s, now);
         } else {
           last_reply = std::max(last_reply, now + c.alpha);
           ++sh.next;
@@ -204,6 +209,11 @@ void route_over_servers_own_links(WaitFreeRoundCosts& costs, int64_t servers, do
     push.push_back(FlowGroup{}.cross(0, 1).cross(2 + 2 * shard, pushers));
     reply.push_back(FlowGroup{}.cross(1, 1).cross(3 + 2 * shard, pushers));
   };
+}
+
+double first_bucket_backward_seconds(const ModelProfile& profile, double first_bucket_bytes, double bucket_bytes) {
+  require(!profile.tensors.empty(), "first_bucket_backward_seconds: no tensors");
+  return backward_buckets(profile, first_bucket_bytes, bucket_bytes).front().backward;
 }
 
 double wait_free_rounds_seconds(const ModelProfile& profile, const ShardRanges& shards, double first_bucket_bytes,

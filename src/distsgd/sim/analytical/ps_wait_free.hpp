@@ -49,6 +49,9 @@ struct WaitFreeRoundCosts {
   // intra-node link, which sums them.
   double hand_over_members = 0;
   double intra_alpha = 0, intra_seconds_per_byte = 0, gamma_seconds_per_byte = 0;
+  // false: unanswered pushes (SSP's): a round ends once its shard has processed the piece, which frees the shard's
+  // handler of the worker (DesContext::handled); its reply legs are not used.
+  bool replies = true;
 };
 
 // Servers behind links of their own: links 0 and 1 are a (representative) worker's link up and down at
@@ -57,7 +60,11 @@ struct WaitFreeRoundCosts {
 void route_over_servers_own_links(WaitFreeRoundCosts& costs, int64_t servers, double worker_bytes_per_second,
                                   double server_bytes_per_second, double pushers);
 
-// From the start of backward until the last reply has reached the worker (at least the backward pass).
+// Backward's seconds until it hands out the first bucket (the buckets of --overlap wfbp, bucket_layout.hpp).
+double first_bucket_backward_seconds(const ModelProfile& profile, double first_bucket_bytes, double bucket_bytes);
+
+// From the start of backward until the last reply has reached the worker, or without replies the last piece has been
+// processed (at least the backward pass).
 double wait_free_rounds_seconds(const ModelProfile& profile, const ShardRanges& shards, double first_bucket_bytes,
                                 double bucket_bytes, const WaitFreeRoundCosts& costs);
 
