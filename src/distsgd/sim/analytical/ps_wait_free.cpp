@@ -211,6 +211,30 @@ void route_over_servers_own_links(WaitFreeRoundCosts& costs, int64_t servers, do
   };
 }
 
+void route_over_colocated_servers(WaitFreeRoundCosts& costs, const ClusterDescription& cluster, int64_t workers,
+                                  int64_t servers, std::function<double(int64_t node)> flows_from) {
+  const int64_t nodes = cluster.nodes(workers);
+  costs.bytes_per_second.assign(2 * static_cast<std::size_t>(nodes), cluster.worker_bytes_per_second);
+  costs.bytes_per_second.resize(2 * static_cast<std::size_t>(nodes + servers), cluster.intra_node_rate());
+  costs.legs = [&cluster, workers, nodes, flows_from = std::move(flows_from)](
+                   std::size_t shard, std::vector<FlowGroup>& push, std::vector<FlowGroup>& reply) {
+    const int64_t home = cluster.node_of_server(static_cast<int64_t>(shard), workers);
+    const auto link = [](int64_t node, bool in) { return static_cast<std::size_t>(2 * node + (in ? 1 : 0)); };
+    const auto port = static_cast<std::size_t>(2 * nodes) + 2 * shard;
+    for (int64_t n = 0; n < nodes; ++n) {
+      const double flows = flows_from(n);
+      if (flows <= 0) continue;
+      if (n == home) {
+        push.push_back(FlowGroup{}.cross(port, flows));
+        reply.push_back(FlowGroup{}.cross(port + 1, flows));
+      } else {
+        push.push_back(FlowGroup{}.cross(link(n, false), flows).cross(link(home, true), flows));
+        reply.push_back(FlowGroup{}.cross(link(home, false), flows).cross(link(n, true), flows));
+      }
+    }
+  };
+}
+
 double first_bucket_backward_seconds(const ModelProfile& profile, double first_bucket_bytes, double bucket_bytes) {
   require(!profile.tensors.empty(), "first_bucket_backward_seconds: no tensors");
   return backward_buckets(profile, first_bucket_bytes, bucket_bytes).front().backward;

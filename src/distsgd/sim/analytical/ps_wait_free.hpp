@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "distsgd/sim/analytical/shard_layout.hpp"
+#include "distsgd/sim/platform/cluster_description.hpp"
 #include "distsgd/sim/platform/model_profile.hpp"
 
 namespace distsgd::sim {
@@ -62,6 +63,13 @@ void route_over_servers_own_links(WaitFreeRoundCosts& costs, int64_t servers, do
 
 // Backward's seconds until it hands out the first bucket (the buckets of --overlap wfbp, bucket_layout.hpp).
 double first_bucket_backward_seconds(const ModelProfile& profile, double first_bucket_bytes, double bucket_bytes);
+
+// Servers on the workers' nodes (server s on node_of_server(s)): links 2n and 2n + 1 are node n's link out and in,
+// 2N + 2s and 2N + 2s + 1 shard s's port into its node and out (the intra-node link). A piece's push is a group per
+// node sending: `flows_from(n)` flows through node n's link out and the shard's node's link in, or through the port
+// where the shard lives on node n; its reply the same way back. Nodes with no flows send nothing.
+void route_over_colocated_servers(WaitFreeRoundCosts& costs, const ClusterDescription& cluster, int64_t workers,
+                                  int64_t servers, std::function<double(int64_t node)> flows_from);
 
 // From the start of backward until the last reply has reached the worker, or without replies the last piece has been
 // processed (at least the backward pass).

@@ -194,29 +194,12 @@ Prediction predict_bsp(const ModelProfile& profile, int64_t workers, int64_t ser
     // A worker's (share of its node's) link, every pusher's flow on each shard's.
     route_over_servers_own_links(costs, servers, uplink, cluster.server_bytes_per_second, pushers);
   } else {
-    // Links 2n and 2n + 1: node n's link out and in; 2N + 2s, 2N + 2s + 1: shard s's port into its node and out (the
-    // intra-node link). A group per node: its pushers' flows through its link and the shard's node's, or the port.
-    const int64_t nodes = cluster.nodes(workers);
-    costs.bytes_per_second.assign(2 * static_cast<std::size_t>(nodes), cluster.worker_bytes_per_second);
-    costs.bytes_per_second.resize(2 * static_cast<std::size_t>(nodes + servers), cluster.intra_node_rate());
-    costs.legs = [&, nodes](std::size_t shard, std::vector<FlowGroup>& push, std::vector<FlowGroup>& reply) {
-      const int64_t home = cluster.node_of_server(static_cast<int64_t>(shard), workers);
-      const auto link = [](int64_t node, bool in) { return static_cast<std::size_t>(2 * node + (in ? 1 : 0)); };
-      const auto port = static_cast<std::size_t>(2 * nodes) + 2 * shard;
-      for (int64_t n = 0; n < nodes; ++n) {
-        const double flows =
-            layout.local_aggregation
-                ? 1.0
-                : static_cast<double>(std::min(cluster.workers_per_node, workers - n * cluster.workers_per_node));
-        if (n == home) {
-          push.push_back(FlowGroup{}.cross(port, flows));
-          reply.push_back(FlowGroup{}.cross(port + 1, flows));
-        } else {
-          push.push_back(FlowGroup{}.cross(link(n, false), flows).cross(link(home, true), flows));
-          reply.push_back(FlowGroup{}.cross(link(home, false), flows).cross(link(n, true), flows));
-        }
-      }
-    };
+    // A group per node: its pushers' flows (its leader's alone with local aggregation).
+    route_over_colocated_servers(costs, cluster, workers, servers, [&](int64_t n) {
+      return layout.local_aggregation
+                 ? 1.0
+                 : static_cast<double>(std::min(cluster.workers_per_node, workers - n * cluster.workers_per_node));
+    });
   }
   costs.processing = [&](double bytes) {
     return pushers * bytes * cluster.gamma_seconds_per_byte + profile.update_seconds_per_byte * bytes +
