@@ -97,7 +97,10 @@ double unanswered_push_seconds(const ModelProfile& profile, int64_t workers, int
 // the last pull reported is more than s behind. A pull at clock c waits at each shard behind the worker's own push of
 // c, but not behind the others': with other workers the slowest it reports is c - 1 (their pushes of c still on their
 // way; the discrete-event simulator's clock gaps say so), so the next comes s iterations later, one before the
-// periodic one: two pulls every s + 1 iterations. Alone, the slowest is c itself: the periodic pulls only.
+// periodic one: two pulls every s + 1 iterations. Alone, the slowest is c itself: the periodic pulls only. (The
+// slowest of several workers also pulls only periodically: measured, 0.42-0.46 pulls a step at 4 workers and s = 3,
+// bench/README. Averaging that in, 7/16 here, put both measured runs' predictions 4-5% high, against within 0.5%
+// with the others' rate: the slowest, pulling less, does not make the others faster.)
 double ssp_pulls_per_iteration(int64_t workers, int64_t staleness) {
   const double period = static_cast<double>(staleness + 1);
   return workers == 1 ? 1 / period : std::min(1.0, 2 / period);
