@@ -52,45 +52,34 @@ double transfer_seconds(const ModelProfile& profile, int64_t workers, int64_t se
   return colocated_model_transfer_seconds(c, workers, servers, profile.gradient_bytes());
 }
 
-// ASP under --overlap wfbp with servers behind links of their own: from the start of backward until the last reply
-// is back, one worker's pieces as stop-and-wait rounds per shard (ps_wait_free.hpp), each over the worker's link and
-// the shard's, processed alone (the shard applies each piece at once); the other workers' share of the servers'
-// links is left to the caps.
-double wait_free_backward_and_round_trip_seconds(const ModelProfile& profile, int64_t servers,
-                                                 const ClusterDescription& c, const PsLayout& layout) {
+// One worker's pieces as rounds per shard (ps_wait_free.hpp) over the worker's link and the shard's (servers behind
+// links of their own), each processed alone (the shard applies each piece at once), from the start of backward: as
+// backward hands them out (--overlap wfbp) or all after it. ASP's are answered: stop-and-wait, until the last reply is
+// back. SSP's are not: until the last piece is processed (the shard's handler of the worker takes a piece, or a pull's
+// request, only once the one before is processed). The other workers' share of the servers' links is left to the caps.
+double one_workers_rounds_seconds(const ModelProfile& profile, int64_t servers, const ClusterDescription& c,
+                                  const PsLayout& layout, bool replies) {
   WaitFreeRoundCosts costs;
   costs.alpha = c.alpha_seconds;
+  costs.replies = replies;
   route_over_servers_own_links(costs, servers, c.worker_bytes_per_second, c.server_bytes_per_second, 1);
   costs.processing = [&](double bytes) {
     return profile.update_seconds_per_byte * bytes + server_processing_seconds(c, 1, bytes);
   };
-  return wait_free_rounds_seconds(profile, shard_ranges(profile, servers, layout.sharding), layout.first_bucket_bytes,
-                                  layout.bucket_bytes, costs);
-}
-
-// SSP's unanswered push: from the start of backward until every shard has processed the worker's last piece (the
-// shard's handler of the worker takes a piece, or a pull's request, only once the one before is processed). Servers
-// behind links of their own: the pieces as rounds without replies (ps_wait_free.hpp), each over the worker's link and
-// the shard's, as backward hands them out (--overlap wfbp) or after it; servers on the workers' nodes: the model's
-// transfer and its processing after backward.
-double unanswered_push_seconds(const ModelProfile& profile, int64_t workers, int64_t servers,
-                               const ClusterDescription& c, const PsLayout& layout) {
-  const auto processing = [&](double bytes) {
-    return profile.update_seconds_per_byte * bytes + server_processing_seconds(c, 1, bytes);
-  };
-  if (c.servers_on_worker_nodes()) {
-    return profile.backward_seconds() + transfer_seconds(profile, workers, servers, c) +
-           processing(largest_shard_bytes(profile, servers, layout.sharding));
-  }
-  WaitFreeRoundCosts costs;
-  costs.alpha = c.alpha_seconds;
-  costs.replies = false;
-  route_over_servers_own_links(costs, servers, c.worker_bytes_per_second, c.server_bytes_per_second, 1);
-  costs.processing = processing;
   const double whole = 2 * profile.gradient_bytes();  // one bucket, handed out when backward ends
   return wait_free_rounds_seconds(profile, shard_ranges(profile, servers, layout.sharding),
                                   layout.wait_free ? layout.first_bucket_bytes : whole,
                                   layout.wait_free ? layout.bucket_bytes : whole, costs);
+}
+
+// SSP's unanswered push, from the start of backward until every shard has processed the worker's last piece; with
+// the servers on the workers' nodes, the model's transfer and its processing after backward.
+double unanswered_push_seconds(const ModelProfile& profile, int64_t workers, int64_t servers,
+                               const ClusterDescription& c, const PsLayout& layout) {
+  if (!c.servers_on_worker_nodes()) return one_workers_rounds_seconds(profile, servers, c, layout, false);
+  const double shard = largest_shard_bytes(profile, servers, layout.sharding);
+  return profile.backward_seconds() + transfer_seconds(profile, workers, servers, c) +
+         profile.update_seconds_per_byte * shard + server_processing_seconds(c, 1, shard);
 }
 
 // SSP's pulls per iteration (SspWorker::after_backward): one every s + 1 iterations, and one whenever the slowest clock
@@ -113,7 +102,7 @@ Prediction predict_asp(const ModelProfile& profile, int64_t workers, int64_t ser
   const bool wait_free = layout.wait_free && !c.servers_on_worker_nodes();
   const double cycle =
       wait_free
-          ? profile.forward_seconds() + wait_free_backward_and_round_trip_seconds(profile, servers, c, layout)
+          ? profile.forward_seconds() + one_workers_rounds_seconds(profile, servers, c, layout, true)
           : profile.forward_seconds() + profile.backward_seconds() + 2 * transfer_seconds(profile, workers, servers, c);
   const double rate =
       std::min({static_cast<double>(workers) / cycle, server_messages_per_second(profile, servers, c, layout),

@@ -67,7 +67,8 @@ double first_bucket_backward_seconds(const ModelProfile& profile, double first_b
 // Servers on the workers' nodes (server s on node_of_server(s)): links 2n and 2n + 1 are node n's link out and in,
 // 2N + 2s and 2N + 2s + 1 shard s's port into its node and out (the intra-node link). A piece's push is a group per
 // node sending: `flows_from(n)` flows through node n's link out and the shard's node's link in, or through the port
-// where the shard lives on node n; its reply the same way back. Nodes with no flows send nothing.
+// where the shard lives on node n; its reply the same way back. Nodes with no flows send nothing. `cluster` must
+// outlive `costs`.
 void route_over_colocated_servers(WaitFreeRoundCosts& costs, const ClusterDescription& cluster, int64_t workers,
                                   int64_t servers, std::function<double(int64_t node)> flows_from);
 
