@@ -82,17 +82,18 @@ double unanswered_push_seconds(const ModelProfile& profile, int64_t workers, int
          profile.update_seconds_per_byte * shard + server_processing_seconds(c, 1, shard);
 }
 
-// SSP's pulls per iteration (SspWorker::after_backward): one every s + 1 iterations, and one whenever the slowest clock
-// the last pull reported is more than s behind. A pull at clock c waits at each shard behind the worker's own push of
-// c, but not behind the others': with other workers the slowest it reports is c - 1 (their pushes of c still on their
-// way; the discrete-event simulator's clock gaps say so), so the next comes s iterations later, one before the
-// periodic one: two pulls every s + 1 iterations. Alone, the slowest is c itself: the periodic pulls only. (The
-// slowest of several workers also pulls only periodically: measured, 0.42-0.46 pulls a step at 4 workers and s = 3,
-// bench/README. Averaging that in, 7/16 here, put both measured runs' predictions 4-5% high, against within 0.5%
-// with the others' rate: the slowest, pulling less, does not make the others faster.)
+// SSP's pulls per iteration (SspWorker::after_backward), averaged over the workers: one every s + 1 iterations, and
+// one whenever the slowest clock the last pull reported is more than s behind. A pull at clock c waits at each shard
+// behind the worker's own push of c, but not behind the others': for all but the slowest worker the slowest clock it
+// reports is c - 1 (the others' pushes of c still on their way; the discrete-event simulator's clock gaps say so), so
+// its next pull comes s iterations later, one before the periodic one: two every s + 1 iterations. The slowest (and
+// a worker alone) sees its own clock: the periodic pulls only. The runs count what this says: 0.39, 0.42-0.46 and 0.48
+// pulls a step at 2, 4 and 8 workers with s = 3, against 0.375, 0.44 and 0.47 (bench/README, "The analytical SSP as
+// the code runs it").
 double ssp_pulls_per_iteration(int64_t workers, int64_t staleness) {
   const double period = static_cast<double>(staleness + 1);
-  return workers == 1 ? 1 / period : std::min(1.0, 2 / period);
+  const double others = static_cast<double>(workers - 1);
+  return (others * std::min(1.0, 2 / period) + 1 / period) / static_cast<double>(workers);
 }
 
 }  // namespace
