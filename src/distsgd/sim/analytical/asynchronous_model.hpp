@@ -17,7 +17,9 @@ namespace distsgd::sim {
 Prediction predict_asp(const ModelProfile& profile, int64_t workers, int64_t servers, const ClusterDescription& c,
                        const PsLayout& layout = {});
 
-// SSP with staleness s: a push every iteration, a (blocking) pull every s + 1; s = 0 is BSP.
+// SSP with staleness s: an unanswered push every iteration (hidden under compute unless the uplink is the slower),
+// and a blocking pull, behind that push, every s + 1 iterations and once more in between for all but the slowest
+// worker (the bound, told the slowest clock one behind); s = 0 is BSP.
 Prediction predict_ssp(const ModelProfile& profile, int64_t workers, int64_t servers, int64_t staleness,
                        const ClusterDescription& c, const PsLayout& layout = {});
 
