@@ -13,6 +13,7 @@
 #include "distsgd/sim/analytical/dag_model.hpp"
 #include "distsgd/sim/analytical/synchronous_model.hpp"
 #include "distsgd/sim/des/discrete_event_simulator.hpp"
+#include "distsgd/sim/platform/busy_delivery_draws.hpp"
 #include "sim_test_util.hpp"
 #include "test_util.hpp"
 
@@ -112,10 +113,13 @@ TEST(DesClosedForms, RanksSharingCoresComputeAtTheirShare) {
 }
 
 // ClusterDescription::busy_delivery (issue 25, item 2): where the ranks are at least as many as the cores it was
-// measured on, every message waits for its busy receiver. With a constant delay d on a network that costs nothing,
-// BSP's iteration is its push and its reply, 2d; AR-SGD's allreduce without overlap is 2(P-1) ring steps, each a block
-// that waits d. Nothing changes where there is a core per rank.
-TEST(DesClosedForms, BusyReceiversDelayEveryMessage) {
+// measured on, a message waits for its receiver while the ranks computing take every core (as when commbench measured
+// the delay, every rank computing); with a core free it is delivered at once. On a network that costs nothing: with
+// nobody computing (communication only, or AR-SGD's allreduce after backward) no message waits, with any number of
+// cores; with a worker that computes all the time on a host of one core, every message of another worker waits: a
+// constant d twice an ASP exchange (the push, then the reply; a header and a payload each, delayed alike). A sleeping
+// worker (--slowdown) takes no core.
+TEST(DesClosedForms, BusyReceiversWaitWhileTheCoresAreAllComputing) {
   const double d = 1e-3;
   auto c = uniform_link(1e18);
   c.busy_delivery = {{0.1, d}, {0.9, d}};
@@ -123,27 +127,61 @@ TEST(DesClosedForms, BusyReceiversDelayEveryMessage) {
   bsp.overlap = "none";
   auto arsgd = settings("arsgd", 4);
   arsgd.overlap = "none";
-  for (const int64_t cores : {6, 8}) {
+  for (const int64_t cores : {1, 2, 8}) {
     c.busy_delivery_cores = cores;
     EXPECT_NEAR(simulate_discrete_events(communication_only(4e6), c, bsp).iteration_seconds, 0, 1e-9) << cores;
     EXPECT_NEAR(simulate_discrete_events(communication_only(4e6), c, arsgd).iteration_seconds, 0, 1e-9) << cores;
   }
+  ModelProfile compute;  // 10 ms of forward and 20 of backward, 1 MB of gradient, no update
+  compute.model = "compute";
+  compute.batch_size = 16;
+  compute.tensors = {{"layer", 250000, 0.01, 0.02}};
+  const auto plain = uniform_link(1e18, 1e-4);
+  auto busy = plain;
+  busy.busy_delivery = {{0.1, d}, {0.9, d}};
+  busy.busy_delivery_cores = 1;
+  const double arsgd_plain = simulate_discrete_events(compute, plain, arsgd).iteration_seconds;
+  EXPECT_NEAR(simulate_discrete_events(compute, busy, arsgd).iteration_seconds, arsgd_plain, 1e-9)
+      << "the allreduce after backward: nobody computes";
+  auto asp = settings("asp", 2);
+  asp.servers = 1;
+  asp.overlap = "none";
+  asp.heterogeneity.compute_factors = {{1, 1000.0}};  // worker 1 computes through worker 0's whole run
+  const auto exchange_plain = simulate_discrete_events(compute, plain, asp).per_worker[0];
+  const auto exchange_busy = simulate_discrete_events(compute, busy, asp).per_worker[0];
+  EXPECT_NEAR(exchange_busy.mean_seconds - exchange_plain.mean_seconds, 2 * d, 1e-9);
+  busy.busy_delivery_cores = 2;  // worker 1 leaves a core free
+  EXPECT_NEAR(simulate_discrete_events(compute, busy, asp).per_worker[0].mean_seconds, exchange_plain.mean_seconds,
+              1e-9);
+  busy.busy_delivery_cores = 1;
+  asp.heterogeneity.compute_factors.clear();
+  asp.heterogeneity.slowdowns = {{1, 1000.0}};  // computes 30 ms, then sleeps: the delay ends with its compute
+  EXPECT_NEAR(simulate_discrete_events(compute, busy, asp).per_worker[0].p50_seconds, exchange_plain.p50_seconds, 1e-9);
+  // The analytical models take the mean as more alpha per message, weighted by the share of messages a busy host
+  // delivers late (busy_delivery_share); all of them where that share is 1: the same figures as the DES above.
   c.busy_delivery_cores = 2;
-  EXPECT_NEAR(simulate_discrete_events(communication_only(4e6), c, bsp).iteration_seconds, 2 * d, 1e-9);
-  EXPECT_NEAR(simulate_discrete_events(communication_only(4e6), c, arsgd).iteration_seconds, 6 * d, 1e-9);
-  // The analytical models take the mean as more alpha per message: the same figures here.
-  const auto busy = with_busy_delivery_in_alpha(c, 5);
-  EXPECT_TRUE(busy.busy_delivery.empty());
+  const auto always = with_busy_delivery_in_alpha(c, 5);
+  EXPECT_TRUE(always.busy_delivery.empty());
   const auto p = communication_only(4e6);
-  EXPECT_NEAR(predict_bsp(p, 4, 1, busy).iteration_seconds - predict_bsp(p, 4, 1, c).iteration_seconds, 2 * d, 1e-9);
+  EXPECT_NEAR(predict_bsp(p, 4, 1, always).iteration_seconds - predict_bsp(p, 4, 1, c).iteration_seconds, 2 * d, 1e-9);
   const auto none = allreduce_settings("none", 0, 0);
-  EXPECT_NEAR(predict_allreduce_sgd(p, 4, busy, none).iteration_seconds -
+  EXPECT_NEAR(predict_allreduce_sgd(p, 4, always, none).iteration_seconds -
                   predict_allreduce_sgd(p, 4, c, none).iteration_seconds,
               6 * d, 1e-9);
+  EXPECT_NEAR(predict_allreduce_sgd(p, 4, with_busy_delivery_in_alpha(c, 5, 0.25), none).iteration_seconds -
+                  predict_allreduce_sgd(p, 4, c, none).iteration_seconds,
+              6 * d / 4, 1e-9);
   EXPECT_EQ(with_busy_delivery_in_alpha(c, 1).alpha_seconds, c.alpha_seconds) << "one rank sends no message";
   c.busy_delivery_cores = 8;
   EXPECT_EQ(with_busy_delivery_in_alpha(c, 5).alpha_seconds, c.alpha_seconds) << "a core per rank";
-  c.busy_delivery_cores = 2;
+  // The share: at least `cores` of `workers` computing, each a share u of its time (binomial).
+  EXPECT_DOUBLE_EQ(busy_delivery_share(4, 2, 0.5), 11.0 / 16);
+  EXPECT_DOUBLE_EQ(busy_delivery_share(4, 4, 0.5), 1.0 / 16);
+  EXPECT_NEAR(busy_delivery_share(3, 1, 0.2), 1 - 0.8 * 0.8 * 0.8, 1e-12);
+  EXPECT_DOUBLE_EQ(busy_delivery_share(4, 2, 0), 0);
+  EXPECT_DOUBLE_EQ(busy_delivery_share(4, 2, 1), 1);
+  EXPECT_DOUBLE_EQ(busy_delivery_share(2, 3, 1), 0) << "fewer workers than cores";
+  c.busy_delivery_cores = 1;
   // The draws follow the measured distribution (linear between quantiles, flat beyond) and the seed.
   c.busy_delivery = {{0.0, 0}, {1.0, 2 * d}};
   EXPECT_DOUBLE_EQ(c.busy_delivery_seconds(0.25), 0.5 * d);
@@ -153,16 +191,32 @@ TEST(DesClosedForms, BusyReceiversDelayEveryMessage) {
   EXPECT_DOUBLE_EQ(c.busy_delivery_seconds(0.7), 2 * d);
   EXPECT_DOUBLE_EQ(c.busy_delivery_seconds(0.95), 3 * d);
   EXPECT_DOUBLE_EQ(c.busy_delivery_mean_seconds(), 0.5 * d + 0.4 * 2 * d + 0.1 * 3 * d);
-  const double first = simulate_discrete_events(communication_only(4e6), c, bsp).iteration_seconds;
-  EXPECT_EQ(simulate_discrete_events(communication_only(4e6), c, bsp).iteration_seconds, first);
-  EXPECT_GT(first, 2 * d) << "the push waits for the latest of four draws";
+  // The n-th message gets the n-th draw whether or not the cores were all computing as it arrived, so that where the
+  // rule holds the delays are the distribution's, whatever came before.
+  BusyDeliveryDraws all_busy(c, 4, 7), some_free(c, 4, 7);
+  for (int i = 0; i < 20; ++i) {
+    const double delay = all_busy.next(1);
+    EXPECT_GE(delay, d) << i;
+    if (i % 2 == 0) {
+      EXPECT_EQ(some_free.next(0), 0) << i;
+    } else {
+      EXPECT_EQ(some_free.next(1), delay) << i;
+    }
+  }
+  EXPECT_EQ(all_busy.mean(1), c.busy_delivery_mean_seconds());
+  EXPECT_EQ(all_busy.mean(0), 0);
   // A server's exchange is a header and a payload, each delayed: it arrives after the later of two draws. Uniform on
-  // [0, 2d], that is 4d/3 on average (one draw: d, the sum of two: 2d), so one worker's push and pull take 8d/3.
-  c.busy_delivery = {{0.0, 0}, {1.0, 2 * d}};
-  auto one_worker = settings("bsp", 1);
-  one_worker.overlap = "none";
-  one_worker.iterations = 2000;
-  EXPECT_NEAR(simulate_discrete_events(communication_only(4e6), c, one_worker).iteration_seconds, 8 * d / 3, 0.1 * d);
+  // [0, 2d], that is 4d/3 on average (one draw: d, the sum of two: 2d), so one worker's push and pull take 8d/3 while
+  // another worker computes all the time on a host of one core.
+  busy.busy_delivery = {{0.0, 0}, {1.0, 2 * d}};
+  asp.heterogeneity.slowdowns.clear();
+  asp.heterogeneity.compute_factors = {{1, 1000.0}};
+  asp.iterations = 2000;
+  asp.warmup = 0;
+  auto asp_plain = asp;
+  EXPECT_NEAR(simulate_discrete_events(compute, busy, asp).per_worker[0].mean_seconds -
+                  simulate_discrete_events(compute, plain, asp_plain).per_worker[0].mean_seconds,
+              8 * d / 3, 0.1 * d);
 }
 
 TEST(DesClosedForms, ParameterServerIncastAtOneServer) {

@@ -149,8 +149,15 @@ Prediction predict_analytical(const SimulatorSettings& c, const ModelProfile& pr
     if (bytes_per_iteration < 0) bytes_per_iteration = communication_bytes_per_iteration(c, profile, cluster, workers);
     as_run = with_communication_cpu(as_run, cluster, bytes_per_iteration);
   }
-  return model.analytical(c, on_shared_cores(as_run, cluster.shared_cores, workers),
-                          with_busy_delivery_in_alpha(cluster, ranks), workers);
+  const auto on_cores = on_shared_cores(as_run, cluster.shared_cores, workers);
+  if (!cluster.delays_busy_deliveries(ranks)) return model.analytical(c, on_cores, cluster, workers);
+  // A busy host delays a message only while the ranks computing take every core: the share of its time a worker
+  // computes, from the prediction without the delay, gives the share of messages delayed.
+  const auto without_delay = model.analytical(c, on_cores, with_busy_delivery_in_alpha(cluster, ranks, 0), workers);
+  const double computing =
+      without_delay.iteration_seconds > 0 ? compute_seconds(on_cores) / without_delay.iteration_seconds : 1.0;
+  const double busy_share = busy_delivery_share(workers, cluster.busy_delivery_cores, computing);
+  return model.analytical(c, on_cores, with_busy_delivery_in_alpha(cluster, ranks, busy_share), workers);
 }
 
 double communication_bytes_per_iteration(const SimulatorSettings& c, const ModelProfile& profile,

@@ -226,11 +226,19 @@ nlohmann::json run_virtual_training(TrainConfig config, const TrainHooks& hooks)
         cluster.interference_alpha_seconds);
   }
   // A busy host's late deliveries (a measured distribution: commbench --busy-delivery), drawn from the run's seed,
-  // on the collectives' steps and on every message, as in the DES.
+  // on the collectives' steps and on every message while the ranks computing take every core, as in the DES (every
+  // actor counts: a server's processing runs on its handler threads).
   sim::BusyDeliveryDraws delivery_draws(cluster, workers + servers, static_cast<uint64_t>(config.seed));
   if (delivery_draws.applies()) {
-    auto delay = [&] { return delivery_draws.next(); };
-    collectives.set_delivery_delay(delay, cluster.busy_delivery_mean_seconds());
+    auto computing = [&] {
+      int64_t actors = 0;
+      for (int64_t actor = 0; actor < scheduler.actors_started(); ++actor) {
+        actors += scheduler.computing_since_before_now(actor) ? 1 : 0;
+      }
+      return actors;
+    };
+    auto delay = [&] { return delivery_draws.next(computing()); };
+    collectives.set_delivery_delay(delay, [&] { return delivery_draws.mean(computing()); });
     fabric.set_delivery_delay(delay);
   }
   scheduler.run();

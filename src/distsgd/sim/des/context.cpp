@@ -53,14 +53,22 @@ DesContext::DesContext(const ModelProfile& p, const ClusterDescription& c, const
   for (int64_t k = 0; k < servers; ++k) server_cpu.emplace_back(queue);
   if (c.shared_cores > 0) share_cores(c.shared_cores);
   if (delivery_draws_.applies())
-    collectives.set_delivery_delay([this] { return busy_delivery_delay(); }, c.busy_delivery_mean_seconds());
+    collectives.set_delivery_delay([this] { return busy_delivery_delay(); },
+                                   [this] { return delivery_draws_.mean(ranks_computing()); });
   if (c.interference_alpha_seconds > 0) {
     collectives.set_interference([this](int64_t w) { return compute[static_cast<size_t>(w)].busy(); },
                                  c.interference_alpha_seconds);
   }
 }
 
-double DesContext::busy_delivery_delay() { return delivery_draws_.next(); }
+double DesContext::busy_delivery_delay() { return delivery_draws_.next(ranks_computing()); }
+
+int64_t DesContext::ranks_computing() const {
+  int64_t computing = 0;
+  for (const auto& thread : compute) computing += thread.computing_since_before_now() ? 1 : 0;
+  for (const auto& thread : server_cpu) computing += thread.computing_since_before_now() ? 1 : 0;
+  return computing;
+}
 
 Next DesContext::delivered(double bytes, Next arrived, bool read_header_first) {
   if (!delivery_draws_.applies()) return arrived;

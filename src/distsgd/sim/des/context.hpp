@@ -87,8 +87,11 @@ class DesContext {
   // posted ahead and the later of the two delays counts.
   void send_between_workers(int64_t from, int64_t to, double bytes, Next arrived, bool read_header_first = false);
 
-  // ClusterDescription::busy_delivery: how late the next message reaches its receiver (0 where it does not apply).
+  // ClusterDescription::busy_delivery: how late the next message reaches its receiver, from the ranks computing now
+  // (workers' compute and servers' processing; 0 where a core is free or the delay does not apply).
   double busy_delivery_delay();
+  // Workers computing and servers processing since before now (the busy delivery's rule; sleeps do not count).
+  int64_t ranks_computing() const;
 
  private:
   // `arrived`, later by a busy receiver's delay where the cluster has one: a draw for each Gloo message the real

@@ -98,7 +98,9 @@ void ActorScheduler::sleep_until(double seconds) {
 }
 
 void ActorScheduler::compute_until(double seconds) {
-  running().computing_until = std::max(seconds, queue_.now());
+  Actor& actor = running();
+  if (actor.computing_until < queue_.now()) actor.computing_since = queue_.now();  // not a continuation
+  actor.computing_until = std::max(seconds, queue_.now());
   sleep_until(seconds);
 }
 

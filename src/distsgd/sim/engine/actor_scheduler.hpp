@@ -42,6 +42,12 @@ class ActorScheduler final : public runtime::Executive {
   void compute_until(double seconds) override;
   // Whether actor `id` is in a compute (runtime::spend_compute) at the current virtual time.
   bool computing(int64_t id) const { return queue_.now() < actors_[static_cast<size_t>(id)]->computing_until; }
+  // The same, for a compute that began before now: one that begins at this very instant does not count, so that the
+  // order of simultaneous events cannot decide (a busy host's deliveries; FifoResource::computing_since_before_now).
+  bool computing_since_before_now(int64_t id) const {
+    const Actor& actor = *actors_[static_cast<size_t>(id)];
+    return actor.computing_since < queue_.now() && queue_.now() < actor.computing_until;
+  }
   void block(const void* key, double deadline, const char* what) override;
   void notify(const void* key) override;
   int64_t start(std::string name, std::function<void()> body) override;
@@ -67,6 +73,7 @@ class ActorScheduler final : public runtime::Executive {
     const char* what = nullptr;  // what it waits for (the deadlock report)
     uint64_t wake_token = 0;     // bumped on every wake: a stale deadline event finds it changed
     double computing_until = 0;  // the end of its last compute
+    double computing_since = 0;  // the start of its last compute (of the last run of back-to-back ones)
   };
 
   void resume(int64_t id);  // driver: run actor `id` until it yields

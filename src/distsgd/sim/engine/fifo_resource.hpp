@@ -25,6 +25,9 @@ class FifoResource {
   // A task that holds the resource without using the processor (a sleep): always `seconds` on the clock.
   void submit_sleep(double seconds, Done done);
   bool busy() const { return busy_; }
+  // Whether a task that uses the processor (not a sleep) has held the resource since before now: one started at this
+  // very instant does not count, so that the order of simultaneous events cannot decide (a busy host's deliveries).
+  bool computing_since_before_now() const { return busy_ && !current_.sleeps && started_ < queue_->now(); }
   // Busy time from the start of the run up to now.
   double busy_seconds() const { return busy_total_ + (busy_ ? queue_->now() - started_ : 0); }
 

@@ -160,10 +160,10 @@ void RingCollectives::start_flows(int64_t index) {
   const bool reduces = in.kind == CollectiveKind::kAllreduce || in.kind == CollectiveKind::kReduceScatter;
   const double reduction = reduces ? gamma_ * in.bytes * static_cast<double>(workers_ - 1) / workers_ : 0.0;
   in.flows_left = workers_;
+  const double late = mean_delivery_delay_ ? mean_delivery_delay_() : 0.0;
   for (int64_t w = 0; w < workers_; ++w) {
     const int64_t next = (w + 1) % workers_;
-    const double latency =
-        static_cast<double>(in.steps) * (step_alpha(in.kind, w, next) + mean_delivery_delay_) + reduction;
+    const double latency = static_cast<double>(in.steps) * (step_alpha(in.kind, w, next) + late) + reduction;
     network_.transfer(cluster_.worker_to_worker(w, next), volume, latency, [this, index] {
       if (--instance(index).flows_left > 0) return;
       for (int64_t member = 0; member < workers_; ++member) finish_member(index, member);
@@ -188,9 +188,9 @@ void RingCollectives::finish_member(int64_t index, int64_t worker) {
   if (done) done();
 }
 
-void RingCollectives::set_delivery_delay(std::function<double()> delay, double mean_seconds) {
+void RingCollectives::set_delivery_delay(std::function<double()> delay, std::function<double()> mean_delay) {
   delivery_delay_ = std::move(delay);
-  mean_delivery_delay_ = mean_seconds;
+  mean_delivery_delay_ = std::move(mean_delay);
 }
 
 }  // namespace distsgd::sim

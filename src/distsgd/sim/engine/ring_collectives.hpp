@@ -42,9 +42,10 @@ class RingCollectives {
   void launch(int64_t worker, CollectiveKind kind, double bytes, std::function<void()> done,
               std::function<void()> started = nullptr);
 
-  // Each block (steps), or each collective's latency (flows: its mean per step), arrives this much later: a busy
-  // receiver's scheduling delay (ClusterDescription::busy_delivery).
-  void set_delivery_delay(std::function<double()> delay, double mean_seconds);
+  // Each block (steps: `delay()` as it arrives), or each collective's latency (flows: `mean_delay()` per step, as
+  // the collective starts), arrives this much later: a busy receiver's scheduling delay
+  // (ClusterDescription::busy_delivery; 0 while a core is free).
+  void set_delivery_delay(std::function<double()> delay, std::function<double()> mean_delay);
 
   // A step a worker sends to another node while `computing(worker)` costs `seconds` more than alpha
   // (ClusterDescription::interference_alpha_seconds); flows: the collective's latency, as its members computed
@@ -81,7 +82,7 @@ class RingCollectives {
 
   EventQueue& queue_;
   std::function<double()> delivery_delay_;
-  double mean_delivery_delay_ = 0;
+  std::function<double()> mean_delivery_delay_;
   std::function<bool(int64_t)> computing_;
   double interference_ = 0;
   FlowNetwork& network_;

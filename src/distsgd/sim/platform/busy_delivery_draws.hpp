@@ -15,8 +15,14 @@ class BusyDeliveryDraws {
   BusyDeliveryDraws(const ClusterDescription& cluster, int64_t ranks, uint64_t seed);
   // Whether the delay applies to this run (ClusterDescription::delays_busy_deliveries).
   bool applies() const { return applies_; }
-  // The next message's extra delay in seconds; 0 where the delay does not apply (and then nothing is drawn).
-  double next();
+  // The next message's extra delay in seconds, for a message delivered while `computing_ranks` ranks of the host
+  // compute: a draw from the measured distribution where they take every core (ClusterDescription::
+  // busy_delivery_cores; the receiver waits to be scheduled, as when commbench measured it with every rank
+  // computing), 0 where a core is free. A draw is taken either way, so the n-th message gets the n-th draw whatever the
+  // timeline; 0 and nothing drawn where the delay does not apply to the run.
+  double next(int64_t computing_ranks);
+  // The distribution's mean under the same rule (nothing drawn): a collective's delay per step in the flow model.
+  double mean(int64_t computing_ranks) const;
 
  private:
   const ClusterDescription* cluster_;

@@ -158,10 +158,10 @@ double ClusterDescription::busy_delivery_mean_seconds() const {
   return mean + (1 - busy_delivery.back().q) * busy_delivery.back().seconds;
 }
 
-ClusterDescription with_busy_delivery_in_alpha(const ClusterDescription& cluster, int64_t ranks) {
+ClusterDescription with_busy_delivery_in_alpha(const ClusterDescription& cluster, int64_t ranks, double busy_share) {
   if (!cluster.delays_busy_deliveries(ranks)) return cluster;
   ClusterDescription c = cluster;
-  const double mean = c.busy_delivery_mean_seconds();
+  const double mean = c.busy_delivery_mean_seconds() * std::clamp(busy_share, 0.0, 1.0);
   c.alpha_seconds += mean;
   if (c.intra_node_bytes_per_second > 0) c.intra_node_alpha_seconds += mean;
   if (c.allreduce_fit.processes >= 2) {
@@ -169,6 +169,20 @@ ClusterDescription with_busy_delivery_in_alpha(const ClusterDescription& cluster
   }
   c.busy_delivery.clear();
   return c;
+}
+
+double busy_delivery_share(int64_t workers, int64_t cores, double computing) {
+  const double u = std::clamp(computing, 0.0, 1.0);
+  double at_least = 0;
+  double term = std::pow(1 - u, static_cast<double>(workers));  // P(k = 0), then P(k) from P(k - 1)
+  for (int64_t k = 0; k <= workers; ++k) {
+    if (k > 0) {
+      term = u >= 1 ? (k == workers ? 1.0 : 0.0)
+                    : term * static_cast<double>(workers - k + 1) / static_cast<double>(k) * u / (1 - u);
+    }
+    if (k >= cores) at_least += term;
+  }
+  return std::clamp(at_least, 0.0, 1.0);
 }
 
 int64_t ClusterDescription::workers_on_fullest_node(int64_t workers) const {

@@ -48,9 +48,11 @@ struct ClusterDescription {
   // empty: not measured) on a host of `busy_delivery_cores` cores. It applies to a run of at least that many ranks
   // (a rank's communication threads compete with its own compute too: commbench measured a median of 1.6 ms with 2
   // ranks on 2 cores), whatever shared_cores says of compute (validate's diagnostics turn the sharing of compute off,
-  // not the delay): the discrete-event simulator adds a draw from it to each step of a ring collective and the later
-  // of two to a point-to-point exchange (a header and a payload), the analytical models its mean to every message's
-  // alpha.
+  // not the delay), while the ranks computing take every core (the condition it was measured under; with a core
+  // free a message is delivered at once): the discrete-event simulator adds a draw from it to each step of a ring
+  // collective and the later of two to a point-to-point exchange (a header and a payload) that arrives then, the
+  // analytical models its mean to every message's alpha, weighted by the chance that the cores are all computing
+  // (busy_delivery_share).
   struct DelayQuantile {
     double q = 0, seconds = 0;
   };
@@ -136,10 +138,17 @@ struct ClusterDescription {
   LinkCost alltoall_cost(int64_t workers) const;
 };
 
-// The analytical models' form of busy_delivery for a run of `ranks`: its mean added to every message's alpha (each
-// ring step's, and the whole measured allreduce's 2(P-1) steps), the distribution itself removed. The cluster as it
-// is where the delay does not apply (delays_busy_deliveries).
-ClusterDescription with_busy_delivery_in_alpha(const ClusterDescription& cluster, int64_t ranks);
+// The analytical models' form of busy_delivery for a run of `ranks`: its mean times `busy_share` (the share of
+// messages delivered while the ranks computing take every core: busy_delivery_share) added to every message's alpha
+// (each ring step's, and the whole measured allreduce's 2(P-1) steps), the distribution itself removed. The cluster
+// as it is where the delay does not apply (delays_busy_deliveries).
+ClusterDescription with_busy_delivery_in_alpha(const ClusterDescription& cluster, int64_t ranks,
+                                               double busy_share = 1.0);
+
+// The chance that at least `cores` of `workers` compute at a random moment, each computing a share `computing` of its
+// time independently of the others (binomial): the analytical models' estimate of the share of messages a busy host
+// delivers late (they have no timeline; the DES and the virtual cluster look at who computes as each message arrives).
+double busy_delivery_share(int64_t workers, int64_t cores, double computing);
 
 std::vector<ClusterDescription> cluster_presets();
 std::vector<std::string> cluster_preset_names();
