@@ -3,6 +3,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+
 #include "distsgd/sim/platform/model_profile.hpp"
 #include "test_util.hpp"
 
@@ -36,11 +38,34 @@ TEST(ProfileCommand, MeasuresEveryTensorIntoAProfileTheSimulatorReads) {
   EXPECT_NE(r.output.find("conv2.weight"), std::string::npos);
 }
 
+// --ranks-at-once K: the model in K threads at once against one alone; what they complete together, in cores' worth
+// (validate's --shared-cores). Bounded by 1 and K; how far from the host's cores depends on its load, so not asserted.
+TEST(ProfileCommand, RanksAtOnceMeasureTheCoresTheyGetTogether) {
+  TempDir dir;
+  auto r = run_distsgd(
+      "profile --model lenet5 --dataset synthetic --synthetic-train-size 256 --batch-size 32 --threads 1 --repeats 5 "
+      "--ranks-at-once 3 --out " +
+      (dir / "p.json"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto capacity = nlohmann::json::parse(read_file(dir / "p.json"))["compute_capacity"];
+  ASSERT_TRUE(capacity.is_object()) << r.output;
+  EXPECT_EQ(capacity["ranks"].get<int64_t>(), 3);
+  const double alone = capacity["alone_seconds"].get<double>(), together = capacity["together_seconds"].get<double>();
+  EXPECT_GT(alone, 0);
+  EXPECT_GT(together, 0);
+  EXPECT_NEAR(capacity["cores"].get<double>(), std::clamp(3 * alone / together, 1.0, 3.0), 1e-9);
+  EXPECT_NE(r.output.find("3 ranks computing at once"), std::string::npos) << r.output;
+  EXPECT_EQ(sim::load_model_profile(dir / "p.json").tensors.size(), 10u) << "the profile is read as before";
+}
+
 TEST(ProfileCommand, BadInputIsOneClearError) {
   TempDir dir;
   auto r = run_distsgd("profile --model lenet5 --dataset synthetic --repeats 2 --out " + (dir / "p.json"));
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.output.find("distsgd: error: --repeats must be at least 3"), std::string::npos) << r.output;
+  r = run_distsgd("profile --model lenet5 --dataset synthetic --ranks-at-once 1 --out " + (dir / "p.json"));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("distsgd: error: --ranks-at-once must be at least 2 (got 1)"), std::string::npos) << r.output;
   r = run_distsgd("profile --model lenet7 --dataset synthetic --out " + (dir / "p.json"));
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.output.find("lenet7"), std::string::npos) << r.output;

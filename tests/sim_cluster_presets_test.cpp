@@ -180,6 +180,22 @@ TEST(ClusterFile, ServerPlacementIsOwnLinksOrWorkerNodesAndSurvivesTheRoundTrip)
   }
 }
 
+// A measured capacity (profile --ranks-at-once) is fractional; a negative one is one error naming the field.
+TEST(ClusterFile, SharedCoresMayBeAFractionalCapacity) {
+  auto json = to_json(load_cluster("10gbe"));
+  json["shared_cores"] = 1.83;
+  const auto shared = cluster_from_json(json, "t.json");
+  EXPECT_DOUBLE_EQ(shared.shared_cores, 1.83);
+  EXPECT_DOUBLE_EQ(to_json(shared)["shared_cores"].get<double>(), 1.83);
+  json["shared_cores"] = -1;
+  try {
+    cluster_from_json(json, "t.json");
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("shared_cores"), std::string::npos) << e.what();
+  }
+}
+
 TEST(ClusterPresets, EveryPresetNamesItsSourceAndTheOldNamesStay) {
   const auto names = cluster_preset_names();
   for (const char* name :

@@ -76,6 +76,19 @@ TEST(ValidateCommand, TinyGridAgreesWithItsRunsAndResumes) {
   const std::string results = read_file(out + "/results.csv");
   EXPECT_EQ(count_of(results, ",done,"), 2) << results;
   EXPECT_EQ(read_json(out + "/study.json")["cells"].size(), 2u);
+  // The profile measured what the runs' ranks get of this host's cores computing together (twice as many ranks as
+  // cores): the simulator's --shared-cores below.
+  const auto capacity = read_json(out + "/profile-t1.json")["compute_capacity"];
+  const auto host_cores = static_cast<int64_t>(std::max(1u, std::thread::hardware_concurrency()));
+  EXPECT_EQ(capacity["ranks"].get<int64_t>(), 2 * host_cores) << capacity.dump();
+  EXPECT_GE(capacity["cores"].get<double>(), 1.0) << capacity.dump();
+  EXPECT_LE(capacity["cores"].get<double>(), 2.0 * static_cast<double>(host_cores)) << capacity.dump();
+  EXPECT_NEAR(capacity["cores"].get<double>(),
+              std::clamp(2.0 * static_cast<double>(host_cores) * capacity["alone_seconds"].get<double>() /
+                             capacity["together_seconds"].get<double>(),
+                         1.0, 2.0 * static_cast<double>(host_cores)),
+              1e-9)
+      << capacity.dump();
   std::map<std::string, std::vector<double>> errors;
   for (const auto& row : rows) {
     const std::string run_dir = row["run_dir"];
@@ -104,9 +117,8 @@ TEST(ValidateCommand, TinyGridAgreesWithItsRunsAndResumes) {
     // The run's compute already holds the sharing of the host's cores, so the diagnostic does not share them again
     // (the prediction does, as the run did).
     EXPECT_NE(diagnostic["command"].get<std::string>().find("--shared-cores 0"), std::string::npos);
-    EXPECT_NE(p["command"].get<std::string>().find("--shared-cores " +
-                                                   std::to_string(std::max(1u, std::thread::hardware_concurrency()))),
-              std::string::npos);
+    EXPECT_NE(p["command"].get<std::string>().find("--shared-cores " + capacity["cores"].dump()), std::string::npos)
+        << p["command"];
     double forward = 0, backward = 0;
     const auto rescaled = read_json(run_dir + "/profile-run-compute.json");
     for (const auto& t : rescaled["tensors"]) {

@@ -17,6 +17,7 @@
 #include "distsgd/sim/platform/analytical_profile.hpp"
 #include "distsgd/sim/platform/device_description.hpp"
 #include "distsgd/sim/platform/model_profile.hpp"
+#include "distsgd/train/compute_capacity.hpp"
 #include "distsgd/train/layer_profiler.hpp"
 #include "distsgd/train/model_cost.hpp"
 #include "distsgd/train/options.hpp"
@@ -122,6 +123,10 @@ CLI::App* add_profile_command(CLI::App& app, ProfileCommand& command) {
   cmd->add_option("--repeats", command.repeats, "timed iterations (after 3 untimed), at least 3")
       ->capture_default_str();
   cmd->add_option("--out", command.out, "the profile JSON to write")->capture_default_str();
+  cmd->add_option("--ranks-at-once", command.ranks_at_once,
+                  "also time the model in K threads at once against one alone (--repeats each; one thread each, as "
+                  "ranks run with --threads 1): the cores' worth K ranks computing together get on this host "
+                  "(\"compute_capacity\" in the profile; distsgd validate uses it as the simulator's --shared-cores)");
   auto* device = cmd->add_option("--device", command.device,
                                  "measure nothing: count the model's FLOPs and bytes and write an analytical profile "
                                  "for this device, a preset (" +
@@ -150,9 +155,18 @@ int run_profile(const ProfileCommand& command) {
   if (command.list_devices) return list_devices();
   if (!command.device.empty()) return run_analytical_profile(command);
   train::validate(command.config);
+  require(command.ranks_at_once == 0 || command.ranks_at_once >= 2,
+          "--ranks-at-once must be at least 2 (got " + std::to_string(command.ranks_at_once) + ")");
   const auto measured = train::measure_profile(command.config, command.repeats);
-  write_json_atomically(command.out, train::measured_profile_json(measured));
-  std::cout << train::measured_profile_text(measured, command.out) << std::flush;
+  auto json = train::measured_profile_json(measured);
+  std::string capacity_line;
+  if (command.ranks_at_once >= 2) {
+    const auto capacity = train::measure_compute_capacity(command.config, command.ranks_at_once, command.repeats);
+    json["compute_capacity"] = train::compute_capacity_json(capacity);
+    capacity_line = train::compute_capacity_text(capacity);
+  }
+  write_json_atomically(command.out, json);
+  std::cout << train::measured_profile_text(measured, command.out) << capacity_line << std::flush;
   return 0;
 }
 

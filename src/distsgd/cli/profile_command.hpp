@@ -22,6 +22,7 @@ namespace distsgd::cli {
 struct ProfileCommand {
   TrainConfig config;  // model, data, batch size, threads, seed
   int64_t repeats = 20;
+  int64_t ranks_at_once = 0;  // > 1: also measure the compute capacity K ranks get (train/compute_capacity.hpp)
   std::string out = "profile.json";
   // Analytical profiles.
   std::string device;  // a preset or a JSON file; empty: measure on this machine

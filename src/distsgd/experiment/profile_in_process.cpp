@@ -6,6 +6,7 @@
 #include "distsgd/core/json_file.hpp"
 #include "distsgd/core/option.hpp"
 #include "distsgd/experiment/self_command.hpp"
+#include "distsgd/train/compute_capacity.hpp"
 #include "distsgd/train/options.hpp"
 #include "distsgd/train/profile_file.hpp"
 
@@ -16,23 +17,31 @@ void profile_in_process(const std::vector<std::string>& command, const std::stri
   std::ofstream log(log_path);
   log << command_text(command) << "\n";
   // --repeats is profile's own; the other words are train's flags, parsed as the command line parses them.
-  int64_t repeats = 0;
+  int64_t repeats = 0, ranks_at_once = 0;
   std::vector<std::string> train_words;
   for (size_t i = 1; i < command.size(); ++i) {
-    if (command[i] != "--repeats") {
+    if (command[i] != "--repeats" && command[i] != "--ranks-at-once") {
       train_words.push_back(command[i]);
       continue;
     }
-    require(i + 1 < command.size(), "profile: --repeats needs a value");
-    repeats = parse_text<int64_t>("--repeats", command[++i]);
+    require(i + 1 < command.size(), "profile: " + command[i] + " needs a value");
+    (command[i] == "--repeats" ? repeats : ranks_at_once) = parse_text<int64_t>(command[i], command[i + 1]);
+    ++i;
   }
   require(repeats > 0, "profile_in_process: give --repeats");
   TrainConfig config;
   parse_option_words(train::train_options(), train_words, config);
   train::validate(config);
   const auto measured = train::measure_profile(config, repeats);
-  write_json_atomically(out, train::measured_profile_json(measured));
-  log << train::measured_profile_text(measured, out);
+  auto json = train::measured_profile_json(measured);
+  std::string capacity_line;
+  if (ranks_at_once > 0) {
+    const auto capacity = train::measure_compute_capacity(config, ranks_at_once, repeats);
+    json["compute_capacity"] = train::compute_capacity_json(capacity);
+    capacity_line = train::compute_capacity_text(capacity);
+  }
+  write_json_atomically(out, json);
+  log << train::measured_profile_text(measured, out) << capacity_line;
 }
 
 }  // namespace distsgd::experiment

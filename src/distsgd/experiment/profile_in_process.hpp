@@ -9,7 +9,7 @@
 namespace distsgd::experiment {
 
 // `command` is {"profile", flags...} (train's model and data flags, --batch-size, --threads, and --repeats, which it
-// needs). Writes the
+// needs; --ranks-at-once K as the command has it). Writes the
 // profile to `out` and, to `log_path` (replaced), the command line and profile's table. Throws Error naming what is
 // wrong (a flag, a rule, a dataset).
 void profile_in_process(const std::vector<std::string>& command, const std::string& out, const std::string& log_path);

@@ -23,7 +23,7 @@ using RowPredictor = std::function<nlohmann::json(const nlohmann::json& row, con
 struct HoldoutOptions {
   // The cores every measured run shared (validate's runs all share this host's, as its predictions say with
   // --shared-cores); 0 leaves the cluster files'.
-  int64_t shared_cores = 0;
+  double shared_cores = 0;
   // Rows with a straggler are never calibrated on: with a predictor they are held out too, scored apart
   // ("stragglers": MAPE per algorithm), as the ALADDIN paper's setting asks (calibrated on homogeneous runs, a slowed
   // worker predicted); without one they are left out.

@@ -260,6 +260,14 @@ void write_profile_with_run_compute(const std::string& profile, const nlohmann::
   write_json_atomically(out, *json);
 }
 
+// The cores' worth this host gives ranks computing at once, which every measured run shares: what validate's profile
+// measured (profile --ranks-at-once: "compute_capacity"), or the host's core count for a profile without it.
+double shared_cores_of(const std::string& profile) {
+  const auto json = read_json_file_if_valid(profile);
+  if (json && json->contains("compute_capacity")) return (*json)["compute_capacity"].value("cores", 0.0);
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
 // One prediction of a configuration by `distsgd simulate` (`kind`: a fidelity or its run-compute diagnostic), or why
 // there is none. Its files are run_dir/prediction-KIND[-TAG].json and simulate-KIND[-TAG].log.
 nlohmann::json predict(const ValidationSettings& c, const Configuration& k, const std::string& kind,
@@ -285,10 +293,11 @@ nlohmann::json predict(const ValidationSettings& c, const Configuration& k, cons
     args.insert(args.end(), {"--seed", std::to_string(c.config.seed)});
   }
   if (!k.straggler.none()) args.insert(args.end(), {"--slowdown", k.straggler.text});
-  // Every measured run here, loopback or emulated, shares this host's cores: so does the simulated one. Not the
-  // diagnostics: the run's own forward and backward times already hold the sharing (0 overrides the cluster file's).
-  const auto cores = is_run_compute(kind) ? 0u : std::max(1u, std::thread::hardware_concurrency());
-  args.insert(args.end(), {"--shared-cores", std::to_string(cores)});
+  // Every measured run here, loopback or emulated, shares this host's cores: so does the simulated one, at the
+  // capacity the profile measured. Not the diagnostics: the run's own forward and backward times already hold the
+  // sharing (0 overrides the cluster file's).
+  const double cores = is_run_compute(kind) ? 0.0 : shared_cores_of(profile);
+  args.insert(args.end(), {"--shared-cores", nlohmann::json(cores).dump()});
   const std::string suffix = tag.empty() ? kind : kind + "-" + tag;
   const std::string out = run_dir + "/prediction-" + suffix + ".json";
   args.insert(args.end(), {"--out", out});
@@ -619,6 +628,9 @@ std::map<int64_t, std::string> profile_per_thread_count(const ValidationSettings
     args.insert(args.end(), model.begin(), model.end());
     args.insert(args.end(), {"--batch-size", std::to_string(c.config.batch_size), "--threads",
                              std::to_string(k.threads), "--repeats", std::to_string(c.profile_repeats)});
+    // What the runs' ranks get of this host's cores when they compute together: twice as many ranks as cores, as
+    // the grids' 4 workers and a server on 2 (the simulator's --shared-cores; bench/README, session 39).
+    args.insert(args.end(), {"--ranks-at-once", std::to_string(2 * std::max(1u, std::thread::hardware_concurrency()))});
     const ResumableStep step(base + ".step.json", c.out + "/logs/profile-t" + std::to_string(k.threads) + ".log");
     const bool done = fs::exists(base + ".json");
     if (!(done && step.same_command(args))) log::info("validate: profiling: " + command_text(args));
@@ -704,6 +716,15 @@ int run_validation(const ValidationSettings& c) {
   nlohmann::json skipped = nlohmann::json::array();
   const auto unavailable = unavailable_networks(c, skipped);
   const auto profiles = profile_per_thread_count(c, configurations, unavailable);
+  if (!profiles.empty()) {
+    char line[200];
+    std::snprintf(line, sizeof line,
+                  "validate: ranks computing together get %.2f of this host's %u cores (%s: compute_capacity, the "
+                  "simulator's --shared-cores)",
+                  shared_cores_of(profiles.begin()->second), std::max(1u, std::thread::hardware_concurrency()),
+                  profiles.begin()->second.c_str());
+    log::info(line);
+  }
 
   // The runs, each with the compute threads its profile has (as train would choose them on one host; an emulated
   // host per rank would otherwise give each rank every core).
@@ -800,7 +821,7 @@ int run_validation(const ValidationSettings& c) {
       // --holdout-fidelity des: the simulator that predicts the rows is the one fitted to the calibration rows.
       options.des_for_every_row = options.calibrate_with_des = c.holdout_fidelity == "des";
       options.progress = &std::cerr;
-      options.shared_cores = std::max<int64_t>(1, std::thread::hardware_concurrency());
+      options.shared_cores = shared_cores_of(profiles.begin()->second);
       options.noise = c.noise;
       holdout = holdout_report(rows, c.out, holdout_text, options);
       text += holdout_text;

@@ -104,9 +104,9 @@ std::vector<std::pair<int64_t, double>> rank_factors(const std::string& flag, co
 
 // The analytical models have no processor contention: with `cores` shared by every rank, the workers' compute is
 // stretched as if all of them computed at once (an upper bound: waits for the network leave cores free).
-ModelProfile on_shared_cores(ModelProfile profile, int64_t cores, int64_t workers) {
-  if (cores <= 0 || workers <= cores) return profile;
-  return with_compute_stretched(std::move(profile), static_cast<double>(workers) / static_cast<double>(cores));
+ModelProfile on_shared_cores(ModelProfile profile, double cores, int64_t workers) {
+  if (cores <= 0 || static_cast<double>(workers) <= cores) return profile;
+  return with_compute_stretched(std::move(profile), static_cast<double>(workers) / cores);
 }
 
 }  // namespace

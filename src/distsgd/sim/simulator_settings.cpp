@@ -105,8 +105,9 @@ std::vector<SimulatorOption> declare_options() {
              "every rank (workers, servers) shares this many cores, as on the one host where distsgd validate "
              "and the emulated cluster run (0: a processor per rank, as on a real cluster; -1, the default: the "
              "cluster's shared_cores, which commbench --cluster-out sets to this host's). des: fair sharing; "
-             "analytical: compute times x max(1, workers / cores)",
-             within<int64_t>(-1, int64_t{1} << 20)),
+             "analytical: compute times x max(1, workers / cores); a measured capacity may be fractional "
+             "(distsgd profile --ranks-at-once)",
+             within<double>(-1, 1 << 20)),
       option("--server-placement", &S::server_placement,
              "where the parameter servers run: own_links (each behind a link of its own, as distsgd's servers) or "
              "worker_nodes (server s on node s mod nodes, sharing the nodes' links, as TensorFlow's distributed "

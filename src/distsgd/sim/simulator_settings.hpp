@@ -23,7 +23,7 @@ struct SimulatorSettings : AlgorithmSettings {
   // The discrete-event fidelity (sim/des/discrete_event_simulator.hpp).
   std::string fidelity = "analytical";  // analytical | des
   int64_t seed = 1;
-  int64_t shared_cores = -1;                 // -1: the cluster's; 0: a processor per rank; N: every rank shares N cores
+  double shared_cores = -1;                  // -1: the cluster's; 0: a processor per rank; N: every rank shares N cores
   std::string server_placement = "cluster";  // own_links | worker_nodes | cluster (the cluster's own figure)
   std::string compress = distsgd::name_of(catalog::defaults::kCompress);
   double density = 0.001;  // dgc

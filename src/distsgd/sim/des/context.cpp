@@ -80,8 +80,8 @@ Next DesContext::delivered(double bytes, Next arrived, bool read_header_first) {
   };
 }
 
-void DesContext::share_cores(int64_t cores) {
-  const PortId all_cores = network.add_port(static_cast<double>(cores));
+void DesContext::share_cores(double cores) {
+  const PortId all_cores = network.add_port(cores);
   auto on_shared_cores = [this, all_cores](FifoResource& thread) {
     Path path;
     path.add(network.add_port(1.0));  // a thread runs on one core at a time

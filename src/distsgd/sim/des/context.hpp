@@ -101,7 +101,7 @@ class DesContext {
 
   // ClusterDescription::shared_cores: each rank's compute is a flow of core-seconds through a port of one core (its
   // thread) and the cores' port, so n ranks computing at once on C < n cores each get C/n of a core.
-  void share_cores(int64_t cores);
+  void share_cores(double cores);
 
   struct Handler {
     bool busy = false;                            // receiving or handling a message: its next receive is not posted

@@ -356,7 +356,7 @@ ClusterDescription cluster_from_json(const nlohmann::json& json, const std::stri
   c.workers_per_node = top.integer_at_least("workers_per_node", 1, false, 1);
   c.intra_node_bytes_per_second = top.non_negative_number("intra_node_bytes_per_second", false);
   c.intra_node_alpha_seconds = top.non_negative_number("intra_node_alpha_seconds", false);
-  c.shared_cores = top.integer_at_least("shared_cores", 0, false, 0);
+  c.shared_cores = top.non_negative_number("shared_cores", false, 0);
   c.compute_scale = top.positive_number("compute_scale", false, 1.0);
   c.iteration_overhead_seconds = top.non_negative_number("iteration_overhead_seconds", false);
   c.interference_alpha_seconds = top.non_negative_number("interference_alpha_seconds", false);

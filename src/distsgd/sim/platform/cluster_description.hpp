@@ -41,8 +41,9 @@ struct ClusterDescription {
   double intra_node_alpha_seconds = 0;     // used with intra_node_bytes_per_second
   // Every rank of the run (workers and servers) shares this many cores, as on the one host where distsgd validate
   // and the emulated cluster run: compute slows down when more ranks compute than there are cores (the DES shares
-  // them fairly). 0: each rank has a processor of its own, as on a real cluster.
-  int64_t shared_cores = 0;
+  // them fairly). 0: each rank has a processor of its own, as on a real cluster. A measured capacity may be
+  // fractional: `distsgd profile --ranks-at-once K` (what K ranks computing at once get of the host; validate's).
+  double shared_cores = 0;
   // On a host where ranks compute on every core, a message also waits for its receiver to be scheduled: the extra
   // one-way delay's distribution, measured by `distsgd commbench --busy-delivery` as quantiles (both increasing;
   // empty: not measured) on a host of `busy_delivery_cores` cores. It applies to a run of at least that many ranks
