@@ -1093,16 +1093,15 @@ TEST(Holdout, RowsWithAStragglerAreHeldOutAndPredictedByTheSimulator) {
   for (const auto& [algo, flags] : flags_of) {
     for (const std::string straggler : {"none", "3:2", "3:10"}) {
       if (straggler != "none" && !slowed.count(algo)) continue;
-      rows.push_back(
-          {{"configuration", algo + "-" + straggler},
-           {"algorithm", algo},
-           {"algorithm_flags", flags},
-           {"workers", 4},
-           {"network", "1gbit"},
-           {"straggler", straggler},
-           {"cluster", "10gbe"},
-           {"profile", dir / "p.json"},
-           {"measured_samples_per_second", des(flags, straggler, truth)}});
+      rows.push_back({{"configuration", algo + "-" + straggler},
+                      {"algorithm", algo},
+                      {"algorithm_flags", flags},
+                      {"workers", 4},
+                      {"network", "1gbit"},
+                      {"straggler", straggler},
+                      {"cluster", "10gbe"},
+                      {"profile", dir / "p.json"},
+                      {"measured_samples_per_second", des(flags, straggler, truth)}});
     }
   }
   std::vector<std::string> predicted_rows;
