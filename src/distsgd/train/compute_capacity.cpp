@@ -3,8 +3,8 @@
 #include <torch/torch.h>
 
 #include <algorithm>
-#include <cstdio>
 #include <condition_variable>
+#include <cstdio>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -60,7 +60,8 @@ class Rank {
  private:
   void step() {
     if (offset_ + config_.batch_size > dataset_.train.size()) offset_ = 0;
-    const auto images = data::normalize(dataset_.train.images.slice(0, offset_, offset_ + config_.batch_size), dataset_);
+    const auto images =
+        data::normalize(dataset_.train.images.slice(0, offset_, offset_ + config_.batch_size), dataset_);
     const auto labels = dataset_.train.labels.slice(0, offset_, offset_ + config_.batch_size).clone();
     offset_ += config_.batch_size;
     for (auto& p : model_->parameters()) p.mutable_grad() = at::Tensor();
