@@ -1070,7 +1070,7 @@ TEST(Holdout, RowsWithAStragglerAreHeldOutAndPredictedByTheSimulator) {
   const auto base = sim::load_cluster("10gbe");
   const auto truth = sim::with_unknown(base, base, Unknown::kLinkEfficiency, 0.2);
   const auto settings_of = [&](const std::vector<std::string>& flags, const std::string& straggler) {
-    std::vector<std::string> args{"--profile", "p.json", "--fidelity", "des", "--iterations", "40", "--warmup", "5"};
+    std::vector<std::string> args{"--profile", "p.json", "--fidelity", "des", "--iterations", "20", "--warmup", "5"};
     args.insert(args.end(), flags.begin(), flags.end());
     if (straggler != "none") args.insert(args.end(), {"--slowdown", straggler});
     return sim::simulator_settings_from(args);
@@ -1119,7 +1119,7 @@ TEST(Holdout, RowsWithAStragglerAreHeldOutAndPredictedByTheSimulator) {
     }
     return nlohmann::json{{"samples_per_second", rate}, {"samples_per_second_range", {low, high}}};
   };
-  options.des_points = {40, 5, 1};  // the simulator as the rows above ran it
+  options.des_points = {20, 5, 1};  // the simulator as the rows above ran it
   std::string text;
   const auto report = experiment::holdout_report(rows, dir.str(), text, options);
   // The rows without a straggler calibrated by the analytical models (the default), and once more by the simulator

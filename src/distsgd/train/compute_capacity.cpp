@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <condition_variable>
 #include <cstdio>
+#include <exception>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -21,12 +22,7 @@
 namespace distsgd::train {
 namespace {
 
-double median_of(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  return values[values.size() / 2];
-}
-
-// One rank's compute: forward, loss and backward of its own model on successive batches (3 untimed first).
+// One rank's compute: forward, loss and backward of its own model on successive batches.
 class Rank {
  public:
   Rank(const TrainConfig& config, const data::Dataset& dataset, uint64_t seed) : config_(config), dataset_(dataset) {
@@ -36,16 +32,6 @@ class Rank {
   }
   void warm_up() {
     for (int k = 0; k < 3; ++k) step();
-  }
-  // `repeats` timed iterations, their times.
-  std::vector<double> iteration_times(int64_t repeats) {
-    std::vector<double> times;
-    for (int64_t k = 0; k < repeats; ++k) {
-      const auto start = Clock::now();
-      step();
-      times.push_back(seconds_since(start));
-    }
-    return times;
   }
   // Iterations until `deadline` is past: how many ended before it.
   int64_t iterations_until(Clock::time_point deadline) {
@@ -74,6 +60,56 @@ class Rank {
   int64_t offset_ = 0;
 };
 
+// The iterations `ranks` threads, each a rank with a model of its own, complete in `seconds` started together (each
+// builds its model and warms up first, then waits for the others). A thread's error is rethrown once all have ended;
+// a thread that failed still takes its place at the start, so that none waits for it.
+int64_t iterations_in_window(const TrainConfig& config, const data::Dataset& dataset, int64_t ranks, double seconds) {
+  std::mutex mutex;
+  std::condition_variable all_ready;
+  std::exception_ptr error;
+  auto keep_first = [&](std::exception_ptr e) {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (!error) error = e;
+  };
+  int64_t ready = 0;
+  Clock::time_point deadline;
+  std::vector<int64_t> done(static_cast<size_t>(ranks), 0);
+  std::vector<std::thread> threads;
+  for (int64_t r = 0; r < ranks; ++r) {
+    threads.emplace_back([&, r] {
+      std::unique_ptr<Rank> rank;
+      try {
+        rank = std::make_unique<Rank>(config, dataset, config.seed + static_cast<uint64_t>(r));
+        rank->warm_up();
+      } catch (...) {
+        keep_first(std::current_exception());
+      }
+      Clock::time_point until;
+      {
+        std::unique_lock<std::mutex> lock(mutex);
+        if (++ready == ranks) {
+          deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+          all_ready.notify_all();
+        }
+        all_ready.wait(lock, [&] { return ready == ranks; });
+        until = deadline;
+      }
+      if (!rank) return;
+      try {
+        done[static_cast<size_t>(r)] = rank->iterations_until(until);
+      } catch (...) {
+        keep_first(std::current_exception());
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  if (error) std::rethrow_exception(error);
+  int64_t total = 0;
+  for (const int64_t d : done) total += d;
+  require(total > 0, "compute capacity: no iteration ended within " + std::to_string(seconds) + " s");
+  return total;
+}
+
 }  // namespace
 
 ComputeCapacity measure_compute_capacity(const TrainConfig& config, int64_t ranks, int64_t repeats) {
@@ -83,47 +119,15 @@ ComputeCapacity measure_compute_capacity(const TrainConfig& config, int64_t rank
   require(dataset.train.size() >= config.batch_size, "the dataset has fewer samples than --batch-size");
   ComputeCapacity capacity;
   capacity.ranks = ranks;
-  std::vector<double> alone;
-  std::thread([&] {
-    Rank rank(config, dataset, config.seed);
-    rank.warm_up();
-    alone = rank.iteration_times(repeats);
-  }).join();
-  capacity.alone_seconds = median_of(alone);
-
-  // Every thread builds its model and waits for the others; then all run for one window. A thread's steps are not
-  // what shows the sharing (a step of a few ms runs within one time slice, as fast as alone, and the thread then
-  // waits its turn): the steps all of them complete in the window, against one thread alone, are.
-  const double window = std::max(1.0, static_cast<double>(repeats * ranks) * capacity.alone_seconds);
-  std::mutex mutex;
-  std::condition_variable all_ready;
-  int64_t ready = 0;
-  Clock::time_point deadline;
-  std::vector<int64_t> steps(static_cast<size_t>(ranks), 0);
-  std::vector<std::thread> threads;
-  for (int64_t r = 0; r < ranks; ++r) {
-    threads.emplace_back([&, r] {
-      Rank rank(config, dataset, config.seed + static_cast<uint64_t>(r));
-      rank.warm_up();
-      Clock::time_point until;
-      {
-        std::unique_lock<std::mutex> lock(mutex);
-        if (++ready == ranks) {
-          deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(window));
-          all_ready.notify_all();
-        }
-        all_ready.wait(lock, [&] { return ready == ranks; });
-        until = deadline;
-      }
-      steps[static_cast<size_t>(r)] = rank.iterations_until(until);
-    });
-  }
-  for (auto& t : threads) t.join();
-  int64_t total = 0;
-  for (const int64_t s : steps) total += s;
-  require(total > 0, "compute capacity: no iteration ended within " + std::to_string(window) + " s");
-  // Each of the ranks took this long a step, on average, with all of them computing.
-  capacity.together_seconds = window * static_cast<double>(ranks) / static_cast<double>(total);
+  // Throughput over windows, not each thread's own steps: a step of a few ms runs within one time slice, as fast as
+  // alone, and the thread then waits its turn, so only what they all complete shows the sharing. One thread alone
+  // before and after the K together, against the host's drift; the window holds `repeats` of each rank's steps.
+  const double first = 0.5 / static_cast<double>(iterations_in_window(config, dataset, 1, 0.5));
+  const double window = std::max(0.5, static_cast<double>(repeats * ranks) * first);
+  const int64_t together = iterations_in_window(config, dataset, ranks, window);
+  const int64_t alone = iterations_in_window(config, dataset, 1, window / 2) * 2;
+  capacity.alone_seconds = (first + window / static_cast<double>(alone)) / 2;
+  capacity.together_seconds = window * static_cast<double>(ranks) / static_cast<double>(together);
   capacity.cores = std::clamp(static_cast<double>(ranks) * capacity.alone_seconds / capacity.together_seconds, 1.0,
                               static_cast<double>(ranks));
   return capacity;
