@@ -66,6 +66,11 @@ TEST(ProfileCommand, BadInputIsOneClearError) {
   r = run_distsgd("profile --model lenet5 --dataset synthetic --ranks-at-once 1 --out " + (dir / "p.json"));
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.output.find("distsgd: error: --ranks-at-once must be at least 2 (got 1)"), std::string::npos) << r.output;
+  r = run_distsgd("profile --model lenet5 --device titan-v --ranks-at-once 4 --out " + (dir / "p.json"));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("distsgd: error: --ranks-at-once measures this host's cores: it does not go with --device"),
+            std::string::npos)
+      << r.output;
   r = run_distsgd("profile --model lenet7 --dataset synthetic --out " + (dir / "p.json"));
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.output.find("lenet7"), std::string::npos) << r.output;

@@ -124,9 +124,10 @@ CLI::App* add_profile_command(CLI::App& app, ProfileCommand& command) {
       ->capture_default_str();
   cmd->add_option("--out", command.out, "the profile JSON to write")->capture_default_str();
   cmd->add_option("--ranks-at-once", command.ranks_at_once,
-                  "also time the model in K threads at once against one alone (--repeats each; one thread each, as "
-                  "ranks run with --threads 1): the cores' worth K ranks computing together get on this host "
-                  "(\"compute_capacity\" in the profile; distsgd validate uses it as the simulator's --shared-cores)");
+                  "also count the iterations K threads complete together in a window (about --repeats each; one "
+                  "thread each, as ranks run with --threads 1) against one thread alone: the cores' worth K ranks "
+                  "computing together get on this host (\"compute_capacity\" in the profile; distsgd validate uses it "
+                  "as the simulator's --shared-cores)");
   auto* device = cmd->add_option("--device", command.device,
                                  "measure nothing: count the model's FLOPs and bytes and write an analytical profile "
                                  "for this device, a preset (" +
@@ -153,6 +154,8 @@ CLI::App* add_profile_command(CLI::App& app, ProfileCommand& command) {
 
 int run_profile(const ProfileCommand& command) {
   if (command.list_devices) return list_devices();
+  require(command.device.empty() || command.ranks_at_once == 0,
+          "--ranks-at-once measures this host's cores: it does not go with --device");
   if (!command.device.empty()) return run_analytical_profile(command);
   train::validate(command.config);
   require(command.ranks_at_once == 0 || command.ranks_at_once >= 2,
