@@ -17,8 +17,6 @@
 #include "distsgd/sim/platform/analytical_profile.hpp"
 #include "distsgd/sim/platform/device_description.hpp"
 #include "distsgd/sim/platform/model_profile.hpp"
-#include "distsgd/train/compute_capacity.hpp"
-#include "distsgd/train/layer_profiler.hpp"
 #include "distsgd/train/model_cost.hpp"
 #include "distsgd/train/options.hpp"
 #include "distsgd/train/process.hpp"
@@ -158,18 +156,8 @@ int run_profile(const ProfileCommand& command) {
           "--ranks-at-once measures this host's cores: it does not go with --device");
   if (!command.device.empty()) return run_analytical_profile(command);
   train::validate(command.config);
-  require(command.ranks_at_once == 0 || command.ranks_at_once >= 2,
-          "--ranks-at-once must be at least 2 (got " + std::to_string(command.ranks_at_once) + ")");
-  const auto measured = train::measure_profile(command.config, command.repeats);
-  auto json = train::measured_profile_json(measured);
-  std::string capacity_line;
-  if (command.ranks_at_once >= 2) {
-    const auto capacity = train::measure_compute_capacity(command.config, command.ranks_at_once, command.repeats);
-    json["compute_capacity"] = train::compute_capacity_json(capacity);
-    capacity_line = train::compute_capacity_text(capacity);
-  }
-  write_json_atomically(command.out, json);
-  std::cout << train::measured_profile_text(measured, command.out) << capacity_line << std::flush;
+  std::cout << train::write_measured_profile(command.config, command.repeats, command.ranks_at_once, command.out)
+            << std::flush;
   return 0;
 }
 

@@ -3,10 +3,8 @@
 #include <fstream>
 
 #include "distsgd/core/error.hpp"
-#include "distsgd/core/json_file.hpp"
 #include "distsgd/core/option.hpp"
 #include "distsgd/experiment/self_command.hpp"
-#include "distsgd/train/compute_capacity.hpp"
 #include "distsgd/train/options.hpp"
 #include "distsgd/train/profile_file.hpp"
 
@@ -32,16 +30,7 @@ void profile_in_process(const std::vector<std::string>& command, const std::stri
   TrainConfig config;
   parse_option_words(train::train_options(), train_words, config);
   train::validate(config);
-  const auto measured = train::measure_profile(config, repeats);
-  auto json = train::measured_profile_json(measured);
-  std::string capacity_line;
-  if (ranks_at_once > 0) {
-    const auto capacity = train::measure_compute_capacity(config, ranks_at_once, repeats);
-    json["compute_capacity"] = train::compute_capacity_json(capacity);
-    capacity_line = train::compute_capacity_text(capacity);
-  }
-  write_json_atomically(out, json);
-  log << train::measured_profile_text(measured, out) << capacity_line;
+  log << train::write_measured_profile(config, repeats, ranks_at_once, out);
 }
 
 }  // namespace distsgd::experiment

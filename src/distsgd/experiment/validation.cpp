@@ -191,8 +191,11 @@ Plan check_flags(const ValidationSettings& c) {
   return plan;
 }
 
+// This host's cores, which every run of the grid shares.
+int64_t host_cores() { return std::max<int64_t>(1, std::thread::hardware_concurrency()); }
+
 std::vector<Configuration> grid(const ValidationSettings& c, const Plan& plan) {
-  const int64_t cores = std::max<int64_t>(1, std::thread::hardware_concurrency());
+  const int64_t cores = host_cores();
   std::vector<Configuration> all;
   for (const auto& network : c.networks) {
     for (const int64_t workers : c.workers) {
@@ -265,7 +268,7 @@ void write_profile_with_run_compute(const std::string& profile, const nlohmann::
 double shared_cores_of(const std::string& profile) {
   const auto json = read_json_file_if_valid(profile);
   if (json && json->contains("compute_capacity")) return (*json)["compute_capacity"].value("cores", 0.0);
-  return std::max(1u, std::thread::hardware_concurrency());
+  return static_cast<double>(host_cores());
 }
 
 // One prediction of a configuration by `distsgd simulate` (`kind`: a fidelity or its run-compute diagnostic), or why
@@ -630,7 +633,7 @@ std::map<int64_t, std::string> profile_per_thread_count(const ValidationSettings
                              std::to_string(k.threads), "--repeats", std::to_string(c.profile_repeats)});
     // What the runs' ranks get of this host's cores when they compute together: twice as many ranks as cores, as
     // the grids' 4 workers and a server on 2 (the simulator's --shared-cores; bench/README, session 39).
-    args.insert(args.end(), {"--ranks-at-once", std::to_string(2 * std::max(1u, std::thread::hardware_concurrency()))});
+    args.insert(args.end(), {"--ranks-at-once", std::to_string(2 * host_cores())});
     const ResumableStep step(base + ".step.json", c.out + "/logs/profile-t" + std::to_string(k.threads) + ".log");
     const bool done = fs::exists(base + ".json");
     if (!(done && step.same_command(args))) log::info("validate: profiling: " + command_text(args));
@@ -719,9 +722,9 @@ int run_validation(const ValidationSettings& c) {
   if (!profiles.empty()) {
     char line[200];
     std::snprintf(line, sizeof line,
-                  "validate: ranks computing together get %.2f of this host's %u cores (%s: compute_capacity, the "
+                  "validate: ranks computing together get %.2f of this host's %lld cores (%s: compute_capacity, the "
                   "simulator's --shared-cores)",
-                  shared_cores_of(profiles.begin()->second), std::max(1u, std::thread::hardware_concurrency()),
+                  shared_cores_of(profiles.begin()->second), static_cast<long long>(host_cores()),
                   profiles.begin()->second.c_str());
     log::info(line);
   }

@@ -4,6 +4,10 @@
 #include <cstdio>
 #include <sstream>
 
+#include "distsgd/core/error.hpp"
+#include "distsgd/core/json_file.hpp"
+#include "distsgd/train/compute_capacity.hpp"
+
 namespace distsgd::train {
 namespace {
 
@@ -67,6 +71,22 @@ std::string measured_profile_text(const MeasuredProfile& measured, const std::st
        << micros(profile.data_seconds) << "; update"
        << micros(profile.update_seconds_per_byte * profile.gradient_bytes()) << "\nwrote " << out << "\n";
   return text.str();
+}
+
+std::string write_measured_profile(const TrainConfig& config, int64_t repeats, int64_t ranks_at_once,
+                                   const std::string& out) {
+  require(ranks_at_once == 0 || ranks_at_once >= 2,
+          "--ranks-at-once must be at least 2 (got " + std::to_string(ranks_at_once) + ")");
+  const auto measured = measure_profile(config, repeats);
+  auto json = measured_profile_json(measured);
+  std::string capacity_line;
+  if (ranks_at_once >= 2) {
+    const auto capacity = measure_compute_capacity(config, ranks_at_once, repeats);
+    json["compute_capacity"] = compute_capacity_json(capacity);
+    capacity_line = compute_capacity_text(capacity);
+  }
+  write_json_atomically(out, json);
+  return measured_profile_text(measured, out) + capacity_line;
 }
 
 }  // namespace distsgd::train
