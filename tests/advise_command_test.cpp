@@ -193,7 +193,9 @@ TEST(AdviseCommand, VirtualRanksByTheVirtualRunsTimeToTargetAtTheAdvisedWorkerCo
   // On a calibrated cluster file the virtual runs carry their range over its clusters, and advise re-ranks on each.
   auto file = sim::to_json(sim::load_cluster("10gbe"));
   auto slower = file;
-  slower["worker_bytes_per_second"] = file["worker_bytes_per_second"].get<double>() / 2;
+  // A tenth of the links' rate (at half, ASP's lenet5 steps hardly wait for the link: 1.0004x as fast, as its workers'
+  // phases moved).
+  slower["worker_bytes_per_second"] = file["worker_bytes_per_second"].get<double>() / 10;
   file["calibration"]["consistent_clusters"] = {file, slower};
   std::ofstream(dir / "calibrated.json") << file.dump();
   r = run_distsgd("advise --virtual --profile " + (dir / "p.json") + " --cluster " + (dir / "calibrated.json") +
@@ -211,7 +213,7 @@ TEST(AdviseCommand, VirtualRanksByTheVirtualRunsTimeToTargetAtTheAdvisedWorkerCo
     const auto range = read_json(row["convergence_run"].get<std::string>() + "/summary.json")["virtual_range"];
     ASSERT_EQ(range["relative_speeds"].size(), 2u) << range.dump();
     EXPECT_NEAR(range["relative_speeds"][0].get<double>(), 1, 1e-9);  // the best fit itself
-    EXPECT_LT(range["relative_speeds"][1].get<double>(), 1);          // half its links' rate
+    EXPECT_LT(range["relative_speeds"][1].get<double>(), 1);          // a tenth of its links' rate
   }
 }
 

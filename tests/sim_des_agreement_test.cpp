@@ -365,10 +365,10 @@ TEST(DesAgreesWithAnalytical, BspPushesDuringBackwardAndPipelinedLocalAggregatio
 
 // ASP under wait-free backprop (the default): a worker's pieces as rounds per shard while backward goes on, each
 // processed alone (sim/analytical/asynchronous_model.cpp). One worker, or one server on links fast enough that the
-// server's capacity does not bind: the simulation's figure. Several workers pushing to as many shards: the
-// simulation's identical workers push their first bucket (the last layers, all in the last shard) to that shard at
-// once and gain little from pushing early, which the model, one worker's rounds, does not see: never slower than the
-// simulation, and within 20%.
+// server's capacity does not bind: the simulation's figure. Several workers pushing to as many shards: the simulated
+// workers start at spread phases (sim/platform/start_phases.hpp), so each mostly finds its shards free, as the model
+// (one worker's rounds) takes it: within 5%. (Started together, identical workers pushed their first bucket to the
+// last shard at once, and the simulation was up to 18% slower.)
 TEST(DesAgreesWithAnalytical, AspPushesDuringBackward) {
   const auto p = toy();
   for (const double rate : {2e8, 1e9, 1e10}) {
@@ -386,8 +386,7 @@ TEST(DesAgreesWithAnalytical, AspPushesDuringBackward) {
         if (workers == 1 || (servers == 1 && rate >= 1e10)) {
           EXPECT_NEAR(simulated / analytical, 1, 0.01) << where;
         } else if (servers == workers) {
-          EXPECT_GE(simulated / analytical, 0.99) << where;
-          EXPECT_LE(simulated / analytical, 1.2) << where;
+          EXPECT_NEAR(simulated / analytical, 1, 0.05) << where;
         }
         if (workers == 1 && rate <= 1e9) {  // pushes long enough for backward to hide a part
           layout.wait_free = false;
@@ -427,12 +426,12 @@ TEST(DesAgreesWithAnalytical, SspPushesWithoutWaitingAndPullsAsItsClocksSay) {
               EXPECT_NEAR(ratio, 1, 0.03) << where;
             } else if (workers == 1) {
               EXPECT_NEAR(ratio, 1, 0.08) << where;
-            } else if (servers == workers) {  // the simulator's workers pull in step
-              EXPECT_GE(ratio, 0.85) << where;
+            } else if (servers == workers) {  // a shard per worker: one worker's pulls, as the model takes them
+              EXPECT_GE(ratio, 0.93) << where;
               EXPECT_LE(ratio, 1.05) << where;
-            } else {  // one server's link for every worker: the caps, never reached by workers pulling in step
-              EXPECT_GE(ratio, 1.0) << where;
-              EXPECT_LE(ratio, 1.55) << where;
+            } else {  // one server's link for every worker: the caps, reached only in part (the pulls still meet)
+              EXPECT_GE(ratio, 0.99) << where;
+              EXPECT_LE(ratio, 1.3) << where;
             }
             // The clock gap at an iteration's start is never above s; with other workers it is 0 only for the
             // slowest (its own push is the last one a shard applies before its pull), 1 or more for the others:

@@ -376,7 +376,9 @@ TEST_F(VirtualTraining, WorkersSpendTheProfilesUpdateTimeEachStep) {
 // (BSP), request and reply (ASP), unanswered pushes to a server that cannot keep up (SSP, ALADDIN with pi = 1: the
 // server's inbound link is full, and both engines hold a push until the server's handler of its worker has posted
 // its receive, so the gradients' staleness stays bounded and agrees within 10%), a peer exchange (AD-PSGD) and
-// pushes along a graph (SGP). Both engines are deterministic, so the bounds cannot fail by chance.
+// pushes along a graph (SGP). Both engines are deterministic, so the bounds cannot fail by chance. 120 steps: a run's
+// figure counts its first steps, which independent workers (started at spread phases, sim/platform/start_phases.hpp)
+// take less crowded; at 60 SSP's was 10% above the DES's steady state, at 120 4%.
 TEST_F(VirtualTraining, ThroughputAgreesWithTheDiscreteEventSimulator) {
   TempDir dir;
   const std::string lenet5_28 = profile();  // the suite's TITAN V lenet5 profile, 1x28x28, batch 16
@@ -387,8 +389,8 @@ TEST_F(VirtualTraining, ThroughputAgreesWithTheDiscreteEventSimulator) {
     const std::string cluster =
         " --algo " + algorithm + " --workers 8 --cluster ipdps2021-10gbe --profile " + lenet5_28;
     r = run_distsgd("train --virtual" + cluster +
-                    " --model lenet5 --dataset synthetic --synthetic-shape 1x28x28 --synthetic-train-size 7680 "
-                    "--synthetic-test-size 64 --batch-size 16 --lr 0.001 --momentum 0 --max-steps 60 --epochs 1 "
+                    " --model lenet5 --dataset synthetic --synthetic-shape 1x28x28 --synthetic-train-size 15360 "
+                    "--synthetic-test-size 64 --batch-size 16 --lr 0.001 --momentum 0 --max-steps 120 --epochs 1 "
                     "--seed 1 --no-checkpoint --progress-seconds 1000 --out " +
                     (dir / name));
     ASSERT_EQ(r.exit_code, 0) << r.output;
@@ -698,9 +700,12 @@ TEST_F(VirtualTraining, EvaluationsPerEpochGiveAFinerCurveInVirtualTime) {
   for (size_t i = 1; i < records.size(); ++i) {
     EXPECT_GT(records[i]["wall_seconds"].get<double>(), records[i - 1]["wall_seconds"].get<double>());
   }
-  // Equal steps take equal virtual time on a homogeneous cluster: the evaluations took none.
-  const double first = records[0]["wall_seconds"].get<double>();
-  EXPECT_NEAR(records[3]["wall_seconds"].get<double>(), 4 * first, 0.05 * first);
+  // Equal steps take equal virtual time on a homogeneous cluster: the evaluations (among them the end of epoch 1's)
+  // took none. From the second quarter on: worker 0's first steps are less crowded, the others starting after it
+  // (sim/platform/start_phases.hpp).
+  const double quarter = records[2]["wall_seconds"].get<double>() - records[1]["wall_seconds"].get<double>();
+  EXPECT_NEAR(records[6]["wall_seconds"].get<double>() - records[2]["wall_seconds"].get<double>(), 4 * quarter,
+              0.05 * quarter);
 }
 
 // --trace: the timeline with the span names of a real run, one row per rank, on the virtual clock (microseconds from

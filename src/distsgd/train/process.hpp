@@ -44,6 +44,8 @@ struct Process {
   // worker's optimizer pass, spent on the virtual clock (backward's, per parameter, by the flat buffers); zero in a
   // real run.
   double virtual_data_seconds = 0, virtual_forward_seconds = 0, virtual_update_seconds = 0;
+  // ... and when its first iteration starts (independent workers start spread: sim/platform/start_phases.hpp).
+  double virtual_start_seconds = 0;
 
   bool is_worker() const { return rank < config.workers; }
   bool leader() const { return rank == 0; }  // worker 0: writes the run directory

@@ -22,6 +22,7 @@
 #include "distsgd/sim/platform/cluster_network.hpp"
 #include "distsgd/sim/platform/device_description.hpp"
 #include "distsgd/sim/platform/model_profile.hpp"
+#include "distsgd/sim/platform/start_phases.hpp"
 #include "distsgd/sim/simulation.hpp"
 #include "distsgd/sim/simulator_settings.hpp"
 #include "distsgd/train/memory_estimate.hpp"
@@ -214,6 +215,9 @@ nlohmann::json run_virtual_training(TrainConfig config, const TrainHooks& hooks)
       p.virtual_data_seconds = times.data;
       p.virtual_forward_seconds = times.forward;
       p.virtual_update_seconds = worker_update_seconds;
+      if (entry != nullptr && entry->independent_workers) {
+        p.virtual_start_seconds = sim::spread_start_seconds(profile, cluster, rank, workers);
+      }
       p.flat->set_virtual_backward_seconds(times.backward);
       auto result = run_worker(p, hooks);
       if (rank == 0) summary = std::move(result);

@@ -286,6 +286,7 @@ nlohmann::json WorkerLoop::run() {
   loader_options.seed = c().seed;
   loader_options.prefetch = c().prefetch;
   data::ShardedLoader loader(p.dataset, p.dataset.train, loader_options);
+  if (p.virtual_start_seconds > 0) runtime::sleep_for(p.virtual_start_seconds);  // before the training clocks
 
   bool go_on = s_.position.global_step < s_.step_limit || stop_because(limit_reason());
   bool agreement_owed = false;  // this worker stopped inside an epoch and has not met the others' epoch-end agreement

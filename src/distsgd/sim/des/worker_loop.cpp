@@ -2,6 +2,9 @@
 
 #include <algorithm>
 
+#include "distsgd/catalog/algorithm_catalog.hpp"
+#include "distsgd/sim/platform/start_phases.hpp"
+
 namespace distsgd::sim {
 
 WorkerLoops::WorkerLoops(DesContext& context, Workload& workload, std::function<void(int64_t, int64_t)> on_iteration)
@@ -27,7 +30,16 @@ WorkerLoops::WorkerLoops(DesContext& context, Workload& workload, std::function<
 }
 
 void WorkerLoops::start() {
-  for (int64_t w = 0; w < context_.workers; ++w) start_iteration(w);
+  const auto* entry = catalog::find(context_.settings.algorithm);
+  const bool spread = entry != nullptr && entry->independent_workers;
+  for (int64_t w = 0; w < context_.workers; ++w) {
+    const double start = spread ? spread_start_seconds(context_.profile, context_.cluster, w, context_.workers) : 0.0;
+    if (start > 0) {
+      context_.sleep(w, "start", start, [this, w] { start_iteration(w); });
+    } else {
+      start_iteration(w);
+    }
+  }
 }
 
 void WorkerLoops::start_iteration(int64_t worker) {

@@ -18,7 +18,8 @@ class WorkerLoops {
  public:
   // `on_iteration(worker, step)` runs when a worker completes an iteration (after after_backward).
   WorkerLoops(DesContext& context, Workload& workload, std::function<void(int64_t, int64_t)> on_iteration);
-  // Starts every worker's first iteration at time 0.
+  // Starts every worker's first iteration: at time 0, or spread over one iteration for independent workers
+  // (sim/platform/start_phases.hpp).
   void start();
   // Compute time (forward, backward, slowdown and what the workload ran on the worker) of each worker so far.
   int64_t total_iterations() const { return context_.settings.warmup + context_.settings.iterations; }
