@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "distsgd/core/host_cores.hpp"
 #include "distsgd/sim/platform/model_profile.hpp"
 #include "test_util.hpp"
 
@@ -53,7 +54,9 @@ TEST(ProfileCommand, RanksAtOnceMeasureTheCoresTheyGetTogether) {
   const double alone = capacity["alone_seconds"].get<double>(), together = capacity["together_seconds"].get<double>();
   EXPECT_GT(alone, 0);
   EXPECT_GT(together, 0);
-  EXPECT_NEAR(capacity["cores"].get<double>(), std::clamp(3 * alone / together, 1.0, 3.0), 1e-9);
+  // Never more than the host has, however the thread alone was slowed.
+  const double most = static_cast<double>(std::min<int64_t>(3, host_cores()));
+  EXPECT_NEAR(capacity["cores"].get<double>(), std::clamp(3 * alone / together, 1.0, most), 1e-9);
   EXPECT_NE(r.output.find("3 ranks computing at once"), std::string::npos) << r.output;
   EXPECT_EQ(sim::load_model_profile(dir / "p.json").tensors.size(), 10u) << "the profile is read as before";
 }

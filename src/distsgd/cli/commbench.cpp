@@ -6,6 +6,7 @@
 #include "distsgd/comm/process_env.hpp"
 #include "distsgd/comm/self_launch.hpp"
 #include "distsgd/core/error.hpp"
+#include "distsgd/core/host_cores.hpp"
 #include "distsgd/core/json_file.hpp"
 #include "distsgd/core/linear_fit.hpp"
 #include "distsgd/core/log.hpp"
@@ -301,8 +302,8 @@ int run_rank(const CommbenchConfig& c, const comm::ProcessEnv& env) {
     // Enough round trips for the tail quantiles (each a few ms at most: well under a second in all).
     busy_delivery = measure_busy_delivery(comm, std::max<int64_t>(c.repeats, 200));
     if (leader) {
-      std::cout << "busy delivery: 4 KiB ping-pong while all " << c.processes << " ranks compute on "
-                << std::max(1u, std::thread::hardware_concurrency()) << " cores; extra one-way time:";
+      std::cout << "busy delivery: 4 KiB ping-pong while all " << c.processes << " ranks compute on " << host_cores()
+                << " cores; extra one-way time:";
       for (const auto& point : busy_delivery) {
         std::cout << " p" << formatted("%g", 100 * point.q) << " " << formatted("%.0f", point.seconds * 1e6) << " us";
       }
@@ -314,8 +315,7 @@ int run_rank(const CommbenchConfig& c, const comm::ProcessEnv& env) {
                              {"fit", "t(m) = alpha + beta*m, least squares on relative error, fitted to min_seconds"}};
     for (const auto& primitive : results) report[primitive.name] = to_json(primitive);
     if (c.busy_delivery) {
-      report["busy_delivery"] =
-          sim::busy_delivery_json(busy_delivery, std::max(1u, std::thread::hardware_concurrency()));
+      report["busy_delivery"] = sim::busy_delivery_json(busy_delivery, host_cores());
       report["busy_delivery"]["message_bytes"] = 4 * kKiB;
     }
     write_json_atomically(c.out, report);

@@ -5,6 +5,7 @@
 
 #include "distsgd/core/enum_names.hpp"
 #include "distsgd/core/error.hpp"
+#include "distsgd/core/host_cores.hpp"
 
 namespace distsgd::cli {
 
@@ -72,7 +73,7 @@ sim::ClusterDescription cluster_from_commbench(const CommbenchFits& fits, const 
   c.workers_per_node = layout.workers_per_node;
   // The processes measured here share this host's cores (the emulated hosts too: they are namespaces of it); on
   // hosts of their own, each rank has its own (0).
-  const auto cores = static_cast<int64_t>(std::max(1u, std::thread::hardware_concurrency()));
+  const auto cores = host_cores();
   c.shared_cores = layout.shares_this_hosts_cores ? cores : 0;
   c.allreduce_fit = {p, std::max(0.0, fits.allreduce.alpha), fits.allreduce.beta};
   c.busy_delivery = fits.busy_delivery;

@@ -3,6 +3,7 @@
 #include "distsgd/algo/algorithm.hpp"
 #include "distsgd/cluster/link_spec.hpp"
 #include "distsgd/core/error.hpp"
+#include "distsgd/core/host_cores.hpp"
 #include "distsgd/core/json_file.hpp"
 #include "distsgd/core/text.hpp"
 #include "distsgd/experiment/forwarded_flags.hpp"
@@ -59,7 +60,7 @@ std::string text_of_json(const nlohmann::json& value) {
 int64_t threads_of(const TrainConfig& c) {
   if (c.threads > 0) return c.threads;
   // As `distsgd train` gives each process (optim/threads.hpp): max(1, cores / processes on the host).
-  const int64_t cores = std::max<int64_t>(1, std::thread::hardware_concurrency());
+  const int64_t cores = host_cores();
   return std::max<int64_t>(1, cores / std::max<int64_t>(1, c.processes()));
 }
 

@@ -20,6 +20,7 @@
 #include "distsgd/cluster/link_spec.hpp"
 #include "distsgd/cluster/network_namespace.hpp"
 #include "distsgd/core/error.hpp"
+#include "distsgd/core/host_cores.hpp"
 #include "distsgd/core/json_file.hpp"
 #include "distsgd/core/log.hpp"
 #include "distsgd/core/rank_factor.hpp"
@@ -190,9 +191,6 @@ Plan check_flags(const ValidationSettings& c) {
   train::validate(c.config);
   return plan;
 }
-
-// This host's cores, which every run of the grid shares.
-int64_t host_cores() { return std::max<int64_t>(1, std::thread::hardware_concurrency()); }
 
 std::vector<Configuration> grid(const ValidationSettings& c, const Plan& plan) {
   const int64_t cores = host_cores();

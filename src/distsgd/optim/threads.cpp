@@ -1,4 +1,5 @@
 #include "distsgd/optim/threads.hpp"
+#include "distsgd/core/host_cores.hpp"
 
 #include <torch/torch.h>
 
@@ -9,7 +10,7 @@ namespace distsgd {
 
 int64_t compute_threads(int64_t threads, int64_t processes_on_host) {
   if (threads > 0) return threads;
-  const int64_t cores = std::max<int64_t>(1, std::thread::hardware_concurrency());
+  const int64_t cores = host_cores();
   return std::max<int64_t>(1, cores / std::max<int64_t>(1, processes_on_host));
 }
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "distsgd/core/error.hpp"
+#include "distsgd/core/host_cores.hpp"
 #include "distsgd/core/timer.hpp"
 #include "distsgd/data/dataset.hpp"
 #include "distsgd/models/model.hpp"
@@ -128,8 +129,9 @@ ComputeCapacity measure_compute_capacity(const TrainConfig& config, int64_t rank
   const int64_t alone = iterations_in_window(config, dataset, 1, window / 2) * 2;
   capacity.alone_seconds = (first + window / static_cast<double>(alone)) / 2;
   capacity.together_seconds = window * static_cast<double>(ranks) / static_cast<double>(together);
+  // Never above the host's cores: on a noisy host the thread alone can be the one slowed (2.19 of 2 cores, once).
   capacity.cores = std::clamp(static_cast<double>(ranks) * capacity.alone_seconds / capacity.together_seconds, 1.0,
-                              static_cast<double>(ranks));
+                              static_cast<double>(std::min(ranks, host_cores())));
   return capacity;
 }
 

@@ -16,7 +16,8 @@ struct ComputeCapacity {
   int64_t ranks = 0;            // computing at once
   double alone_seconds = 0;     // a forward + backward of one of them computing alone (the windows' mean)
   double together_seconds = 0;  // the same while all of them compute: the window x ranks / iterations completed
-  // ranks x alone / together, within [1, ranks]: the cores' worth they get (ClusterDescription::shared_cores).
+  // ranks x alone / together, within [1, min(ranks, host_cores())]: the cores' worth they get
+  // (ClusterDescription::shared_cores).
   double cores = 0;
 };
 

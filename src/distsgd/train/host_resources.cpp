@@ -1,6 +1,7 @@
 #include "distsgd/train/host_resources.hpp"
 
 #include "distsgd/core/error.hpp"
+#include "distsgd/core/host_cores.hpp"
 #include "distsgd/core/log.hpp"
 #include "distsgd/core/text.hpp"
 #include "distsgd/data/dataset_cache.hpp"
@@ -64,7 +65,7 @@ void check_host_resources(const TrainConfig& c) {
               " available (MemAvailable): use fewer processes, a smaller model, or a host with more memory");
 
   const int64_t processes = c.workers + c.servers;
-  const int64_t cores = static_cast<int64_t>(std::thread::hardware_concurrency());
+  const int64_t cores = host_cores();
   const std::string warning = oversubscription_warning(processes, compute_threads(c.threads, processes), cores);
   if (!warning.empty()) log::info(warning);
 }

@@ -1,6 +1,7 @@
 #include "distsgd/train/options.hpp"
 
 #include "distsgd/algo/algorithm.hpp"
+#include "distsgd/core/host_cores.hpp"
 #include "distsgd/core/rank_factor.hpp"
 #include "distsgd/data/dataset.hpp"
 #include "distsgd/models/model.hpp"
@@ -118,7 +119,7 @@ std::vector<OptionSpec> declare_options() {
   const Rule<double> decay_factor{[](const double& v) { return v > 0 && v <= 1; }, "must be in (0, 1]"};
   // More compute threads than this only slow a process down; 100,000 made the thread pool start threads until the
   // host stalled.
-  const int64_t max_threads = std::max<int64_t>(256, 4 * static_cast<int64_t>(std::thread::hardware_concurrency()));
+  const int64_t max_threads = std::max<int64_t>(256, 4 * host_cores());
   const Rule<int64_t> thread_count{
       [max_threads](const int64_t& v) { return v >= 0 && v <= max_threads; },
       "must be in [0, " + std::to_string(max_threads) + "] (at most 4 per core of this host, or 256)"};

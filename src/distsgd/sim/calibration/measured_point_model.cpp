@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "distsgd/core/error.hpp"
+#include "distsgd/core/host_cores.hpp"
 #include "distsgd/sim/algorithm_predictions.hpp"
 #include "distsgd/sim/simulation.hpp"
 #include "distsgd/sim/simulator_settings.hpp"
@@ -72,7 +73,7 @@ ThroughputModel analytical_model_of(const std::vector<MeasuredPoint>& points, co
 }
 
 void search_as_for_des(CalibrationRequest& request) {
-  request.threads = std::max(1u, std::thread::hardware_concurrency());
+  request.threads = host_cores();
   request.resolution = 1e-6;
   request.corner_starts = 2;
   request.range_halvings = 6;
