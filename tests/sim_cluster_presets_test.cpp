@@ -180,6 +180,28 @@ TEST(ClusterFile, ServerPlacementIsOwnLinksOrWorkerNodesAndSurvivesTheRoundTrip)
   }
 }
 
+// The NICs' queue: fair unless the file says fifo (distsgd's emulated links, tbf, are FIFO).
+TEST(ClusterFile, EgressQueueIsFairOrFifoAndSurvivesTheRoundTrip) {
+  auto json = to_json(load_cluster("10gbe"));
+  EXPECT_EQ(json["egress_queue"], "fair");
+  json.erase("egress_queue");  // files written before it
+  EXPECT_EQ(cluster_from_json(json, "t.json").egress_queue, ClusterDescription::EgressQueue::kFair);
+  json["egress_queue"] = "fifo";
+  const auto fifo = cluster_from_json(json, "t.json");
+  EXPECT_EQ(fifo.egress_queue, ClusterDescription::EgressQueue::kFifo);
+  EXPECT_EQ(to_json(fifo)["egress_queue"], "fifo");
+  EXPECT_EQ(load_cluster("emulated-1gbit").egress_queue, ClusterDescription::EgressQueue::kFifo);
+  EXPECT_EQ(load_cluster("emulated-100mbit").egress_queue, ClusterDescription::EgressQueue::kFifo);
+  json["egress_queue"] = "lifo";
+  try {
+    cluster_from_json(json, "t.json");
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("t.json: egress_queue: expected fair or fifo, got 'lifo'"), std::string::npos)
+        << e.what();
+  }
+}
+
 // A measured capacity (profile --ranks-at-once) is fractional; a negative one is one error naming the field.
 TEST(ClusterFile, SharedCoresMayBeAFractionalCapacity) {
   auto json = to_json(load_cluster("10gbe"));

@@ -281,6 +281,39 @@ TEST(DesClosedForms, IndependentWorkersStartAtSpreadPhasesAndKeepThem) {
   EXPECT_NEAR(simulate_discrete_events(p, link, settings("bsp", 2)).iteration_seconds, 2 + 1 + 1, 1e-9);
 }
 
+// ClusterDescription::egress_queue kFifo: a server's NIC sends its replies one after another, so BSP's first workers
+// compute while the last wait for theirs, and their next pushes reach the server one after another too. 4 workers of
+// 2 s of compute, 1 MB each way at 2 MB/s (0.5 s a message): shared fairly, the pushes all end together after 2 s,
+// the replies after 2 s more, 6 s an iteration; one at a time, the round ends 0.5 s after the last worker's push
+// starts, which is 2 s (four replies) + 2 s (compute) after the last round ended: 4.5 s.
+TEST(DesClosedForms, FifoNicsSendOneMessageAfterAnother) {
+  ModelProfile p = communication_only(1e6);
+  p.tensors[0].forward_seconds = p.tensors[0].backward_seconds = 1;
+  // A message's start-up (alpha) runs while it waits in the queue: only the bytes queue, so alpha counts once a leg.
+  for (const double alpha : {0.0, 0.1}) {
+    auto link = uniform_link(2e6, alpha);
+    const auto s = settings("bsp", 4);
+    EXPECT_NEAR(simulate_discrete_events(p, link, s).iteration_seconds, 2 + 2 + 2 + 2 * alpha, 1e-9) << alpha;
+    link.egress_queue = ClusterDescription::EgressQueue::kFifo;
+    EXPECT_NEAR(simulate_discrete_events(p, link, s).iteration_seconds, 4 * 0.5 + 2 + 0.5 + 2 * alpha, 1e-9) << alpha;
+    // One worker: nothing to queue behind.
+    EXPECT_NEAR(simulate_discrete_events(p, link, settings("bsp", 1)).iteration_seconds, 0.5 + 2 + 0.5 + 2 * alpha,
+                1e-9)
+        << alpha;
+    // The analytical model's form, with and without pushing during backward.
+    for (const bool wait_free : {false, true}) {
+      PsLayout layout;
+      layout.wait_free = wait_free;
+      EXPECT_NEAR(predict_bsp(p, 4, 1, link, layout).iteration_seconds, 4 * 0.5 + 2 + 0.5 + 2 * alpha, 1e-9)
+          << wait_free << " " << alpha;
+      auto fair = link;
+      fair.egress_queue = ClusterDescription::EgressQueue::kFair;
+      EXPECT_NEAR(predict_bsp(p, 4, 1, fair, layout).iteration_seconds, 2 + 2 + 2 + 2 * alpha, 1e-9)
+          << wait_free << " " << alpha;
+    }
+  }
+}
+
 // Without compute to hide them, SSP's pushes (sent without waiting) and BSP's take the same time, and a pull held
 // until every worker's push is in returns when BSP's replies would, one alpha later: the pull's request follows the
 // push on its worker's channel to the server (the handler posts its next receive once the push is applied), where

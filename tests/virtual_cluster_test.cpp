@@ -453,6 +453,38 @@ TEST_F(VirtualTraining, InterferenceIsChargedByBothEnginesAlike) {
   EXPECT_LT(virtual_rates["interfered"], 0.95 * virtual_rates["plain"]);
 }
 
+// NICs that send one message at a time (egress_queue fifo, distsgd's emulated links): BSP's server answers its 4
+// workers one after another in the virtual cluster as in the DES, the engines agree, and the run is faster than with
+// the replies sharing the server's link (the first workers compute while the last wait).
+TEST_F(VirtualTraining, FifoNicsAreQueuedByBothEnginesAlike) {
+  TempDir dir;
+  std::ofstream(dir / "fair.json") << R"({"name": "fair", "worker_bytes_per_second": 1.18e8, "alpha_seconds": 1e-4})";
+  std::ofstream(dir / "fifo.json")
+      << R"({"name": "fifo", "worker_bytes_per_second": 1.18e8, "alpha_seconds": 1e-4, "egress_queue": "fifo"})";
+  std::map<std::string, double> virtual_rates, simulated_rates;
+  for (const std::string name : {"fair", "fifo"}) {
+    const std::string flags =
+        " --algo bsp --servers 1 --workers 4 --cluster " + (dir / (name + ".json")) + " --profile " + profile();
+    auto r = run_distsgd("train --virtual" + flags +
+                         " --model lenet5 --dataset synthetic --synthetic-shape 1x28x28 --synthetic-train-size 3840 "
+                         "--synthetic-test-size 64 --batch-size 16 --max-steps 40 --epochs 1 --seed 1 --no-checkpoint "
+                         "--progress-seconds 1000 --out " +
+                         (dir / name));
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    r = run_distsgd("simulate --fidelity des --iterations 35 --warmup 5" + flags + " --out " +
+                    (dir / (name + ".des.json")));
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    simulated_rates[name] = nlohmann::json::parse(distsgd::testing::read_file(
+        dir / (name + ".des.json")))["predictions"][0]["samples_per_second"]
+                                .get<double>();
+    virtual_rates[name] = summary_of(dir / name)["samples_per_second"].get<double>();
+    EXPECT_NEAR(virtual_rates[name] / simulated_rates[name], 1.0, 0.05)
+        << name << ": virtual " << virtual_rates[name] << ", DES " << simulated_rates[name];
+  }
+  EXPECT_GT(virtual_rates["fifo"], 1.2 * virtual_rates["fair"]);
+  EXPECT_GT(simulated_rates["fifo"], 1.2 * simulated_rates["fair"]);
+}
+
 // Servers on the workers' nodes (server_placement): the algorithm's own messages to a server of the worker's node stay
 // off the network in the virtual cluster as in the DES, and its other messages share the nodes' links with the
 // servers'. Both engines agree, and the placement is faster than servers behind (slow) links of their own.

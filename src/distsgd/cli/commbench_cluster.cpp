@@ -21,6 +21,7 @@ CommbenchLayout emulated_layout(const cluster::ClusterPlan& plan, const std::str
     }
   }
   layout.pair_shares_a_node = plan.host_of_rank.size() >= 2 && plan.host_of_rank[0] == plan.host_of_rank[1];
+  layout.fifo_egress = layout.declared_node_bytes_per_second > 0;
   layout.description = "emulated cluster --net " + net + ", " + std::to_string(plan.hosts.size()) + " hosts, " +
                        name_of(plan.placement) + " placement";
   return layout;
@@ -71,6 +72,7 @@ sim::ClusterDescription cluster_from_commbench(const CommbenchFits& fits, const 
   c.source =
       "distsgd commbench fits (each size's fastest repeat), " + std::to_string(p) + " processes, " + layout.description;
   c.workers_per_node = layout.workers_per_node;
+  if (layout.fifo_egress) c.egress_queue = sim::ClusterDescription::EgressQueue::kFifo;
   // The processes measured here share this host's cores (the emulated hosts too: they are namespaces of it); on
   // hosts of their own, each rank has its own (0).
   const auto cores = host_cores();

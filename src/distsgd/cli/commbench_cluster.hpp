@@ -33,6 +33,9 @@ struct CommbenchLayout {
   // The processes ran on this host's cores (loopback; the emulated hosts are namespaces of it), so the cluster's
   // ranks share them (shared_cores); false for hosts of their own (mpirun or srun across nodes).
   bool shares_this_hosts_cores = true;
+  // The hosts' links are shaped by tbf, whose queue sends messages one after another (ClusterDescription::
+  // egress_queue kFifo).
+  bool fifo_egress = false;
 };
 
 // This host: every process talks to the others over TCP on loopback (Gloo has no shared-memory path), so there is

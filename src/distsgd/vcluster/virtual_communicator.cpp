@@ -113,7 +113,7 @@ Fabric::Fabric(sim::ActorScheduler& scheduler, int64_t workers, int64_t servers)
       servers_(servers),
       collectives_called_(static_cast<size_t>(workers), 0) {}
 
-Fabric::Fabric(sim::ActorScheduler& scheduler, sim::FlowNetwork& network, const sim::ClusterNetwork& cluster,
+Fabric::Fabric(sim::ActorScheduler& scheduler, sim::FlowNetwork& network, sim::ClusterNetwork& cluster,
                sim::RingCollectives& collectives, int64_t workers, int64_t servers)
     : Fabric(scheduler, workers, servers) {
   network_ = &network;
@@ -147,7 +147,7 @@ void Fabric::transfer(int64_t from, int64_t to, double bytes, std::function<void
     path = cluster_->server_to_worker(from - workers_, to);
     alpha = cluster_->worker_server_alpha(to, from - workers_);
   }
-  network_->transfer(path, bytes, alpha, std::move(arrived));
+  cluster_->transfer(path, bytes, alpha, std::move(arrived));
 }
 
 comm::Work Fabric::send(int64_t from, int64_t to, int64_t tag, const at::Tensor& tensor) {

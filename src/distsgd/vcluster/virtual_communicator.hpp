@@ -36,7 +36,7 @@ class VirtualWork;
 class Fabric {
  public:
   // Messages over `network` (the cluster's ports); collectives on `collectives`.
-  Fabric(sim::ActorScheduler& scheduler, sim::FlowNetwork& network, const sim::ClusterNetwork& cluster,
+  Fabric(sim::ActorScheduler& scheduler, sim::FlowNetwork& network, sim::ClusterNetwork& cluster,
          sim::RingCollectives& collectives, int64_t workers, int64_t servers);
   // Every message arrives at once.
   static std::unique_ptr<Fabric> ideal(sim::ActorScheduler& scheduler, int64_t workers, int64_t servers);
@@ -76,7 +76,7 @@ class Fabric {
 
   sim::ActorScheduler& scheduler_;
   sim::FlowNetwork* network_ = nullptr;
-  const sim::ClusterNetwork* cluster_ = nullptr;
+  sim::ClusterNetwork* cluster_ = nullptr;
   sim::RingCollectives* collectives_ = nullptr;
   int64_t workers_, servers_;
   // Per ordered pair, the matched messages in the order their transfers started: one is delivered only after every

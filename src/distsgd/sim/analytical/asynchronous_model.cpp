@@ -62,7 +62,7 @@ double one_workers_rounds_seconds(const ModelProfile& profile, int64_t servers, 
   WaitFreeRoundCosts costs;
   costs.alpha = c.alpha_seconds;
   costs.replies = replies;
-  route_over_servers_own_links(costs, servers, c.worker_bytes_per_second, c.server_bytes_per_second, 1);
+  route_over_servers_own_links(costs, servers, c.worker_bytes_per_second, c.server_bytes_per_second, 1, 1);
   costs.processing = [&](double bytes) {
     return profile.update_seconds_per_byte * bytes + server_processing_seconds(c, 1, bytes);
   };

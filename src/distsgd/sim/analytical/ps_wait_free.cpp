@@ -202,11 +202,12 @@ double run_rounds(const std::vector<std::vector<Piece>>& queue, const WaitFreeRo
 }  // namespace
 
 void route_over_servers_own_links(WaitFreeRoundCosts& costs, int64_t servers, double worker_bytes_per_second,
-                                  double server_bytes_per_second, double pushers) {
+                                  double server_bytes_per_second, double pushers, double pushes_at_once) {
   costs.bytes_per_second = {worker_bytes_per_second, worker_bytes_per_second};
   costs.bytes_per_second.resize(2 + 2 * static_cast<std::size_t>(servers), server_bytes_per_second);
-  costs.legs = [pushers](std::size_t shard, std::vector<FlowGroup>& push, std::vector<FlowGroup>& reply) {
-    push.push_back(FlowGroup{}.cross(0, 1).cross(2 + 2 * shard, pushers));
+  costs.legs = [pushers, pushes_at_once](std::size_t shard, std::vector<FlowGroup>& push,
+                                         std::vector<FlowGroup>& reply) {
+    push.push_back(FlowGroup{}.cross(0, 1).cross(2 + 2 * shard, pushes_at_once));
     reply.push_back(FlowGroup{}.cross(1, 1).cross(3 + 2 * shard, pushers));
   };
 }

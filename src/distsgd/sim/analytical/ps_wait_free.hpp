@@ -57,9 +57,9 @@ struct WaitFreeRoundCosts {
 
 // Servers behind links of their own: links 0 and 1 are a (representative) worker's link up and down at
 // `worker_bytes_per_second`, 2 + 2s and 3 + 2s shard s's link in and out; a piece's push is one flow on the worker's
-// link and `pushers` flows on the shard's, its reply the same way back.
+// link and `pushes_at_once` flows on the shard's, its reply one flow on the worker's link and `pushers` on the shard's.
 void route_over_servers_own_links(WaitFreeRoundCosts& costs, int64_t servers, double worker_bytes_per_second,
-                                  double server_bytes_per_second, double pushers);
+                                  double server_bytes_per_second, double pushers, double pushes_at_once);
 
 // Backward's seconds until it hands out the first bucket (the buckets of --overlap wfbp, bucket_layout.hpp).
 double first_bucket_backward_seconds(const ModelProfile& profile, double first_bucket_bytes, double bucket_bytes);

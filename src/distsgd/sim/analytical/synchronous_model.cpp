@@ -169,12 +169,21 @@ Prediction predict_bsp(const ModelProfile& profile, int64_t workers, int64_t ser
   const double uplink =
       layout.local_aggregation ? cluster.worker_bytes_per_second : cluster.worker_share_bytes_per_second(workers);
   // Each shard takes its part of every push over its link, while each pusher sends m over its (share of the) link;
-  // servers on the workers' nodes share those nodes' links instead (ps_links.hpp).
-  const double links = cluster.servers_on_worker_nodes()
-                           ? colocated_ps_round_seconds(cluster, workers, servers, layout.local_aggregation, m, shard)
-                           : std::max(m / uplink, pushers * shard / cluster.server_bytes_per_second);
-  const double push = cluster.alpha_seconds + links;
-  const double pull = push;  // symmetric
+  // servers on the workers' nodes share those nodes' links instead (ps_links.hpp). Where NICs send one message at a
+  // time (egress_queue kFifo) a server answers the workers one after another, so they compute and push again one
+  // after another: a push finds the shard's link free, the replies still leave it one by one (servers behind links
+  // of their own; on the workers' nodes the links are taken as shared).
+  const bool fifo = cluster.egress_queue == ClusterDescription::EgressQueue::kFifo;
+  const double pushes_at_once = fifo ? 1.0 : pushers;
+  const double pull_links =
+      cluster.servers_on_worker_nodes()
+          ? colocated_ps_round_seconds(cluster, workers, servers, layout.local_aggregation, m, shard)
+          : std::max(m / uplink, pushers * shard / cluster.server_bytes_per_second);
+  const double push_links = cluster.servers_on_worker_nodes()
+                                ? pull_links
+                                : std::max(m / uplink, pushes_at_once * shard / cluster.server_bytes_per_second);
+  const double push = cluster.alpha_seconds + push_links;
+  const double pull = cluster.alpha_seconds + pull_links;
   const double aggregate = pushers * shard * cluster.gamma_seconds_per_byte;
   const double update = profile.update_seconds_per_byte * shard;  // each shard updates its part, in parallel
   const double members = static_cast<double>(per_node - 1);
@@ -192,7 +201,7 @@ Prediction predict_bsp(const ModelProfile& profile, int64_t workers, int64_t ser
   costs.alpha = cluster.alpha_seconds;
   if (!cluster.servers_on_worker_nodes()) {
     // A worker's (share of its node's) link, every pusher's flow on each shard's.
-    route_over_servers_own_links(costs, servers, uplink, cluster.server_bytes_per_second, pushers);
+    route_over_servers_own_links(costs, servers, uplink, cluster.server_bytes_per_second, pushers, pushes_at_once);
   } else {
     // A group per node: its pushers' flows (its leader's alone with local aggregation).
     route_over_colocated_servers(costs, cluster, workers, servers, [&](int64_t n) {

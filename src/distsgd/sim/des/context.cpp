@@ -156,19 +156,19 @@ void DesContext::start_send_to_server(int64_t worker, int64_t server, double byt
       run_on_server(server, "process request", processing, arrived);
     };
   }
-  network.transfer(ports.worker_to_server(worker, server), bytes, ports.worker_server_alpha(worker, server),
-                   delivered(bytes, std::move(arrived)));
+  ports.transfer(ports.worker_to_server(worker, server), bytes, ports.worker_server_alpha(worker, server),
+                 delivered(bytes, std::move(arrived)));
 }
 
 void DesContext::send_to_worker(int64_t server, int64_t worker, double bytes, Next arrived) {
-  network.transfer(ports.server_to_worker(server, worker), bytes, ports.worker_server_alpha(worker, server),
-                   delivered(bytes, std::move(arrived)));
+  ports.transfer(ports.server_to_worker(server, worker), bytes, ports.worker_server_alpha(worker, server),
+                 delivered(bytes, std::move(arrived)));
 }
 
 void DesContext::send_between_workers(int64_t from, int64_t to, double bytes, Next arrived, bool read_header_first) {
   bytes_sent[static_cast<size_t>(from)] += bytes;
-  network.transfer(ports.worker_to_worker(from, to), bytes, ports.worker_to_worker_alpha(from, to),
-                   delivered(bytes, std::move(arrived), read_header_first));
+  ports.transfer(ports.worker_to_worker(from, to), bytes, ports.worker_to_worker_alpha(from, to),
+                 delivered(bytes, std::move(arrived), read_header_first));
 }
 
 }  // namespace distsgd::sim

@@ -48,6 +48,7 @@ class FlowNetwork {
   // Bytes the port has carried from the start of the run up to now.
   double carried_bytes(PortId port) const;
   int64_t flows_in_flight() const { return flows_in_flight_; }
+  double now() const { return queue_.now(); }
   int64_t rate_recomputations() const { return recomputations_; }
 
  private:

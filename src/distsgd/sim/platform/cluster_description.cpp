@@ -44,6 +44,13 @@ ClusterDescription network(const std::string& name, const std::string& source, d
   return c;
 }
 
+// distsgd's emulated links (--net): tbf on every port, whose queue is one FIFO.
+ClusterDescription emulated(const std::string& name, const std::string& source, double rate, double alpha) {
+  ClusterDescription c = network(name, source, rate, alpha);
+  c.egress_queue = ClusterDescription::EgressQueue::kFifo;
+  return c;
+}
+
 // Nodes of several workers sharing the node's link; servers on a link like a node's unless given.
 ClusterDescription nodes(const std::string& name, const std::string& source, int64_t workers_per_node,
                          double intra_node_rate, double node_rate, double alpha, double server_rate = 0) {
@@ -79,8 +86,8 @@ std::vector<ClusterDescription> all_presets() {
       network("25gbe", kSpecLinks, k25GbE, kTcpAlpha),
       network("56gb-ib", kSpecLinks, k56GbIb, kIbAlpha),
       network("100gb-ib", kSpecLinks, k100GbIb, kIbAlpha),
-      network("emulated-1gbit", "distsgd commbench --net 1gbit, bench/README.md (2026-11-22)", 0.118e9, 100e-6),
-      network("emulated-100mbit", "distsgd commbench --net 100mbit, bench/README.md (2026-11-22)", 0.0119e9, 100e-6),
+      emulated("emulated-1gbit", "distsgd commbench --net 1gbit, bench/README.md (2026-11-22)", 0.118e9, 100e-6),
+      emulated("emulated-100mbit", "distsgd commbench --net 100mbit, bench/README.md (2026-11-22)", 0.0119e9, 100e-6),
       nodes("ipdps2021-10gbe", ipdps + "10 GbE; link figures " + kSpecLinks, 4, kPcie3x16, k10GbE / 2, kTcpAlpha),
       nodes("ipdps2021-56gb-ib", ipdps + "56 Gb InfiniBand; link figures " + kSpecLinks, 4, kPcie3x16, k56GbIb / 2,
             kIbAlpha),
@@ -305,6 +312,12 @@ const EnumNames<ClusterDescription::ServerPlacement>& enum_names(ClusterDescript
   return names;
 }
 
+const EnumNames<ClusterDescription::EgressQueue>& enum_names(ClusterDescription::EgressQueue) {
+  static const EnumNames<ClusterDescription::EgressQueue> names{{ClusterDescription::EgressQueue::kFair, "fair"},
+                                                                {ClusterDescription::EgressQueue::kFifo, "fifo"}};
+  return names;
+}
+
 namespace {
 
 template <class E>
@@ -345,6 +358,7 @@ ClusterDescription cluster_from_json(const nlohmann::json& json, const std::stri
                       "busy_delivery",
                       "allreduce_latency",
                       "server_placement",
+                      "egress_queue",
                       "calibration"});
   ClusterDescription c;
   c.name = top.text("name", false, source);
@@ -367,6 +381,8 @@ ClusterDescription cluster_from_json(const nlohmann::json& json, const std::stri
       allreduce_latency_named(top.text("allreduce_latency", false, "ring"), top.where("allreduce_latency"));
   c.server_placement =
       server_placement_named(top.text("server_placement", false, "own_links"), top.where("server_placement"));
+  c.egress_queue =
+      named<ClusterDescription::EgressQueue>(top.text("egress_queue", false, "fair"), top.where("egress_queue"));
   if (top.has("busy_delivery")) {
     // {"cores": 2, "quantiles": [0.1, 0.5, ...], "seconds": [2e-5, 1e-4, ...]} (commbench --busy-delivery).
     const JsonFields delay = top.object("busy_delivery");
@@ -457,7 +473,8 @@ nlohmann::json to_json(const ClusterDescription& c) {
                          {"server_seconds_per_byte", c.server_seconds_per_byte},
                          {"communication_cpu_seconds_per_byte", c.communication_cpu_seconds_per_byte},
                          {"allreduce_latency", distsgd::name_of(c.allreduce_latency)},
-                         {"server_placement", distsgd::name_of(c.server_placement)}};
+                         {"server_placement", distsgd::name_of(c.server_placement)},
+                         {"egress_queue", distsgd::name_of(c.egress_queue)}};
   if (!c.busy_delivery.empty()) json["busy_delivery"] = busy_delivery_json(c.busy_delivery, c.busy_delivery_cores);
   if (c.allreduce_fit.processes > 0) {
     json["allreduce_fit"] = {{"processes", c.allreduce_fit.processes},

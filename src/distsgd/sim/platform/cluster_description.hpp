@@ -73,6 +73,13 @@ struct ClusterDescription {
   // intra-node link (a node of one worker: a link at intra_node_rate()); server_bytes_per_second is then unused.
   enum class ServerPlacement { kOwnLinks, kWorkerNodes };
   ServerPlacement server_placement = ServerPlacement::kOwnLinks;
+  // How a node's (or a server's) NIC sends the messages its ranks hand it at once. kFair: they share it, each at its
+  // fair rate (a per-flow fair queue, Linux's fq and fq_codel). kFifo: one message after another in the order they
+  // were sent (a FIFO queue: distsgd's emulated links are tbf, whose queue is one FIFO; pfifo_fast). A BSP server's
+  // replies to 8 workers over --net 1gbit reach them one by one, ~2 ms apart (the runs' traces, bench/README,
+  // session 40), so the first workers compute while the last wait; shared fairly they would all arrive at the end.
+  enum class EgressQueue { kFair, kFifo };
+  EgressQueue egress_queue = EgressQueue::kFair;
   bool servers_on_worker_nodes() const { return server_placement == ServerPlacement::kWorkerNodes; }
   // The nodes a run of `workers` fills, and the one server s of it runs on (kWorkerNodes).
   int64_t nodes(int64_t workers) const { return (workers + workers_per_node - 1) / workers_per_node; }
@@ -168,6 +175,7 @@ std::vector<ClusterDescription> load_consistent_clusters(const std::string& name
 // server_placement, "own_links" and "worker_nodes" (core/enum_names.hpp: distsgd::name_of, enum_name_list).
 const EnumNames<ClusterDescription::AllreduceLatency>& enum_names(ClusterDescription::AllreduceLatency);
 const EnumNames<ClusterDescription::ServerPlacement>& enum_names(ClusterDescription::ServerPlacement);
+const EnumNames<ClusterDescription::EgressQueue>& enum_names(ClusterDescription::EgressQueue);
 // From a name; throws Error starting with `what` and listing the choices otherwise.
 ClusterDescription::AllreduceLatency allreduce_latency_named(const std::string& name, const std::string& what);
 ClusterDescription::ServerPlacement server_placement_named(const std::string& name, const std::string& what);

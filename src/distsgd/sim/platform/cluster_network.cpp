@@ -8,7 +8,7 @@ namespace distsgd::sim {
 
 ClusterNetwork::ClusterNetwork(FlowNetwork& network, const ClusterDescription& cluster, int64_t workers,
                                int64_t servers, const std::vector<double>& link_multipliers)
-    : cluster_(cluster) {
+    : network_(network), cluster_(cluster) {
   require(link_multipliers.empty() || static_cast<int64_t>(link_multipliers.size()) == workers,
           "simulator: one link multiplier per worker");
   const auto multiplier = [&](int64_t w) { return link_multipliers.empty() ? 1.0 : link_multipliers[w]; };
@@ -43,6 +43,51 @@ ClusterNetwork::ClusterNetwork(FlowNetwork& network, const ClusterDescription& c
       server_in_.push_back(network.add_port(cluster.server_bytes_per_second));
     }
   }
+}
+
+PortId ClusterNetwork::fifo_egress_of(const Path& path) const {
+  if (cluster_.egress_queue != ClusterDescription::EgressQueue::kFifo) return -1;
+  for (int i = 0; i < path.count; ++i) {
+    const PortId port = path.ports[static_cast<size_t>(i)];
+    if (std::find(node_out_.begin(), node_out_.end(), port) != node_out_.end() ||
+        std::find(server_out_.begin(), server_out_.end(), port) != server_out_.end()) {
+      return port;
+    }
+  }
+  return -1;
+}
+
+void ClusterNetwork::transfer(const Path& path, double bytes, double latency, std::function<void()> done) {
+  const PortId egress = fifo_egress_of(path);
+  if (egress < 0) {
+    network_.transfer(path, bytes, latency, std::move(done));
+    return;
+  }
+  if (egress_.size() <= static_cast<size_t>(egress)) egress_.resize(static_cast<size_t>(egress) + 1);
+  Egress& queue = egress_[static_cast<size_t>(egress)];
+  Pending message{path, bytes, latency, network_.now(), std::move(done)};
+  if (queue.busy) {
+    queue.waiting.push_back(std::move(message));
+    return;
+  }
+  queue.busy = true;
+  start(egress, std::move(message));
+}
+
+// The NIC's next message starts as this one arrives, before the receiver reacts to it (the same instant either way).
+void ClusterNetwork::start(PortId egress, Pending message) {
+  const double latency_left = std::max(0.0, message.latency - (network_.now() - message.sent));
+  network_.transfer(message.path, message.bytes, latency_left, [this, egress, done = std::move(message.done)] {
+    Egress& queue = egress_[static_cast<size_t>(egress)];
+    if (queue.waiting.empty()) {
+      queue.busy = false;
+    } else {
+      Pending next = std::move(queue.waiting.front());
+      queue.waiting.pop_front();
+      start(egress, std::move(next));
+    }
+    done();
+  });
 }
 
 bool ClusterNetwork::on_server_node(int64_t worker, int64_t server) const {

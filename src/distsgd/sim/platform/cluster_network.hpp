@@ -7,6 +7,8 @@
 // front of the shared NIC.
 #pragma once
 #include <cstdint>
+#include <deque>
+#include <functional>
 #include <vector>
 
 #include "distsgd/sim/engine/flow_network.hpp"
@@ -28,6 +30,12 @@ class ClusterNetwork {
   double worker_server_alpha(int64_t worker, int64_t server) const;
   double alpha() const { return cluster_.alpha_seconds; }
   const ClusterDescription& description() const { return cluster_; }
+
+  // A message over `path` (one of the paths above): FlowNetwork::transfer, except that where the cluster's NICs send
+  // one message at a time (ClusterDescription::egress_queue kFifo) a message leaving through a node's or a server's
+  // NIC waits until the NIC's earlier messages have arrived; its start-up (latency) runs meanwhile, so only the
+  // bytes queue. Intra-node messages never wait.
+  void transfer(const Path& path, double bytes, double latency, std::function<void()> done);
   bool same_node(int64_t a, int64_t b) const { return cluster_.node_of(a) == cluster_.node_of(b); }
 
   // Ports by role, for utilisation figures.
@@ -40,7 +48,23 @@ class ClusterNetwork {
   std::vector<PortId> server_out_ports() const { return server_out_; }
 
  private:
+  struct Pending {
+    Path path;
+    double bytes = 0, latency = 0;
+    double sent = 0;  // when the sender handed it over
+    std::function<void()> done;
+  };
+  struct Egress {
+    bool busy = false;
+    std::deque<Pending> waiting;
+  };
+  // The NIC a message over `path` leaves through, or -1 (intra-node; or the cluster's NICs share fairly).
+  PortId fifo_egress_of(const Path& path) const;
+  void start(PortId egress, Pending message);
+
+  FlowNetwork& network_;
   const ClusterDescription& cluster_;
+  std::vector<Egress> egress_;                  // by port: the NICs' queues (kFifo)
   std::vector<PortId> node_out_, node_in_;      // per node
   std::vector<PortId> worker_out_, worker_in_;  // per worker, -1 when it has none (its node's NIC is its own)
   std::vector<PortId> intra_out_, intra_in_;    // per worker, when its node holds several
