@@ -43,16 +43,18 @@ ClusterNetwork::ClusterNetwork(FlowNetwork& network, const ClusterDescription& c
       server_in_.push_back(network.add_port(cluster.server_bytes_per_second));
     }
   }
+  if (cluster.egress_queue == ClusterDescription::EgressQueue::kFifo) {
+    egress_.resize(network.port_count());
+    for (const PortId port : node_out_) egress_[static_cast<size_t>(port)].nic = true;
+    for (const PortId port : server_out_) egress_[static_cast<size_t>(port)].nic = true;
+  }
 }
 
 PortId ClusterNetwork::fifo_egress_of(const Path& path) const {
-  if (cluster_.egress_queue != ClusterDescription::EgressQueue::kFifo) return -1;
+  if (egress_.empty()) return -1;  // the NICs share fairly
   for (int i = 0; i < path.count; ++i) {
-    const PortId port = path.ports[static_cast<size_t>(i)];
-    if (std::find(node_out_.begin(), node_out_.end(), port) != node_out_.end() ||
-        std::find(server_out_.begin(), server_out_.end(), port) != server_out_.end()) {
-      return port;
-    }
+    const auto port = static_cast<size_t>(path.ports[static_cast<size_t>(i)]);
+    if (port < egress_.size() && egress_[port].nic) return path.ports[static_cast<size_t>(i)];
   }
   return -1;
 }
@@ -63,7 +65,6 @@ void ClusterNetwork::transfer(const Path& path, double bytes, double latency, st
     network_.transfer(path, bytes, latency, std::move(done));
     return;
   }
-  if (egress_.size() <= static_cast<size_t>(egress)) egress_.resize(static_cast<size_t>(egress) + 1);
   Egress& queue = egress_[static_cast<size_t>(egress)];
   Pending message{path, bytes, latency, network_.now(), std::move(done)};
   if (queue.busy) {

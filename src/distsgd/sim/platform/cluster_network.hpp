@@ -55,6 +55,7 @@ class ClusterNetwork {
     std::function<void()> done;
   };
   struct Egress {
+    bool nic = false;  // a node's or a server's NIC out
     bool busy = false;
     std::deque<Pending> waiting;
   };
@@ -64,7 +65,7 @@ class ClusterNetwork {
 
   FlowNetwork& network_;
   const ClusterDescription& cluster_;
-  std::vector<Egress> egress_;                  // by port: the NICs' queues (kFifo)
+  std::vector<Egress> egress_;                  // by port, the NICs' queues (kFifo only; empty otherwise)
   std::vector<PortId> node_out_, node_in_;      // per node
   std::vector<PortId> worker_out_, worker_in_;  // per worker, -1 when it has none (its node's NIC is its own)
   std::vector<PortId> intra_out_, intra_in_;    // per worker, when its node holds several
