@@ -19,6 +19,7 @@
 #include <mutex>
 #include <set>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -417,6 +418,31 @@ TEST_F(VirtualTraining, ThroughputAgreesWithTheDiscreteEventSimulator) {
   }
 }
 
+// `train --virtual FLAGS` (lenet5 on 1x28x28 synthetic data, batch 16, `steps` steps) into dir/name and `simulate
+// --fidelity des FLAGS` (steps - 5 iterations after 5 of warm-up): their samples per second, {virtual, DES}; {0, 0}
+// and a failure naming the output where either command fails.
+std::pair<double, double> virtual_and_simulated(const std::string& flags, int64_t steps, const TempDir& dir,
+                                                const std::string& name) {
+  auto r = run_distsgd("train --virtual" + flags +
+                       " --model lenet5 --dataset synthetic --synthetic-shape 1x28x28 --synthetic-train-size 3840 "
+                       "--synthetic-test-size 64 --batch-size 16 --max-steps " +
+                       std::to_string(steps) + " --epochs 1 --seed 1 --no-checkpoint --progress-seconds 1000 --out " +
+                       (dir / name));
+  if (r.exit_code != 0) {
+    ADD_FAILURE() << r.output;
+    return {0, 0};
+  }
+  r = run_distsgd("simulate --fidelity des --iterations " + std::to_string(steps - 5) + " --warmup 5" + flags +
+                  " --out " + (dir / (name + ".des.json")));
+  if (r.exit_code != 0) {
+    ADD_FAILURE() << r.output;
+    return {0, 0};
+  }
+  const auto prediction = nlohmann::json::parse(distsgd::testing::read_file(dir / (name + ".des.json")));
+  return {summary_of(dir / name)["samples_per_second"].get<double>(),
+          prediction["predictions"][0]["samples_per_second"].get<double>()};
+}
+
 // Computing and communicating at once (a calibrated cluster's interference_alpha_seconds): the virtual cluster charges
 // it as the DES does, to each collective step a worker sends to another node while it computes. AR-SGD's wait-free
 // buckets (small ones, and compute 50x the profile's, so most are reduced during backward) slow down; the two engines
@@ -434,19 +460,8 @@ TEST_F(VirtualTraining, InterferenceIsChargedByBothEnginesAlike) {
         " --algo arsgd --overlap wfbp --bucket-mb 0.02 --first-bucket-mb 0.02 --workers 8 "
         "--cluster " +
         (dir / (name + ".json")) + " --profile " + lenet5_28;
-    auto r = run_distsgd("train --virtual" + flags +
-                         " --model lenet5 --dataset synthetic --synthetic-shape 1x28x28 --synthetic-train-size 3840 "
-                         "--synthetic-test-size 64 --batch-size 16 --max-steps 30 --epochs 1 --seed 1 --no-checkpoint "
-                         "--progress-seconds 1000 --out " +
-                         (dir / name));
-    ASSERT_EQ(r.exit_code, 0) << r.output;
-    r = run_distsgd("simulate --fidelity des --iterations 25 --warmup 5" + flags + " --out " +
-                    (dir / (name + ".des.json")));
-    ASSERT_EQ(r.exit_code, 0) << r.output;
-    const double simulated = nlohmann::json::parse(distsgd::testing::read_file(
-        dir / (name + ".des.json")))["predictions"][0]["samples_per_second"]
-                                 .get<double>();
-    virtual_rates[name] = summary_of(dir / name)["samples_per_second"].get<double>();
+    const auto [virtual_rate, simulated] = virtual_and_simulated(flags, 30, dir, name);
+    virtual_rates[name] = virtual_rate;
     EXPECT_NEAR(virtual_rates[name] / simulated, 1.0, 0.10)
         << name << ": virtual " << virtual_rates[name] << ", DES " << simulated;
   }
@@ -465,19 +480,7 @@ TEST_F(VirtualTraining, FifoNicsAreQueuedByBothEnginesAlike) {
   for (const std::string name : {"fair", "fifo"}) {
     const std::string flags =
         " --algo bsp --servers 1 --workers 4 --cluster " + (dir / (name + ".json")) + " --profile " + profile();
-    auto r = run_distsgd("train --virtual" + flags +
-                         " --model lenet5 --dataset synthetic --synthetic-shape 1x28x28 --synthetic-train-size 3840 "
-                         "--synthetic-test-size 64 --batch-size 16 --max-steps 40 --epochs 1 --seed 1 --no-checkpoint "
-                         "--progress-seconds 1000 --out " +
-                         (dir / name));
-    ASSERT_EQ(r.exit_code, 0) << r.output;
-    r = run_distsgd("simulate --fidelity des --iterations 35 --warmup 5" + flags + " --out " +
-                    (dir / (name + ".des.json")));
-    ASSERT_EQ(r.exit_code, 0) << r.output;
-    simulated_rates[name] = nlohmann::json::parse(distsgd::testing::read_file(
-        dir / (name + ".des.json")))["predictions"][0]["samples_per_second"]
-                                .get<double>();
-    virtual_rates[name] = summary_of(dir / name)["samples_per_second"].get<double>();
+    std::tie(virtual_rates[name], simulated_rates[name]) = virtual_and_simulated(flags, 40, dir, name);
     EXPECT_NEAR(virtual_rates[name] / simulated_rates[name], 1.0, 0.05)
         << name << ": virtual " << virtual_rates[name] << ", DES " << simulated_rates[name];
   }
@@ -501,19 +504,8 @@ TEST_F(VirtualTraining, ServersOnTheWorkersNodesAreRoutedByBothEnginesAlike) {
   for (const std::string placement : {"own_links", "worker_nodes"}) {
     const std::string flags =
         " --algo bsp --servers 2 --workers 4 --cluster " + (dir / (placement + ".json")) + " --profile " + lenet5_28;
-    auto r = run_distsgd("train --virtual" + flags +
-                         " --model lenet5 --dataset synthetic --synthetic-shape 1x28x28 --synthetic-train-size 3840 "
-                         "--synthetic-test-size 64 --batch-size 16 --max-steps 30 --epochs 1 --seed 1 --no-checkpoint "
-                         "--progress-seconds 1000 --out " +
-                         (dir / placement));
-    ASSERT_EQ(r.exit_code, 0) << r.output;
-    r = run_distsgd("simulate --fidelity des --iterations 25 --warmup 5" + flags + " --out " +
-                    (dir / (placement + ".des.json")));
-    ASSERT_EQ(r.exit_code, 0) << r.output;
-    const double simulated = nlohmann::json::parse(distsgd::testing::read_file(
-        dir / (placement + ".des.json")))["predictions"][0]["samples_per_second"]
-                                 .get<double>();
-    virtual_rates[placement] = summary_of(dir / placement)["samples_per_second"].get<double>();
+    const auto [virtual_rate, simulated] = virtual_and_simulated(flags, 30, dir, placement);
+    virtual_rates[placement] = virtual_rate;
     EXPECT_NEAR(virtual_rates[placement] / simulated, 1.0, 0.10)
         << placement << ": virtual " << virtual_rates[placement] << ", DES " << simulated;
   }
@@ -541,19 +533,7 @@ TEST_F(VirtualTraining, PipelinedLocalAggregationAgreesWithTheSimulation) {
     const std::string flags = " --algo bsp --servers 2 --workers 4 --local-aggregation host --overlap " + overlap +
                               " --first-bucket-mb 0.004 --bucket-mb 0.05 --cluster " + (dir / "c.json") +
                               " --profile " + slow_lenet5;
-    auto r = run_distsgd("train --virtual" + flags +
-                         " --model lenet5 --dataset synthetic --synthetic-shape 1x28x28 --synthetic-train-size 3840 "
-                         "--synthetic-test-size 64 --batch-size 16 --max-steps 30 --epochs 1 --seed 1 --no-checkpoint "
-                         "--progress-seconds 1000 --out " +
-                         (dir / overlap));
-    ASSERT_EQ(r.exit_code, 0) << r.output;
-    r = run_distsgd("simulate --fidelity des --iterations 25 --warmup 5" + flags + " --out " +
-                    (dir / (overlap + ".des.json")));
-    ASSERT_EQ(r.exit_code, 0) << r.output;
-    simulated_rates[overlap] = nlohmann::json::parse(distsgd::testing::read_file(
-        dir / (overlap + ".des.json")))["predictions"][0]["samples_per_second"]
-                                   .get<double>();
-    virtual_rates[overlap] = summary_of(dir / overlap)["samples_per_second"].get<double>();
+    std::tie(virtual_rates[overlap], simulated_rates[overlap]) = virtual_and_simulated(flags, 30, dir, overlap);
     EXPECT_NEAR(virtual_rates[overlap] / simulated_rates[overlap], 1.0, 0.10)
         << overlap << ": virtual " << virtual_rates[overlap] << ", DES " << simulated_rates[overlap];
   }
