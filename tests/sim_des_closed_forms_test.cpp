@@ -270,10 +270,11 @@ TEST(DesClosedForms, IndependentWorkersStartAtSpreadPhasesAndKeepThem) {
   p.tensors[0].forward_seconds = p.tensors[0].backward_seconds = 1;
   const auto link = uniform_link(2e6);
   EXPECT_NEAR(lone_iteration_seconds(p, link), 3, 1e-12);
-  EXPECT_EQ(spread_start_seconds(p, link, 0, 2), 0);
-  EXPECT_NEAR(spread_start_seconds(p, link, 1, 2), 1.5, 1e-12);
-  EXPECT_NEAR(spread_start_seconds(p, link, 3, 4), 2.25, 1e-12);
-  EXPECT_EQ(spread_start_seconds(p, link, 0, 1), 0);
+  EXPECT_EQ(first_iteration_start_seconds("asp", p, link, 0, 2), 0);
+  EXPECT_NEAR(first_iteration_start_seconds("asp", p, link, 1, 2), 1.5, 1e-12);
+  EXPECT_NEAR(first_iteration_start_seconds("gossip", p, link, 3, 4), 2.25, 1e-12);
+  EXPECT_EQ(first_iteration_start_seconds("asp", p, link, 0, 1), 0);
+  EXPECT_EQ(first_iteration_start_seconds("bsp", p, link, 1, 2), 0);  // synchronous: together
   auto s = settings("asp", 2);
   s.overlap = "none";
   EXPECT_NEAR(simulate_discrete_events(p, link, s).iteration_seconds, 3, 1e-9);

@@ -215,9 +215,7 @@ nlohmann::json run_virtual_training(TrainConfig config, const TrainHooks& hooks)
       p.virtual_data_seconds = times.data;
       p.virtual_forward_seconds = times.forward;
       p.virtual_update_seconds = worker_update_seconds;
-      if (entry != nullptr && entry->independent_workers) {
-        p.virtual_start_seconds = sim::spread_start_seconds(profile, cluster, rank, workers);
-      }
+      p.virtual_start_seconds = sim::first_iteration_start_seconds(config.algorithm, profile, cluster, rank, workers);
       p.flat->set_virtual_backward_seconds(times.backward);
       auto result = run_worker(p, hooks);
       if (rank == 0) summary = std::move(result);

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 
-#include "distsgd/catalog/algorithm_catalog.hpp"
 #include "distsgd/sim/platform/start_phases.hpp"
 
 namespace distsgd::sim {
@@ -30,10 +29,9 @@ WorkerLoops::WorkerLoops(DesContext& context, Workload& workload, std::function<
 }
 
 void WorkerLoops::start() {
-  const auto* entry = catalog::find(context_.settings.algorithm);
-  const bool spread = entry != nullptr && entry->independent_workers;
   for (int64_t w = 0; w < context_.workers; ++w) {
-    const double start = spread ? spread_start_seconds(context_.profile, context_.cluster, w, context_.workers) : 0.0;
+    const double start = first_iteration_start_seconds(context_.settings.algorithm, context_.profile, context_.cluster,
+                                                       w, context_.workers);
     if (start > 0) {
       context_.sleep(w, "start", start, [this, w] { start_iteration(w); });
     } else {

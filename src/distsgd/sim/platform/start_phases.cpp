@@ -1,5 +1,7 @@
 #include "distsgd/sim/platform/start_phases.hpp"
 
+#include "distsgd/catalog/algorithm_catalog.hpp"
+
 namespace distsgd::sim {
 
 double lone_iteration_seconds(const ModelProfile& profile, const ClusterDescription& cluster) {
@@ -8,9 +10,10 @@ double lone_iteration_seconds(const ModelProfile& profile, const ClusterDescript
   return compute + 2 * profile.gradient_bytes() / cluster.worker_bytes_per_second;
 }
 
-double spread_start_seconds(const ModelProfile& profile, const ClusterDescription& cluster, int64_t worker,
-                            int64_t workers) {
-  if (workers <= 1) return 0;
+double first_iteration_start_seconds(const std::string& algorithm, const ModelProfile& profile,
+                                     const ClusterDescription& cluster, int64_t worker, int64_t workers) {
+  const auto* entry = catalog::find(algorithm);
+  if (entry == nullptr || !entry->independent_workers || workers <= 1) return 0;
   return static_cast<double>(worker) / static_cast<double>(workers) * lone_iteration_seconds(profile, cluster);
 }
 

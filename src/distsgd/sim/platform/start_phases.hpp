@@ -11,6 +11,7 @@
 // Synchronous algorithms start together: their first exchange lines them up anyway.
 #pragma once
 #include <cstdint>
+#include <string>
 
 #include "distsgd/sim/platform/cluster_description.hpp"
 #include "distsgd/sim/platform/model_profile.hpp"
@@ -20,8 +21,9 @@ namespace distsgd::sim {
 // One worker's iteration alone on the cluster: reading a batch, forward, backward, and the model's bytes sent and
 // received over its link.
 double lone_iteration_seconds(const ModelProfile& profile, const ClusterDescription& cluster);
-// Worker `worker` of `workers` independent workers starts its first iteration this long after the run starts.
-double spread_start_seconds(const ModelProfile& profile, const ClusterDescription& cluster, int64_t worker,
-                            int64_t workers);
+// Worker `worker` of `workers` starts its first iteration this long after the run starts: w/W of a lone iteration
+// where `algorithm`'s workers are independent (the catalogue says), 0 otherwise.
+double first_iteration_start_seconds(const std::string& algorithm, const ModelProfile& profile,
+                                     const ClusterDescription& cluster, int64_t worker, int64_t workers);
 
 }  // namespace distsgd::sim
