@@ -18,7 +18,7 @@
 #       MODEL_FLAGS="--model lenet5 --dataset fashion-mnist --batch-size 32"
 #       THREADS=1   compute threads of every process, the profile's and the runs' alike (the profile must time the
 #                   compute the runs do; a process alone on a host would otherwise take all its cores)
-#       COMMBENCH_MB=16   with HOSTS: commbench's largest message
+#       COMMBENCH_MB=16 COMMBENCH_REPEATS=50   with HOSTS: commbench's largest message and its repeats per size
 # Every run directory, the profile, the calibrated cluster and session.csv stay in OUT.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -33,6 +33,7 @@ OUT=${OUT:-/tmp/cluster-session}
 MODEL_FLAGS=${MODEL_FLAGS:---model lenet5 --dataset fashion-mnist --batch-size 32}
 THREADS=${THREADS:-1}
 COMMBENCH_MB=${COMMBENCH_MB:-16}
+COMMBENCH_REPEATS=${COMMBENCH_REPEATS:-50}
 read -r -a mpirun_args <<<"${MPIRUN_ARGS:-}"
 SHARED_CORES=${SHARED_CORES:-}
 export MASTER_ADDR=${MASTER_ADDR:-127.0.0.1} MASTER_PORT=${MASTER_PORT:-29731}
@@ -81,7 +82,7 @@ if [[ -z $base ]]; then
     base=$OUT/base.json
     if [[ ! -f $base ]]; then
       mpirun --allow-run-as-root --bind-to none -np 2 -H "$first,$second" -x MASTER_ADDR -x MASTER_PORT "${mpirun_args[@]}" \
-        "$distsgd" commbench --max-mb "$COMMBENCH_MB" --cluster-out "$base" >"$OUT/commbench.log" 2>&1 || {
+        "$distsgd" commbench --max-mb "$COMMBENCH_MB" --repeats "$COMMBENCH_REPEATS" --cluster-out "$base" >"$OUT/commbench.log" 2>&1 || {
         echo "cluster_session: commbench failed; see $OUT/commbench.log (or give BASE=PRESET|FILE)" >&2
         exit 1
       }

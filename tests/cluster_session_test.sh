@@ -28,7 +28,7 @@ export BUILD
 BUILD=$(dirname "$binary")
 export HOSTS=10.89.0.1:1,10.89.0.2:1,10.89.0.3:1 MASTER_ADDR=10.89.0.1 MASTER_PORT=29731 GLOO_SOCKET_IFNAME=eth0
 export MPIRUN_ARGS="-x GLOO_SOCKET_IFNAME --mca plm_rsh_agent $nodes"
-export SHARED_CORES=2 SMALL=2 CHECK=3 PREDICT=8 ALGOS="arsgd gossip" STEPS=100 COMMBENCH_MB=4 OUT=$work/session
+export SHARED_CORES=2 SMALL=2 CHECK=3 PREDICT=8 ALGOS="arsgd gossip" STEPS=100 COMMBENCH_MB=1 COMMBENCH_REPEATS=20 OUT=$work/session
 "$nodes" run "$prefix" 1 "$source/bench/cluster_session.sh" | tee "$work/session.log"
 
 fail() {
