@@ -202,6 +202,35 @@ TEST(ClusterFile, EgressQueueIsFairOrFifoAndSurvivesTheRoundTrip) {
   }
 }
 
+// validate's hand-over per collective step, measured at several rank counts: kept by a round trip, described, and
+// each bad value one error naming the field.
+TEST(ClusterFile, CollectiveHandoverSurvivesTheRoundTripAndBadValuesAreNamed) {
+  auto json = to_json(load_cluster("10gbe"));
+  EXPECT_FALSE(json.contains("collective_handover"));
+  json["collective_handover"] = {{"ranks", {2, 4, 8}}, {"seconds", {0, 1.5e-4, 8e-4}}};
+  const auto c = cluster_from_json(json, "t.json");
+  ASSERT_EQ(c.collective_handover.size(), 3u);
+  EXPECT_DOUBLE_EQ(c.collective_handover_seconds(6), 4.75e-4);
+  EXPECT_DOUBLE_EQ(c.collective_handover_seconds(64), 8e-4);
+  EXPECT_EQ(to_json(c)["collective_handover"], json["collective_handover"]);
+  EXPECT_NE(describe_links(c).find("per collective step at 8 ranks +800 us"), std::string::npos) << describe_links(c);
+  for (const auto& [bad, message] : std::vector<std::pair<nlohmann::json, std::string>>{
+           {{{"ranks", {2, 4}}, {"seconds", {0}}}, "expected as many values as ranks (2), got 1"},
+           {{{"ranks", {4, 2}}, {"seconds", {0, 0}}}, "expected rank counts that increase"},
+           {{{"ranks", {1}}, {"seconds", {0}}}, "expected integers of at least 2, got 1"},
+           {{{"ranks", {2}}, {"seconds", {-1}}}, "expected non-negative numbers, got -1"},
+           {{{"ranks", {2}}, {"seconds", {0}}, {"cores", 2}}, "cores"}}) {
+    json["collective_handover"] = bad;
+    try {
+      cluster_from_json(json, "t.json");
+      FAIL() << "expected an error for " << bad.dump();
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("collective_handover"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
+    }
+  }
+}
+
 // A measured capacity (profile --ranks-at-once) is fractional; a negative one is one error naming the field.
 TEST(ClusterFile, SharedCoresMayBeAFractionalCapacity) {
   auto json = to_json(load_cluster("10gbe"));

@@ -315,6 +315,44 @@ TEST(DesClosedForms, FifoNicsSendOneMessageAfterAnother) {
   }
 }
 
+// ClusterDescription::collective_handover: on a host whose cores the ranks share, every step of a collective among P
+// ranks pays the hand-over measured at P (linear between the measured counts). AR-SGD's allreduce after backward of 1
+// MB at 1 MB/s without alpha: 2(P-1)/P s; with 0, 10 and 50 ms of hand-over at 2, 4 and 8 ranks it takes 2(P-1)
+// steps of that longer, in both fidelities (P = 6: 30 ms, interpolated). With an allreduce measured at 4 processes
+// (which holds that count's hand-over) the analytical model adds only the difference at other counts.
+TEST(DesClosedForms, ACollectiveStepPaysTheHostsHandOverAtItsRankCount) {
+  const ModelProfile p = communication_only(1e6);
+  auto link = uniform_link(1e6);
+  link.collective_handover = {{2, 0.0}, {4, 0.01}, {8, 0.05}};
+  AllreduceSettings after_backward;
+  after_backward.wait_free = false;
+  for (const auto& [workers, handover] :
+       std::vector<std::pair<int64_t, double>>{{2, 0}, {4, 0.01}, {6, 0.03}, {8, 0.05}, {16, 0.05}}) {
+    const double P = static_cast<double>(workers);
+    const double expected = 2 * (P - 1) / P + 2 * (P - 1) * handover;
+    auto s = settings("arsgd", workers);
+    s.overlap = "none";
+    EXPECT_NEAR(simulate_discrete_events(p, link, s).iteration_seconds, expected, 1e-9) << workers;
+    EXPECT_NEAR(predict_allreduce_sgd(p, workers, link, after_backward).iteration_seconds, expected, 1e-9) << workers;
+    auto measured = link;
+    measured.allreduce_fit = {4, 6 * 0.02, 1e-6 * 6 / 4};  // 20 ms a step at 4 processes, the link's rate
+    EXPECT_NEAR(predict_allreduce_sgd(p, workers, measured, after_backward).iteration_seconds,
+                2 * (P - 1) / P + 2 * (P - 1) * (0.02 + handover - 0.01), 1e-9)
+        << workers;
+  }
+  // From fits at several counts: the alpha per ring step beyond the fewest processes', never below 0.
+  const auto points =
+      collective_handover_from_fits({{8, 14 * 0.003, 1e-9}, {2, 2 * 0.001, 1e-9}, {4, 6 * 0.0008, 1e-9}, {1, 0, 1e-9}});
+  ASSERT_EQ(points.size(), 3u);
+  EXPECT_EQ(points[0].ranks, 2);
+  EXPECT_DOUBLE_EQ(points[0].seconds, 0);
+  EXPECT_EQ(points[1].ranks, 4);
+  EXPECT_DOUBLE_EQ(points[1].seconds, 0);  // 0.8 ms a step, below 2 processes' 1 ms: the fits' noise
+  EXPECT_EQ(points[2].ranks, 8);
+  EXPECT_NEAR(points[2].seconds, 0.002, 1e-12);
+  EXPECT_TRUE(collective_handover_from_fits({{2, 0.001, 1e-9}}).empty());
+}
+
 // Without compute to hide them, SSP's pushes (sent without waiting) and BSP's take the same time, and a pull held
 // until every worker's push is in returns when BSP's replies would, one alpha later: the pull's request follows the
 // push on its worker's channel to the server (the handler posts its next receive once the push is applied), where

@@ -18,6 +18,7 @@
 #include "distsgd/core/error.hpp"
 #include "distsgd/experiment/algorithm_recipes.hpp"
 #include "distsgd/experiment/run_directory.hpp"
+#include "distsgd/sim/platform/cluster_description.hpp"
 #include "test_util.hpp"
 
 namespace distsgd::testing {
@@ -260,6 +261,40 @@ TEST(ValidateCommand, RepeatsAreMeasuredByTheirMedian) {
   // The row's run is the median's: its own trace gives the median.
   EXPECT_NEAR(steady_from_trace(row["run_dir"], 5), measured[1], 1e-4 * measured[1]);
   EXPECT_EQ(row["status"], "trained");
+}
+
+// The host's hand-over per collective step: commbench's allreduce at every worker count of the grid gives each
+// count's step beyond the fewest processes' (collective_handover), which every network's cluster of the grid takes and
+// the held-out calibration keeps, so the 3-worker row is predicted with 3 ranks' hand-over.
+TEST(ValidateCommand, EveryClusterTakesTheHostsHandOverAtEachWorkerCount) {
+  TempDir dir;
+  const std::string out = dir / "v";
+  const auto r = run_distsgd(
+      "validate --model mlp --mlp-width 16 --dataset synthetic --synthetic-train-size 2048 --synthetic-test-size 64 "
+      "--algos arsgd --workers 2,3 --networks loopback --iterations 20 --warmup 5 --profile-repeats 3 "
+      "--fidelity analytical --holdout --out " +
+      out);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::vector<sim::AllreduceFit> fits;
+  for (const int workers : {2, 3}) {
+    fits.push_back(sim::load_cluster(out + "/clusters/loopback-w" + std::to_string(workers) + ".json").allreduce_fit);
+  }
+  const auto expected = sim::collective_handover_from_fits(fits);
+  ASSERT_EQ(expected.size(), 2u);
+  for (const std::string file :
+       {"/clusters/loopback-host-w2.json", "/clusters/loopback-host-w3.json", "/holdout-loopback.json"}) {
+    const auto handover = sim::load_cluster(out + file).collective_handover;
+    ASSERT_EQ(handover.size(), 2u) << file;
+    for (size_t i = 0; i < 2; ++i) {
+      EXPECT_EQ(handover[i].ranks, expected[i].ranks) << file;
+      EXPECT_DOUBLE_EQ(handover[i].seconds, expected[i].seconds) << file;
+    }
+  }
+  // The rows name the cluster with the host's figures.
+  const auto validation = nlohmann::json::parse(read_file(out + "/validation.json"));
+  for (const auto& row : validation["rows"]) {
+    EXPECT_NE(row["cluster"].get<std::string>().find("loopback-host-w"), std::string::npos) << row.dump();
+  }
 }
 
 TEST(ValidateCommand, BadFlagsAreOneClearError) {

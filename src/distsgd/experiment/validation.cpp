@@ -651,9 +651,10 @@ class SimulatorClusters {
   // "" when there is none (`problem` says why).
   std::string of(const Configuration& k, std::string& problem) {
     if (plan_.cluster_of_network.count(k.network) > 0) {
-      return with_host_delay(plan_.cluster_of_network.at(k.network), k);
+      return with_host_figures(plan_.cluster_of_network.at(k.network), k);
     }
-    return loopback_of(k.workers, problem);
+    const std::string loopback = loopback_of(k.workers, problem);
+    return loopback.empty() ? loopback : with_host_figures(loopback, k);
   }
 
  private:
@@ -673,38 +674,62 @@ class SimulatorClusters {
     return loopback_.at(workers);
   }
 
-  // The emulated hosts are network namespaces of this one: their ranks share its cores, so a network's cluster
-  // takes the busy receivers' delay commbench measured here for as many processes (a preset has none). The cluster
-  // as given where it has its own, or where the measurement failed.
-  std::string with_host_delay(const std::string& cluster, const Configuration& k) {
+  // Every rank of the grid shares this host's cores, so each cluster takes what commbench measured of them: an
+  // emulated network's (whose hosts are network namespaces of this one; a preset knows nothing of them) the busy
+  // receivers' delay for as many processes, and every network's the hand-over per collective step at each worker
+  // count of the grid (collective_handover: from the loopback allreduce fits). The cluster as given where it has
+  // its own, or where nothing was measured.
+  std::string with_host_figures(const std::string& cluster, const Configuration& k) {
     const auto key = std::make_pair(k.network, k.workers);
-    if (with_delay_.count(key) == 0) with_delay_[key] = cluster_with_host_delay(cluster, k);
-    return with_delay_.at(key);
+    if (with_host_.count(key) == 0) with_host_[key] = cluster_with_host_figures(cluster, k);
+    return with_host_.at(key);
   }
   // Made once per network and worker count (every algorithm of the grid asks for it).
-  std::string cluster_with_host_delay(const std::string& cluster, const Configuration& k) {
+  std::string cluster_with_host_figures(const std::string& cluster, const Configuration& k) {
     auto description = sim::load_cluster(cluster);
-    if (!description.busy_delivery.empty()) return cluster;
+    bool added = false;
     std::string problem;
     const std::string loopback = loopback_of(k.workers, problem);
-    if (loopback.empty()) return cluster;
-    const auto measured = sim::load_cluster(loopback);
-    if (measured.busy_delivery.empty()) return cluster;
-    description.busy_delivery = measured.busy_delivery;
-    description.busy_delivery_cores = measured.busy_delivery_cores;
-    std::string name = k.network;
+    if (description.busy_delivery.empty() && !loopback.empty()) {
+      const auto measured = sim::load_cluster(loopback);
+      description.busy_delivery = measured.busy_delivery;
+      description.busy_delivery_cores = measured.busy_delivery_cores;
+      added = !measured.busy_delivery.empty();
+    }
+    if (description.collective_handover.empty() && !handover().empty()) {
+      description.collective_handover = handover();
+      added = true;
+    }
+    if (!added) return cluster;
+    std::string name = k.network == "loopback" ? "loopback-host" : k.network;
     for (char& ch : name) {
-      if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+      if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '-') ch = '_';
     }
     const std::string path = c_.out + "/clusters/" + name + "-w" + std::to_string(k.workers) + ".json";
     write_json_atomically(path, sim::to_json(description));
     return path;
   }
+  // From the loopback fits of every worker count of the grid, measured on first use; empty with fewer than two.
+  const std::vector<sim::ClusterDescription::HandoverPoint>& handover() {
+    if (!handover_measured_) {
+      handover_measured_ = true;
+      std::vector<sim::AllreduceFit> fits;
+      for (const int64_t w : c_.workers) {
+        std::string problem;
+        const std::string loopback = loopback_of(w, problem);
+        if (!loopback.empty()) fits.push_back(sim::load_cluster(loopback).allreduce_fit);
+      }
+      handover_ = sim::collective_handover_from_fits(fits);
+    }
+    return handover_;
+  }
 
   const ValidationSettings& c_;
   const Plan& plan_;
-  std::map<int64_t, std::string> loopback_, problems_;                 // by worker count
-  std::map<std::pair<std::string, int64_t>, std::string> with_delay_;  // by network and worker count
+  std::map<int64_t, std::string> loopback_, problems_;                // by worker count
+  std::map<std::pair<std::string, int64_t>, std::string> with_host_;  // by network and worker count
+  bool handover_measured_ = false;
+  std::vector<sim::ClusterDescription::HandoverPoint> handover_;
 };
 
 }  // namespace

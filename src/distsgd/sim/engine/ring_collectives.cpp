@@ -22,6 +22,7 @@ RingCollectives::RingCollectives(EventQueue& queue, FlowNetwork& network, const 
       workers_(workers),
       gamma_(gamma_seconds_per_byte),
       allreduce_alpha_scale_(cluster.description().allreduce_alpha_scale(workers)),
+      handover_(cluster.description().collective_handover_seconds(workers)),
       model_(model),
       launched_(static_cast<size_t>(workers), 0),
       current_(static_cast<size_t>(workers), 0) {}
@@ -50,7 +51,7 @@ void RingCollectives::set_interference(std::function<bool(int64_t)> computing, d
 }
 
 double RingCollectives::step_alpha(CollectiveKind kind, int64_t worker, int64_t peer) const {
-  const double alpha = cluster_.worker_to_worker_alpha(worker, peer);
+  const double alpha = cluster_.worker_to_worker_alpha(worker, peer) + handover_;
   const bool interfered = interference_ > 0 && !cluster_.same_node(worker, peer) && computing_(worker);
   const double scale = kind == CollectiveKind::kAllreduce ? allreduce_alpha_scale_ : 1.0;
   return scale * (interfered ? alpha + interference_ : alpha);

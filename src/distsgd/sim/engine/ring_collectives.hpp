@@ -90,6 +90,7 @@ class RingCollectives {
   int64_t workers_;
   double gamma_;
   double allreduce_alpha_scale_;
+  double handover_;  // ClusterDescription::collective_handover_seconds at this many workers, on every step
   CollectiveModel model_;
   std::deque<Instance> instances_;  // instances_[0] is collective number first_
   int64_t first_ = 0;

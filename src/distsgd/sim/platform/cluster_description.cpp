@@ -165,6 +165,36 @@ double ClusterDescription::busy_delivery_mean_seconds() const {
   return mean + (1 - busy_delivery.back().q) * busy_delivery.back().seconds;
 }
 
+double ClusterDescription::collective_handover_seconds(int64_t ranks) const {
+  if (collective_handover.empty()) return 0;
+  if (ranks <= collective_handover.front().ranks) return collective_handover.front().seconds;
+  for (size_t i = 1; i < collective_handover.size(); ++i) {
+    const auto& a = collective_handover[i - 1];
+    const auto& b = collective_handover[i];
+    if (ranks <= b.ranks) {
+      return a.seconds +
+             (b.seconds - a.seconds) * static_cast<double>(ranks - a.ranks) / static_cast<double>(b.ranks - a.ranks);
+    }
+  }
+  return collective_handover.back().seconds;
+}
+
+std::vector<ClusterDescription::HandoverPoint> collective_handover_from_fits(std::vector<AllreduceFit> fits) {
+  fits.erase(std::remove_if(fits.begin(), fits.end(), [](const AllreduceFit& f) { return f.processes < 2; }),
+             fits.end());
+  std::sort(fits.begin(), fits.end(),
+            [](const AllreduceFit& a, const AllreduceFit& b) { return a.processes < b.processes; });
+  std::vector<ClusterDescription::HandoverPoint> points;
+  if (fits.size() < 2) return points;
+  auto per_step = [](const AllreduceFit& f) { return f.alpha_seconds / (2.0 * static_cast<double>(f.processes - 1)); };
+  const double fewest = per_step(fits.front());
+  for (const auto& f : fits) {
+    if (!points.empty() && points.back().ranks == f.processes) continue;
+    points.push_back({f.processes, std::max(0.0, per_step(f) - fewest)});
+  }
+  return points;
+}
+
 ClusterDescription with_busy_delivery_in_alpha(const ClusterDescription& cluster, int64_t ranks, double busy_share) {
   if (!cluster.delays_busy_deliveries(ranks)) return cluster;
   ClusterDescription c = cluster;
@@ -223,13 +253,16 @@ LinkCost ClusterDescription::allreduce_cost(int64_t workers) const {
   if (measured >= 2 && (measured > workers_per_node) == across_nodes) {
     // The ring formula inverted at the measured P: t = S*alpha + 2(P-1)/P*m*beta (S the start-ups: 2(P-1) for a
     // ring), the reduction folded into beta (the fit measured it), so predictions at other P scale as the ring does.
+    // The measurement holds the host's hand-over at its own P: only the difference to `workers` is added.
     const double steps = 2.0 * static_cast<double>(measured - 1);
-    return {allreduce_fit.alpha_seconds / allreduce_startups(measured),
+    const double handover = collective_handover_seconds(workers) - collective_handover_seconds(measured);
+    return {std::max(0.0, allreduce_fit.alpha_seconds / allreduce_startups(measured) + handover),
             allreduce_fit.seconds_per_byte * static_cast<double>(measured) / steps, 0};
   }
-  const LinkCost network{alpha_seconds, 1.0 / worker_bytes_per_second, gamma_seconds_per_byte};
+  const double handover = collective_handover_seconds(workers);
+  const LinkCost network{alpha_seconds + handover, 1.0 / worker_bytes_per_second, gamma_seconds_per_byte};
   if (workers_per_node == 1) return network;  // no hop inside a node
-  const LinkCost intra{intra_node_alpha(), 1.0 / intra_node_rate(), gamma_seconds_per_byte};
+  const LinkCost intra{intra_node_alpha() + handover, 1.0 / intra_node_rate(), gamma_seconds_per_byte};
   if (!across_nodes) return intra;
   return {std::max(network.alpha, intra.alpha), std::max(network.beta, intra.beta), gamma_seconds_per_byte};
 }
@@ -285,6 +318,10 @@ std::string describe_links(const ClusterDescription& c) {
     text += "; allreduce measured at " + std::to_string(c.allreduce_fit.processes) + " processes: alpha " +
             microseconds(c.allreduce_fit.alpha_seconds) + ", 1/beta " +
             gigabytes(1.0 / c.allreduce_fit.seconds_per_byte);
+  }
+  if (!c.collective_handover.empty()) {
+    text += "; per collective step at " + std::to_string(c.collective_handover.back().ranks) + " ranks +" +
+            microseconds(c.collective_handover.back().seconds) + " of hand-over on the shared cores";
   }
   if (!c.busy_delivery.empty()) {
     text += "; from " + std::to_string(c.busy_delivery_cores) + " busy ranks on a message waits " +
@@ -356,6 +393,7 @@ ClusterDescription cluster_from_json(const nlohmann::json& json, const std::stri
                       "server_seconds_per_byte",
                       "communication_cpu_seconds_per_byte",
                       "busy_delivery",
+                      "collective_handover",
                       "allreduce_latency",
                       "server_placement",
                       "egress_queue",
@@ -402,6 +440,26 @@ ClusterDescription cluster_from_json(const nlohmann::json& json, const std::stri
                   (point.q > c.busy_delivery.back().q && point.seconds >= c.busy_delivery.back().seconds),
               delay.where("quantiles") + "expected quantiles and seconds that increase");
       c.busy_delivery.push_back(point);
+    }
+  }
+  if (top.has("collective_handover")) {
+    // {"ranks": [2, 4, 8], "seconds": [0, 1.5e-4, 8e-4]} (validate, from commbench's allreduce at each count).
+    const JsonFields handover = top.object("collective_handover");
+    handover.reject_unknown({"ranks", "seconds"});
+    const auto& ranks = handover.array("ranks");
+    const auto& seconds = handover.array("seconds");
+    require(ranks.size() == seconds.size(), handover.where("seconds") + "expected as many values as ranks (" +
+                                                std::to_string(ranks.size()) + "), got " +
+                                                std::to_string(seconds.size()));
+    for (size_t i = 0; i < ranks.size(); ++i) {
+      require(ranks[i].is_number_integer() && ranks[i].get<int64_t>() >= 2,
+              handover.where("ranks") + "expected integers of at least 2, got " + ranks[i].dump());
+      require(seconds[i].is_number() && std::isfinite(seconds[i].get<double>()) && seconds[i].get<double>() >= 0,
+              handover.where("seconds") + "expected non-negative numbers, got " + seconds[i].dump());
+      ClusterDescription::HandoverPoint point{ranks[i].get<int64_t>(), seconds[i].get<double>()};
+      require(c.collective_handover.empty() || point.ranks > c.collective_handover.back().ranks,
+              handover.where("ranks") + "expected rank counts that increase");
+      c.collective_handover.push_back(point);
     }
   }
   if (top.has("allreduce_fit")) {
@@ -476,6 +534,13 @@ nlohmann::json to_json(const ClusterDescription& c) {
                          {"server_placement", distsgd::name_of(c.server_placement)},
                          {"egress_queue", distsgd::name_of(c.egress_queue)}};
   if (!c.busy_delivery.empty()) json["busy_delivery"] = busy_delivery_json(c.busy_delivery, c.busy_delivery_cores);
+  if (!c.collective_handover.empty()) {
+    json["collective_handover"] = {{"ranks", nlohmann::json::array()}, {"seconds", nlohmann::json::array()}};
+    for (const auto& point : c.collective_handover) {
+      json["collective_handover"]["ranks"].push_back(point.ranks);
+      json["collective_handover"]["seconds"].push_back(point.seconds);
+    }
+  }
   if (c.allreduce_fit.processes > 0) {
     json["allreduce_fit"] = {{"processes", c.allreduce_fit.processes},
                              {"alpha_seconds", c.allreduce_fit.alpha_seconds},

@@ -66,6 +66,19 @@ struct ClusterDescription {
   bool delays_busy_deliveries(int64_t ranks) const {
     return !busy_delivery.empty() && ranks >= 2 && ranks >= busy_delivery_cores;
   }
+  // On a host whose cores the ranks share, each step of a collective wakes every rank taking part, and with more
+  // ranks than cores they wait their turn: a step costs more the more ranks there are, with nobody computing too.
+  // Measured by commbench's allreduce at several process counts on that host (validate: one fit per worker count of
+  // its grid) as the start-up per ring step beyond that of the fewest processes measured (so 0 there): points
+  // increasing in ranks (empty: not measured). Every step of a collective among `ranks` ranks pays
+  // collective_handover_seconds(ranks) beside its alpha, in both fidelities and the virtual cluster.
+  struct HandoverPoint {
+    int64_t ranks = 0;
+    double seconds = 0;
+  };
+  std::vector<HandoverPoint> collective_handover;
+  // Linear in the ranks between the points, flat beyond them; 0 when not measured.
+  double collective_handover_seconds(int64_t ranks) const;
   // Where the parameter servers run. kOwnLinks: each behind a link of its own (server_bytes_per_second), as distsgd's
   // own servers are ranks of their own. kWorkerNodes: on the workers' nodes, as TensorFlow's distributed runs and
   // BytePS place them (server s on node s mod nodes): a server's traffic crosses its node's link (each direction
@@ -145,6 +158,11 @@ struct ClusterDescription {
   // slices (m/P each) through its link, where a ring would send P-1: beta grows by k*(P-k)/(P-1).
   LinkCost alltoall_cost(int64_t workers) const;
 };
+
+// collective_handover from allreduce fits at several process counts on one host (commbench's, a ring's start-ups):
+// each count's alpha per step beyond the fewest processes' (so 0 there), never below 0 (the fits' noise). Fewer than
+// two counts: empty.
+std::vector<ClusterDescription::HandoverPoint> collective_handover_from_fits(std::vector<AllreduceFit> fits);
 
 // The analytical models' form of busy_delivery for a run of `ranks`: its mean times `busy_share` (the share of
 // messages delivered while the ranks computing take every core: busy_delivery_share) added to every message's alpha
