@@ -98,11 +98,19 @@ json.dump(cluster, open(sys.argv[1], "w"), indent=2)
 EOF
     fi
   else
-    echo "   the base: commbench on this host's loopback, $SMALL processes, with the busy receivers' delay"
+    echo "   the base: commbench on this host's loopback, $SMALL processes, with the busy receivers' delay and the"
+    echo "   hand-over per collective step at $CHECK"
     base=$OUT/base.json
     if [[ ! -f $base ]]; then
+      handover=()
+      if [[ $CHECK != "$SMALL" ]]; then
+        # An allreduce at CHECK processes: what a ring step costs more with more ranks on these cores.
+        "$distsgd" commbench --processes "$CHECK" --max-mb 4 --no-send-recv --cluster-out "$OUT/commbench-$CHECK.json" \
+          >"$OUT/commbench-$CHECK.log" 2>&1
+        handover=(--handover-from "$OUT/commbench-$CHECK.json")
+      fi
       "$distsgd" commbench --processes "$SMALL" --max-mb 4 --busy-delivery --incast --cluster-out "$base" \
-        >"$OUT/commbench.log" 2>&1
+        "${handover[@]}" >"$OUT/commbench.log" 2>&1
       # Every rank shares this host's cores, as the runs here do (a cluster gives each rank its own).
       python3 - "$base" "$(nproc)" <<'EOF'
 import json, sys

@@ -341,6 +341,35 @@ TEST(ClusterFiles, BadFieldsNameTheFileTheFieldAndWhatWasExpected) {
   EXPECT_EQ(cluster_error({{"workers_per_node", 4}}), "c.json: worker_bytes_per_second: missing");
 }
 
+// `commbench --handover-from`: the cluster it writes takes the hand-over per collective step from its own allreduce
+// fit and those of the files it names (this host at other process counts); a wrong file is one line before any
+// process starts.
+TEST(ClusterFiles, CommbenchTakesTheHandOverFromItsFitsAtOtherProcessCounts) {
+  TempDir dir;
+  const std::string small = " --max-mb 1 --repeats 5 --no-send-recv --cluster-out ";
+  auto r = run_distsgd("commbench --processes 3" + small + (dir / "p3.json"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  r = run_distsgd("commbench --processes 2" + small + (dir / "p2.json") + " --handover-from " + (dir / "p3.json"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto expected = sim::collective_handover_from_fits(
+      {load_cluster(dir / "p2.json").allreduce_fit, load_cluster(dir / "p3.json").allreduce_fit});
+  const auto handover = load_cluster(dir / "p2.json").collective_handover;
+  ASSERT_EQ(handover.size(), 2u);
+  EXPECT_EQ(handover[0].ranks, 2);
+  EXPECT_EQ(handover[1].ranks, 3);
+  EXPECT_DOUBLE_EQ(handover[1].seconds, expected[1].seconds);
+  EXPECT_NE(r.output.find("per collective step at 3 ranks"), std::string::npos) << r.output;
+  for (const auto& [flags, message] : std::vector<std::pair<std::string, std::string>>{
+           {" --handover-from " + (dir / "p3.json"), "--handover-from needs --cluster-out"},
+           {" --cluster-out x.json --handover-from " + (dir / "p2.json"), "measured at 2 processes, as this run is"},
+           {" --cluster-out x.json --handover-from " + (dir / "none.json"), "none.json: no such file"}}) {
+    r = run_distsgd("commbench --processes 2" + flags);
+    EXPECT_NE(r.exit_code, 0) << flags;
+    EXPECT_NE(r.output.find(message), std::string::npos) << flags << "\n" << r.output;
+    EXPECT_EQ(r.output.find("launching"), std::string::npos) << flags << "\n" << r.output;
+  }
+}
+
 TEST(ClusterFiles, SimulateReportsABadClusterFileInOneLine) {
   TempDir dir;
   std::ofstream(dir / "p.json") << to_json(one_tensor(4e6, 0.01)).dump();

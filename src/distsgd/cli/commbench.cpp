@@ -265,7 +265,12 @@ void write_cluster(const CommbenchConfig& c, const comm::ProcessEnv& env, const 
     if (primitive.name == "send_recv") fits.send_recv = primitive.fit;
     if (primitive.name == "incast") fits.incast = primitive.fit;
   }
-  const auto cluster = cluster_from_commbench(fits, layout_of(env, c.network, c.processes));
+  auto cluster = cluster_from_commbench(fits, layout_of(env, c.network, c.processes));
+  if (!c.handover_from.empty()) {
+    std::vector<sim::AllreduceFit> allreduce_fits{cluster.allreduce_fit};
+    for (const auto& path : c.handover_from) allreduce_fits.push_back(sim::load_cluster(path).allreduce_fit);
+    cluster.collective_handover = sim::collective_handover_from_fits(allreduce_fits);
+  }
   write_json_atomically(c.cluster_out, sim::to_json(cluster));
   std::cout << "cluster for distsgd simulate --cluster " << c.cluster_out << ": " << sim::describe_links(cluster)
             << std::endl;
@@ -337,6 +342,19 @@ void validate(const CommbenchConfig& c) {
                                                       " leave fewer than two message sizes to fit a line to");
   require(c.repeats >= 1, "--repeats must be at least 1 (got " + std::to_string(c.repeats) + ")");
   require(c.timeout > 0, "--timeout must be positive");
+  require(c.handover_from.empty() || !c.cluster_out.empty(), "--handover-from needs --cluster-out");
+  for (const auto& path : c.handover_from) {
+    // Read now, so that a wrong file is one error before any process starts.
+    require(
+        std::filesystem::is_regular_file(path),
+        "--handover-from " + path + ": no such file (expected a cluster written by distsgd commbench --cluster-out)");
+    const auto other = sim::load_cluster(path);
+    require(other.allreduce_fit.processes >= 2,
+            "--handover-from " + path + ": no allreduce_fit (expected a cluster written by distsgd commbench)");
+    require(other.allreduce_fit.processes != c.processes,
+            "--handover-from " + path + ": measured at " + std::to_string(c.processes) +
+                " processes, as this run is (give files of other process counts)");
+  }
   for (const auto& [flag, path] : {std::pair{"--out", c.out}, std::pair{"--cluster-out", c.cluster_out}}) {
     if (path.empty()) continue;
     const auto dir = std::filesystem::path(path).parent_path();

@@ -24,6 +24,9 @@ struct CommbenchConfig {
   std::string out;  // JSON file written by rank 0 (none when empty)
   // Cluster JSON for `distsgd simulate --cluster` fitted from this run (commbench_cluster.hpp); none when empty.
   std::string cluster_out;
+  // With cluster_out: commbench's cluster files of this host at other process counts, whose allreduce fits and this
+  // run's give cluster_out its collective_handover (sim::collective_handover_from_fits).
+  std::vector<std::string> handover_from;
 };
 
 // Throws distsgd::Error naming the first bad flag.

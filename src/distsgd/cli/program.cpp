@@ -37,6 +37,11 @@ void add_commbench_options(CLI::App& cmd, distsgd::cli::CommbenchConfig& c) {
   cmd.add_flag("--busy-delivery", c.busy_delivery,
                "also time the rank 0 <-> 1 ping-pong while every rank computes: how late a message reaches a busy "
                "receiver, as quantiles (written to --cluster-out for the simulator's shared-core hosts)");
+  cmd.add_option("--handover-from", c.handover_from,
+                 "with --cluster-out: cluster files commbench wrote on this host at other process counts; their "
+                 "allreduce fits and this run's give the hand-over per collective step at each count "
+                 "(collective_handover: what a ring step costs more when more ranks share the cores)")
+      ->delimiter(',');
   cmd.add_option("--out", c.out, "JSON file for the sizes, min and median times and the fits (written by rank 0)");
   cmd.add_option("--cluster-out", c.cluster_out,
                  "cluster JSON fitted from this run, for distsgd simulate --cluster (written by rank 0)");
