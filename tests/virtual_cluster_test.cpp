@@ -488,6 +488,28 @@ TEST_F(VirtualTraining, FifoNicsAreQueuedByBothEnginesAlike) {
   EXPECT_GT(simulated_rates["fifo"], 1.2 * simulated_rates["fair"]);
 }
 
+// A shared host's hand-over per collective step (collective_handover): AR-SGD's own allreduce on the virtual cluster
+// pays it on every ring step as the DES's does, so both engines agree with it and slow down alike.
+TEST_F(VirtualTraining, CollectiveHandOverIsPaidByBothEnginesAlike) {
+  TempDir dir;
+  std::ofstream(dir / "plain.json") << R"({"name": "plain", "worker_bytes_per_second": 1.2e9, "alpha_seconds": 3e-5})";
+  std::ofstream(dir / "handover.json")
+      << R"({"name": "handover", "worker_bytes_per_second": 1.2e9, "alpha_seconds": 3e-5,
+            "collective_handover": {"ranks": [2, 8], "seconds": [0, 3e-3]}})";
+  std::map<std::string, double> virtual_rates, simulated_rates;
+  for (const std::string name : {"plain", "handover"}) {
+    const std::string flags =
+        " --algo arsgd --workers 4 --cluster " + (dir / (name + ".json")) + " --profile " + profile();
+    std::tie(virtual_rates[name], simulated_rates[name]) = virtual_and_simulated(flags, 40, dir, name);
+    EXPECT_NEAR(virtual_rates[name] / simulated_rates[name], 1.0, 0.05)
+        << name << ": virtual " << virtual_rates[name] << ", DES " << simulated_rates[name];
+  }
+  // 1 ms a step at 4 ranks (interpolated), 6 steps: 6 ms more an iteration than the plain cluster's.
+  const double samples = 4 * 16;
+  EXPECT_NEAR(samples / virtual_rates["handover"] - samples / virtual_rates["plain"], 6e-3, 1e-3);
+  EXPECT_NEAR(samples / simulated_rates["handover"] - samples / simulated_rates["plain"], 6e-3, 1e-3);
+}
+
 // Servers on the workers' nodes (server_placement): the algorithm's own messages to a server of the worker's node stay
 // off the network in the virtual cluster as in the DES, and its other messages share the nodes' links with the
 // servers'. Both engines agree, and the placement is faster than servers behind (slow) links of their own.
