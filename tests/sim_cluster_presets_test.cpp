@@ -443,6 +443,7 @@ CommbenchFits two_process_fits() {
 TEST(CommbenchCluster, LoopbackFitsFeedTheLinkAndTheAllreduceFit) {
   const auto c = cluster_from_commbench(two_process_fits(), loopback_layout());
   EXPECT_EQ(c.workers_per_node, 1);
+  EXPECT_EQ(c.egress_queue, sim::ClusterDescription::EgressQueue::kFifo);  // the shared cores copy messages in turn
   EXPECT_DOUBLE_EQ(c.alpha_seconds, 50e-6);
   EXPECT_DOUBLE_EQ(c.worker_bytes_per_second, 0.25e9);
   EXPECT_DOUBLE_EQ(c.server_bytes_per_second, 0.25e9);

@@ -9,7 +9,14 @@
 
 namespace distsgd::cli {
 
-CommbenchLayout loopback_layout() { return {1, false, 0, "this host over loopback"}; }
+CommbenchLayout loopback_layout() {
+  CommbenchLayout layout{1, false, 0, "this host over loopback"};
+  // The ranks share this host's cores, and a message leaves as a core copies it: a BSP server's replies to 8
+  // workers on 2 cores reach them one after another, over 11 ms a round (gaps of 0.3-2.5 ms; bench/README, session
+  // 41), as a FIFO queue sends them, not all at once as a fairly shared link would.
+  layout.fifo_egress = true;
+  return layout;
+}
 
 CommbenchLayout emulated_layout(const cluster::ClusterPlan& plan, const std::string& net) {
   CommbenchLayout layout;

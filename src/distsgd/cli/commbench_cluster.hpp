@@ -33,8 +33,8 @@ struct CommbenchLayout {
   // The processes ran on this host's cores (loopback; the emulated hosts are namespaces of it), so the cluster's
   // ranks share them (shared_cores); false for hosts of their own (mpirun or srun across nodes).
   bool shares_this_hosts_cores = true;
-  // The hosts' links are shaped by tbf, whose queue sends messages one after another (ClusterDescription::
-  // egress_queue kFifo).
+  // A host's messages leave one after another (ClusterDescription::egress_queue kFifo): the emulated hosts' links
+  // are shaped by tbf, whose queue does so, and on loopback the shared cores copy them out in turn.
   bool fifo_egress = false;
 };
 
