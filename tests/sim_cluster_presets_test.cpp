@@ -346,7 +346,9 @@ TEST(ClusterFiles, BadFieldsNameTheFileTheFieldAndWhatWasExpected) {
 // process starts.
 TEST(ClusterFiles, CommbenchTakesTheHandOverFromItsFitsAtOtherProcessCounts) {
   TempDir dir;
-  const std::string small = " --max-mb 1 --repeats 5 --no-send-recv --cluster-out ";
+  // Sizes 256 KiB to 16 MiB: whatever the host's load, the largest takes longer than the smallest, so the fit has a
+  // link (from 4 KiB to 1 MiB, a busy host once timed them flat and commbench refused to fit).
+  const std::string small = " --min-kb 256 --max-mb 16 --repeats 3 --no-send-recv --cluster-out ";
   auto r = run_distsgd("commbench --processes 3" + small + (dir / "p3.json"));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   r = run_distsgd("commbench --processes 2" + small + (dir / "p2.json") + " --handover-from " + (dir / "p3.json"));

@@ -141,17 +141,25 @@ std::string microseconds(double seconds) {
   return text;
 }
 
+// The seconds of `points` at x: linear between the points, flat beyond them, 0 without any (`at`: a point's x).
+template <typename Point, typename X>
+double piecewise_linear_seconds(const std::vector<Point>& points, double x, X at) {
+  if (points.empty()) return 0;
+  if (x <= at(points.front())) return points.front().seconds;
+  for (size_t i = 1; i < points.size(); ++i) {
+    const auto& a = points[i - 1];
+    const auto& b = points[i];
+    if (x <= at(b)) {
+      return at(b) > at(a) ? a.seconds + (b.seconds - a.seconds) * (x - at(a)) / (at(b) - at(a)) : b.seconds;
+    }
+  }
+  return points.back().seconds;
+}
+
 }  // namespace
 
 double ClusterDescription::busy_delivery_seconds(double u) const {
-  if (busy_delivery.empty()) return 0;
-  if (u <= busy_delivery.front().q) return busy_delivery.front().seconds;
-  for (size_t i = 1; i < busy_delivery.size(); ++i) {
-    const auto& a = busy_delivery[i - 1];
-    const auto& b = busy_delivery[i];
-    if (u <= b.q) return b.q > a.q ? a.seconds + (b.seconds - a.seconds) * (u - a.q) / (b.q - a.q) : b.seconds;
-  }
-  return busy_delivery.back().seconds;
+  return piecewise_linear_seconds(busy_delivery, u, [](const DelayQuantile& p) { return p.q; });
 }
 
 double ClusterDescription::busy_delivery_mean_seconds() const {
@@ -166,17 +174,8 @@ double ClusterDescription::busy_delivery_mean_seconds() const {
 }
 
 double ClusterDescription::collective_handover_seconds(int64_t ranks) const {
-  if (collective_handover.empty()) return 0;
-  if (ranks <= collective_handover.front().ranks) return collective_handover.front().seconds;
-  for (size_t i = 1; i < collective_handover.size(); ++i) {
-    const auto& a = collective_handover[i - 1];
-    const auto& b = collective_handover[i];
-    if (ranks <= b.ranks) {
-      return a.seconds +
-             (b.seconds - a.seconds) * static_cast<double>(ranks - a.ranks) / static_cast<double>(b.ranks - a.ranks);
-    }
-  }
-  return collective_handover.back().seconds;
+  return piecewise_linear_seconds(collective_handover, static_cast<double>(ranks),
+                                  [](const HandoverPoint& p) { return static_cast<double>(p.ranks); });
 }
 
 std::vector<ClusterDescription::HandoverPoint> collective_handover_from_fits(std::vector<AllreduceFit> fits) {
