@@ -275,6 +275,9 @@ TEST(ValidateCommand, EveryClusterTakesTheHostsHandOverAtEachWorkerCount) {
       "--fidelity analytical --holdout --out " +
       out);
   ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("validate: a collective step on this host's shared cores costs, beyond 2 ranks', +"),
+            std::string::npos)
+      << r.output;
   std::vector<sim::AllreduceFit> fits;
   for (const int workers : {2, 3}) {
     fits.push_back(sim::load_cluster(out + "/clusters/loopback-w" + std::to_string(workers) + ".json").allreduce_fit);

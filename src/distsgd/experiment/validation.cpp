@@ -720,6 +720,17 @@ class SimulatorClusters {
         if (!loopback.empty()) fits.push_back(sim::load_cluster(loopback).allreduce_fit);
       }
       handover_ = sim::collective_handover_from_fits(fits);
+      if (!handover_.empty()) {
+        std::string line = "validate: a collective step on this host's shared cores costs, beyond " +
+                           std::to_string(handover_.front().ranks) + " ranks',";
+        for (size_t i = 1; i < handover_.size(); ++i) {
+          char figure[64];
+          std::snprintf(figure, sizeof figure, "%s +%.0f us at %lld", i > 1 ? "," : "", handover_[i].seconds * 1e6,
+                        static_cast<long long>(handover_[i].ranks));
+          line += figure;
+        }
+        log::info(line + " (collective_handover, from commbench's allreduce fits)");
+      }
     }
     return handover_;
   }
