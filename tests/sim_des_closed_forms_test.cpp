@@ -340,6 +340,9 @@ TEST(DesClosedForms, ACollectiveStepPaysTheHostsHandOverAtItsRankCount) {
                 2 * (P - 1) / P + 2 * (P - 1) * (0.02 + handover - 0.01), 1e-9)
         << workers;
   }
+  // Multistep's alltoall steps pay it too, as the DES's ring collectives charge every kind of step.
+  EXPECT_DOUBLE_EQ(link.alltoall_cost(4).alpha, 0.01);
+  EXPECT_DOUBLE_EQ(link.alltoall_cost(6).alpha, 0.03);
   // From fits at several counts: the alpha per ring step beyond the fewest processes', never below 0.
   const auto points =
       collective_handover_from_fits({{8, 14 * 0.003, 1e-9}, {2, 2 * 0.001, 1e-9}, {4, 6 * 0.0008, 1e-9}, {1, 0, 1e-9}});

@@ -267,12 +267,14 @@ LinkCost ClusterDescription::allreduce_cost(int64_t workers) const {
 }
 
 LinkCost ClusterDescription::alltoall_cost(int64_t workers) const {
-  const LinkCost intra{intra_node_alpha(), 1.0 / intra_node_rate(), gamma_seconds_per_byte};
+  // Each step wakes every rank, as an allreduce's does: the host's hand-over too (the DES's RingCollectives).
+  const double handover = collective_handover_seconds(workers);
+  const LinkCost intra{intra_node_alpha() + handover, 1.0 / intra_node_rate(), gamma_seconds_per_byte};
   if (workers <= workers_per_node) return intra;
   const double k = static_cast<double>(workers_on_fullest_node(workers)), p = static_cast<double>(workers);
   const double crowding = k * (p - k) / (p - 1);
   const double network_beta = crowding / worker_bytes_per_second;
-  if (workers_per_node == 1) return {alpha_seconds, network_beta, gamma_seconds_per_byte};
+  if (workers_per_node == 1) return {alpha_seconds + handover, network_beta, gamma_seconds_per_byte};
   // Each worker's own slices also cross its intra-node link (PCIe to the NIC or to its node's peers).
   return {std::max(alpha_seconds, intra.alpha), std::max(network_beta, intra.beta), gamma_seconds_per_byte};
 }
