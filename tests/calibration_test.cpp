@@ -25,6 +25,7 @@
 #include "distsgd/sim/calibration/measured_point_model.hpp"
 #include "distsgd/sim/calibration/measured_points.hpp"
 #include "distsgd/sim/des/discrete_event_simulator.hpp"
+#include "distsgd/sim/platform/cluster_description.hpp"
 #include "test_util.hpp"
 
 namespace distsgd::testing {
@@ -488,6 +489,24 @@ TEST(Calibration, CommunicationCpuOnSharedCoresIsFoundAndRefusedWithout) {
     EXPECT_NEAR(predicted(p, result.cluster) / predicted(p, truth), 1, 0.05) << p.algorithm;
   }
 
+  // Measured elsewhere (validate: the runs' communication threads), the figure stays the base's and the automatic
+  // choice fits the others around it: here the truth's, so the fit predicts 8 workers as the truth does.
+  auto measured_base = base;
+  measured_base.communication_cpu_seconds_per_byte = 2e-9;
+  auto measured = request;
+  measured.base = measured_base;
+  measured.unknowns.clear();
+  measured.measured = {Unknown::kCommunicationCpu};
+  const auto around = sim::calibrate(measured, predicted);
+  const auto& cpu = fitted(around, Unknown::kCommunicationCpu);
+  EXPECT_FALSE(cpu.fitted);
+  EXPECT_EQ(cpu.note, "measured, not fitted");
+  EXPECT_EQ(around.cluster.communication_cpu_seconds_per_byte, 2e-9);
+  for (auto p : points) {
+    p.workers = 8;
+    EXPECT_NEAR(predicted(p, around.cluster) / predicted(p, truth), 1, 0.05) << p.algorithm;
+  }
+
   request.base = base_cluster();  // no shared cores
   request.unknowns = {Unknown::kComputeScale, Unknown::kCommunicationCpu};
   const std::string error = error_of_call([&] { sim::calibrate(request, predicted); });
@@ -838,6 +857,39 @@ TEST(CalibrateCommand, ReadsTheRunDirectoriesOfTrain) {
   EXPECT_NEAR(points[1]["measured_communication_cpu_seconds_per_byte"].get<double>(),
               (summary["cpu_seconds_per_iteration"].get<double>() - compute) / (2 * bytes), 1e-15)
       << points[1];
+
+  // On a base whose cores the ranks share, the runs' own threads besides the training thread give the communication's
+  // CPU per byte (a line over their workers against twice the bytes each sent), kept rather than fitted.
+  r = run_distsgd("train --algo gosgd --workers 2 --batch-size 32" + data + (dir / "gosgd-w2"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  auto shared = sim::load_cluster("10gbe");
+  shared.shared_cores = 2;
+  std::ofstream(dir / "shared.json") << sim::to_json(shared).dump();
+  r = run_distsgd("calibrate --runs " + (dir / "arsgd-w2") + " " + (dir / "gosgd-w2") + " --profile " +
+                  (dir / "p.json") + " --cluster " + (dir / "shared.json") + " --out " + (dir / "measured.json"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::vector<std::pair<double, double>> cpu_points;
+  for (const char* run : {"arsgd-w2", "gosgd-w2"}) {
+    const auto s = nlohmann::json::parse(read_file(dir / run + "/summary.json"));
+    for (const auto& worker : s["per_worker"]) {
+      cpu_points.emplace_back(2 * worker["bytes_sent"].get<double>() / worker["steps"].get<double>(),
+                              worker["cpu_after_warmup"]["other_threads_seconds_per_iteration"].get<double>());
+    }
+  }
+  double mx = 0, my = 0, sxx = 0, sxy = 0;
+  for (const auto& [x, y] : cpu_points) mx += x / 4, my += y / 4;
+  for (const auto& [x, y] : cpu_points) sxx += (x - mx) * (x - mx), sxy += (x - mx) * (y - my);
+  const auto fit_record = nlohmann::json::parse(read_file(dir / "measured.json"));
+  if (sxx > 0 && sxy > 0) {
+    EXPECT_NEAR(fit_record["calibration"]["measured_communication_cpu"]["seconds_per_byte"].get<double>(), sxy / sxx,
+                1e-9 * sxy / sxx);
+    EXPECT_DOUBLE_EQ(fit_record["communication_cpu_seconds_per_byte"].get<double>(), sxy / sxx);
+    EXPECT_NE(r.output.find("communication_cpu measured from the runs' threads besides the training thread"),
+              std::string::npos)
+        << r.output;
+  } else {
+    EXPECT_FALSE(fit_record["calibration"].contains("measured_communication_cpu")) << fit_record.dump();
+  }
 
   // A run with a straggler: the closed forms refuse it, the discrete-event simulator fits it beside the others, its
   // slowed worker taken from config.json (the slowed run predicted well below the same run without one).

@@ -303,6 +303,50 @@ TEST(ValidateCommand, EveryClusterTakesTheHostsHandOverAtEachWorkerCount) {
   }
 }
 
+// The held-out calibration takes the communication's CPU per byte from the calibration runs' threads besides the
+// training thread (a least-squares line over their workers against twice the bytes each sent), not from the fit.
+TEST(ValidateCommand, HoldoutMeasuresTheCommunicationCpuFromTheCalibrationRuns) {
+  TempDir dir;
+  const std::string out = dir / "v";
+  const auto r = run_distsgd(
+      "validate --model lenet5 --dataset synthetic --synthetic-train-size 2048 --synthetic-test-size 64 "
+      "--algos arsgd,gosgd --workers 2,3 --networks loopback --iterations 30 --warmup 5 --profile-repeats 3 "
+      "--fidelity analytical --holdout --out " +
+      out);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto validation = nlohmann::json::parse(read_file(out + "/validation.json"));
+  // The line through the 2-worker runs' workers, computed here from their summaries.
+  std::vector<std::pair<double, double>> points;
+  for (const auto& row : validation["rows"]) {
+    if (row["workers"].get<int64_t>() != 2) continue;
+    const auto summary = nlohmann::json::parse(read_file(row["run_dir"].get<std::string>() + "/summary.json"));
+    for (const auto& worker : summary["per_worker"]) {
+      points.emplace_back(2 * worker["bytes_sent"].get<double>() / worker["steps"].get<double>(),
+                          worker["cpu_after_warmup"]["other_threads_seconds_per_iteration"].get<double>());
+    }
+  }
+  ASSERT_EQ(points.size(), 4u);
+  double mean_x = 0, mean_y = 0, sxx = 0, sxy = 0;
+  for (const auto& [x, y] : points) mean_x += x / 4, mean_y += y / 4;
+  for (const auto& [x, y] : points) sxx += (x - mean_x) * (x - mean_x), sxy += (x - mean_x) * (y - mean_y);
+  ASSERT_GT(sxx, 0) << "arsgd and gosgd send different bytes";
+  const auto& network = validation["holdout"]["networks"]["loopback"];
+  const auto& unknown = network["unknowns"]["communication_cpu"];
+  if (sxy > 0) {
+    ASSERT_TRUE(network.contains("measured_communication_cpu")) << network.dump();
+    EXPECT_NEAR(network["measured_communication_cpu"]["seconds_per_byte"].get<double>(), sxy / sxx, 1e-9 * sxy / sxx);
+    EXPECT_EQ(network["measured_communication_cpu"]["workers"].get<int64_t>(), 4);
+    EXPECT_FALSE(unknown["fitted"].get<bool>()) << unknown;
+    EXPECT_EQ(unknown["note"].get<std::string>(), "measured, not fitted");
+    EXPECT_DOUBLE_EQ(sim::load_cluster(out + "/holdout-loopback.json").communication_cpu_seconds_per_byte,
+                     network["measured_communication_cpu"]["seconds_per_byte"].get<double>());
+    EXPECT_NE(r.output.find("communication_cpu measured, not fitted: "), std::string::npos) << r.output;
+  } else {
+    // A line that does not rise measures nothing: the figure is left to the fit as before.
+    EXPECT_FALSE(network.contains("measured_communication_cpu")) << network.dump();
+  }
+}
+
 TEST(ValidateCommand, BadFlagsAreOneClearError) {
   TempDir dir;
   const std::string out = " --out " + (dir / "v");

@@ -12,6 +12,7 @@
 #include "distsgd/core/error.hpp"
 #include "distsgd/core/json_file.hpp"
 #include "distsgd/core/text.hpp"
+#include "distsgd/experiment/measured_communication_cpu.hpp"
 #include "distsgd/experiment/run_directory.hpp"
 #include "distsgd/sim/calibration/calibration.hpp"
 #include "distsgd/sim/calibration/measured_point_model.hpp"
@@ -196,6 +197,14 @@ int run_calibrate(const CalibrateCommand& c) {
     request.points.push_back(point_of_run(dir, summary, profile, c.warmup, measured_from.emplace_back()));
     measured_cpu.push_back(communication_cpu_of_run(summary));
   }
+  // On cores the ranks share, the runs measure the communication's CPU themselves (their threads besides the
+  // training thread): the automatic choice keeps that figure rather than fitting one beside the compute.
+  const auto communication_cpu =
+      c.fit.empty() && request.base.shared_cores > 0 ? experiment::measured_communication_cpu(c.runs) : std::nullopt;
+  if (communication_cpu) {
+    request.base.communication_cpu_seconds_per_byte = communication_cpu->seconds_per_byte;
+    request.measured.push_back(sim::Unknown::kCommunicationCpu);
+  }
 
   std::set<std::string> ignored;
   const std::vector<sim::ModelProfile> profiles(request.points.size(), profile);
@@ -246,6 +255,13 @@ int run_calibrate(const CalibrateCommand& c) {
           {"low", u.low}, {"high", u.high}, {"low_open", u.low_open}, {"high_open", u.high_open}};
     }
     unknowns.push_back(entry);
+  }
+  if (communication_cpu) {
+    std::cout << "  communication_cpu measured from the runs' threads besides the training thread "
+                 "(summary.json's cpu_after_warmup, "
+              << communication_cpu->workers
+              << " workers against the bytes each sent): " << figure(1e9 * communication_cpu->seconds_per_byte)
+              << " ns per byte moved\n";
   }
   // Beside the fitted figure, what the runs themselves measured (their process CPU beyond compute).
   std::string measured_text;
@@ -304,6 +320,10 @@ int run_calibrate(const CalibrateCommand& c) {
                          {"rms_relative_error", result.rms_relative_error},
                          {"fidelity", c.fidelity},
                          {"allreduce_latency_note", result.allreduce_latency_note}};
+  if (communication_cpu) {
+    json["calibration"]["measured_communication_cpu"] = {{"seconds_per_byte", communication_cpu->seconds_per_byte},
+                                                         {"workers", communication_cpu->workers}};
+  }
   // Each end of a fitted unknown's range, with the others re-fitted there: simulate predicts over them too.
   if (c.noise > 0) sim::add_consistent_clusters(json["calibration"], result, cluster);
   write_json_atomically(c.out, json);

@@ -10,6 +10,7 @@
 
 #include "distsgd/core/error.hpp"
 #include "distsgd/core/json_file.hpp"
+#include "distsgd/experiment/measured_communication_cpu.hpp"
 #include "distsgd/sim/calibration/calibration.hpp"
 #include "distsgd/sim/calibration/holdout.hpp"
 #include "distsgd/sim/calibration/measured_point_model.hpp"
@@ -37,6 +38,18 @@ sim::MeasuredPoint point_of_row(const nlohmann::json& row) {
 }
 
 std::string method_of(const nlohmann::json& row) { return row["algorithm"].get<std::string>(); }
+
+// The rows' run directories: every repeat's.
+std::vector<std::string> run_dirs_of(const std::vector<const nlohmann::json*>& rows) {
+  std::vector<std::string> dirs;
+  for (const auto* row : rows) {
+    std::vector<std::string> own;
+    if (row->contains("run_dirs")) own = (*row)["run_dirs"].get<std::vector<std::string>>();
+    if (own.empty() && row->contains("run_dir")) own.push_back((*row)["run_dir"].get<std::string>());
+    dirs.insert(dirs.end(), own.begin(), own.end());
+  }
+  return dirs;
+}
 
 std::string signed_percent(double fraction) {
   char text[32];
@@ -219,6 +232,12 @@ nlohmann::json holdout_report(const nlohmann::json& rows, const std::string& dir
     if (shared_cores > 0) request.base.shared_cores = shared_cores;
     std::vector<const nlohmann::json*> calibration_rows;
     for (const size_t i : split.calibration) calibration_rows.push_back(network_rows[i]);
+    const auto communication_cpu =
+        request.base.shared_cores > 0 ? measured_communication_cpu(run_dirs_of(calibration_rows)) : std::nullopt;
+    if (communication_cpu) {
+      request.base.communication_cpu_seconds_per_byte = communication_cpu->seconds_per_byte;
+      request.measured.push_back(sim::Unknown::kCommunicationCpu);
+    }
     const bool noise_from_repeats = noise <= 0 && measured_noise(calibration_rows, 0) > 0;
     request.noise = noise > 0 ? noise : measured_noise(calibration_rows, kDefaultNoise);
     std::set<std::string> ignored;
@@ -233,6 +252,14 @@ nlohmann::json holdout_report(const nlohmann::json& rows, const std::string& dir
         << (calibration.noise > request.noise ? ", ranges with the fit's " + signed_percent(calibration.noise).substr(1)
                                               : std::string())
         << "):" << unknowns_text(calibration, unknowns) << "\n";
+    if (communication_cpu) {
+      char line[200];
+      std::snprintf(line, sizeof line,
+                    "    communication_cpu measured, not fitted: %.3g ns per byte moved, from the CPU outside the "
+                    "training threads of %lld workers' runs (cpu_after_warmup)\n",
+                    communication_cpu->seconds_per_byte * 1e9, static_cast<long long>(communication_cpu->workers));
+      out << line;
+    }
     auto& network_json = report["networks"][network];
     network_json = {{"calibration_rows", split.calibration.size()},
                     {"calibration_workers", workers[split.calibration.front()]},
@@ -241,6 +268,10 @@ nlohmann::json holdout_report(const nlohmann::json& rows, const std::string& dir
                     {"noise", request.noise},
                     {"range_noise", calibration.noise},
                     {"unknowns", unknowns}};
+    if (communication_cpu) {
+      network_json["measured_communication_cpu"] = {{"seconds_per_byte", communication_cpu->seconds_per_byte},
+                                                    {"workers", communication_cpu->workers}};
+    }
 
     // The rows with a straggler are predicted by the discrete-event simulator (the analytical models have no slowed
     // worker), so on a cluster it calibrated: what a figure means to one model is not what it means to the other

@@ -11,8 +11,35 @@ const std::vector<std::string> kPhases{"data_wait", "forward", "backward", "comm
 
 // This worker's figures, in the order report_run reads them back from every worker's row.
 struct Row {
-  static constexpr size_t kBytes = 6, kSteps = 7, kTrainSeconds = 8, kCpuSeconds = 9, kAlgorithmValues = 10;
+  static constexpr size_t kBytes = 6, kSteps = 7, kTrainSeconds = 8, kCpuSeconds = 9, kThreadCpuSeconds = 10,
+                          kProcessCpuAtWarmup = 11, kThreadCpuAtWarmup = 12, kAlgorithmValues = 13;
 };
+
+// The CPU per iteration after the warm-up iterations, split into the training thread's and the rest of the process
+// (communication, loader and keep-alive threads): null where the run was not longer than its warm-up.
+nlohmann::json cpu_after_warmup(const std::vector<double>& row) {
+  const double iterations = row[Row::kSteps] - static_cast<double>(WorkerState::kCpuWarmupIterations);
+  if (row[Row::kProcessCpuAtWarmup] < 0 || iterations < 1) return nullptr;
+  const double process = (row[Row::kCpuSeconds] - row[Row::kProcessCpuAtWarmup]) / iterations;
+  const double thread = (row[Row::kThreadCpuSeconds] - row[Row::kThreadCpuAtWarmup]) / iterations;
+  return {{"iterations", iterations},
+          {"process_seconds_per_iteration", process},
+          {"training_thread_seconds_per_iteration", thread},
+          {"other_threads_seconds_per_iteration", process - thread}};
+}
+
+// The workers' mean of each figure of cpu_after_warmup (null unless every worker has them).
+nlohmann::json mean_cpu_after_warmup(const nlohmann::json& per_worker) {
+  nlohmann::json mean = nlohmann::json::object();
+  for (const auto& worker : per_worker) {
+    const auto it = worker.find("cpu_after_warmup");
+    if (it == worker.end() || it->is_null()) return nullptr;
+    for (const auto& [name, value] : it->items()) {
+      mean[name] = mean.value(name, 0.0) + value.get<double>() / static_cast<double>(per_worker.size());
+    }
+  }
+  return per_worker.empty() ? nlohmann::json() : mean;
+}
 
 std::vector<double> own_row(WorkerState& s, const algo::AlgorithmStats& stats) {
   const double steps = static_cast<double>(s.position.global_step - s.steps_before);
@@ -28,7 +55,10 @@ std::vector<double> own_row(WorkerState& s, const algo::AlgorithmStats& stats) {
                           static_cast<double>(stats.bytes_sent),
                           steps,
                           train_seconds_this_run,
-                          s.train_cpu.total()};
+                          s.train_cpu.total(),
+                          s.train_cpu.thread_total(),
+                          s.process_cpu_at_warmup,
+                          s.thread_cpu_at_warmup};
   for (const auto& [name, value] : stats.per_worker_values) row.push_back(value);
   return row;
 }
@@ -73,6 +103,7 @@ nlohmann::json report_run(WorkerState& s) {
     if (own_process) {
       // Beside the wall-time phases: what the worker's process computed, and its communication threads' work.
       entry["cpu_seconds_per_iteration"] = row[Row::kCpuSeconds] / iterations;
+      entry["cpu_after_warmup"] = cpu_after_warmup(row);
       mean_cpu += row[Row::kCpuSeconds] / iterations / workers;
     }
     for (size_t k = 0; k < stats.per_worker_values.size(); ++k) {
@@ -106,6 +137,7 @@ nlohmann::json report_run(WorkerState& s) {
       {"seconds_per_iteration", mean_per_iteration},
       {"bytes_sent_per_worker", mean_bytes},
       {"cpu_seconds_per_iteration", own_process ? nlohmann::json(mean_cpu) : nlohmann::json()},
+      {"cpu_after_warmup", own_process ? mean_cpu_after_warmup(per_worker) : nlohmann::json()},
       {"per_worker", per_worker},
       {"lost_workers", lost_workers(s.p)},
       {"out", s.c.out},

@@ -255,6 +255,10 @@ bool WorkerLoop::train_one_epoch(data::ShardedLoader& loader, int64_t epoch) {
     ++s_.epoch_loss_count;
     if (hooks_.on_step) hooks_.on_step({step, epoch, loss_value, lr});
     ++position.global_step;
+    if (position.global_step - s_.steps_before == WorkerState::kCpuWarmupIterations) {
+      s_.process_cpu_at_warmup = s_.train_cpu.total();
+      s_.thread_cpu_at_warmup = s_.train_cpu.thread_total();
+    }
     if (liveness_) liveness_->note_progress();
     position.step_in_epoch = batch->step + 1;
     position.samples += batch->labels.size(0) * worker_count(p);

@@ -37,6 +37,11 @@ struct WorkerState {
 
   Stopwatch train_time, data_wait, forward, backward, slowdown;
   CpuStopwatch train_cpu;  // the process's CPU over train_time's intervals (summary: cpu_seconds_per_iteration)
+  // train_cpu's totals once this run's first kCpuWarmupIterations were done (negative until then): their lazy
+  // initialisation (a first forward of ~0.2 s of CPU for lenet5) weighs on a short run's CPU per iteration, so the
+  // summary's cpu_after_warmup counts from here.
+  static constexpr int64_t kCpuWarmupIterations = 5;
+  double process_cpu_at_warmup = -1, thread_cpu_at_warmup = -1;
   double epoch_loss_sum = 0;
   int64_t epoch_loss_count = 0;
 

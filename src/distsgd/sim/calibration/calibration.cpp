@@ -529,12 +529,22 @@ ClusterCalibration calibrate_with_latency(const CalibrationRequest& request, con
       throw Error(p.origin + ": " + e.what());
     }
   }
-  Problem problem{request, model, automatic ? all_unknowns() : request.unknowns, start};
+  const auto is_measured = [&](Unknown u) {
+    return std::find(request.measured.begin(), request.measured.end(), u) != request.measured.end();
+  };
+  std::vector<Unknown> candidates;
+  for (const auto u : automatic ? all_unknowns() : request.unknowns) {
+    if (!automatic || !is_measured(u)) candidates.push_back(u);
+  }
+  Problem problem{request, model, candidates, start};
   SearchLog log(request);
   problem.log = &log;
   const std::string with_latency = " (a " + distsgd::name_of(latency) + "'s start-ups)";
   log.stage("which unknowns the points see" + with_latency);
   std::vector<FittedUnknown> left;  // not fitted, with the reason
+  if (automatic) {
+    for (const auto u : request.measured) left.push_back({u, 0, false, "measured, not fitted"});
+  }
   auto leave = [&](Unknown u, const std::string& note) {
     problem.fixed = neutral(problem.fixed, request.base, u);
     problem.free.erase(std::find(problem.free.begin(), problem.free.end(), u));

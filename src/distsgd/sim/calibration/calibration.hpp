@@ -92,6 +92,9 @@ struct CalibrationRequest {
   // Empty: choose among all_unknowns() those the points determine (each in turn, kept when the points see it apart
   // from those already kept); given: exactly these, and a fit they do not determine is refused.
   std::vector<Unknown> unknowns;
+  // Figures the base holds from a measurement of their own (validate: the communication's CPU per byte from the
+  // calibration runs' communication threads): the automatic choice never fits them; reported as not fitted.
+  std::vector<Unknown> measured;
   // The points' relative noise (one standard deviation). Above 0 the calibration also finds each fitted unknown's
   // range: the values at which the points' summed squared log error stays within 4 noise^2 of the best fit's (a
   // profile likelihood's two-sigma interval), the others re-fitted there; the fit's residual stands in for the noise

@@ -1,0 +1,40 @@
+#include "distsgd/experiment/measured_communication_cpu.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <utility>
+
+#include "distsgd/core/json_file.hpp"
+
+namespace distsgd::experiment {
+
+std::optional<MeasuredCommunicationCpu> measured_communication_cpu(const std::vector<std::string>& run_dirs) {
+  std::vector<std::pair<double, double>> points;  // (2 x bytes sent per iteration, CPU per iteration elsewhere)
+  for (const auto& dir : run_dirs) {
+    const auto summary = read_json_file_if_valid(dir + "/summary.json");
+    if (!summary || !summary->contains("per_worker")) continue;
+    for (const auto& worker : (*summary)["per_worker"]) {
+      const auto after = worker.find("cpu_after_warmup");
+      const double steps = worker.value("steps", 0.0);
+      if (after == worker.end() || !after->is_object() || steps <= 0) continue;
+      points.emplace_back(2 * worker.value("bytes_sent", 0.0) / steps,
+                          (*after)["other_threads_seconds_per_iteration"].get<double>());
+    }
+  }
+  if (points.size() < 2) return std::nullopt;
+  const auto n = static_cast<double>(points.size());
+  double mean_x = 0, mean_y = 0;
+  for (const auto& [x, y] : points) {
+    mean_x += x / n;
+    mean_y += y / n;
+  }
+  double sxx = 0, sxy = 0;
+  for (const auto& [x, y] : points) {
+    sxx += (x - mean_x) * (x - mean_x);
+    sxy += (x - mean_x) * (y - mean_y);
+  }
+  if (sxx <= 0 || sxy <= 0) return std::nullopt;
+  return MeasuredCommunicationCpu{sxy / sxx, static_cast<int64_t>(points.size())};
+}
+
+}  // namespace distsgd::experiment

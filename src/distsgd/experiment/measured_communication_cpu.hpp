@@ -1,0 +1,25 @@
+// The communication's CPU per byte moved on a host whose cores the ranks share, measured from runs rather than fitted
+// to their throughput (bench/README, session 42: fitted beside the compute it came out twice what the runs'
+// communication threads spend, 3.6 against 1.7 ns per byte on loopback, and spread the algorithms apart at 8 workers
+// where their CPU per iteration is alike).
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace distsgd::experiment {
+
+struct MeasuredCommunicationCpu {
+  double seconds_per_byte = 0;  // ClusterDescription::communication_cpu_seconds_per_byte's convention
+  int64_t workers = 0;          // the points of the line: every worker of every run
+};
+
+// Over the runs' workers (summary.json), the CPU per iteration outside the training thread (cpu_after_warmup: the
+// communication, loader and keep-alive threads) against twice the bytes sent per iteration (a byte sent and one
+// received), the slope of a least-squares line; its intercept is the loader's and keep-alive's share. Empty where the
+// runs lack the figures (a run before they were recorded, a virtual run), send the same bytes, or the line does not
+// rise. A run directory without a readable summary.json is skipped.
+std::optional<MeasuredCommunicationCpu> measured_communication_cpu(const std::vector<std::string>& run_dirs);
+
+}  // namespace distsgd::experiment
