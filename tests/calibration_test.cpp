@@ -16,6 +16,7 @@
 
 #include "distsgd/core/error.hpp"
 #include "distsgd/core/text.hpp"
+#include "distsgd/experiment/measured_communication_cpu.hpp"
 #include "distsgd/experiment/run_directory.hpp"
 #include "distsgd/experiment/validate_holdout.hpp"
 #include "distsgd/sim/algorithm_predictions.hpp"
@@ -641,6 +642,46 @@ TEST(MeasuredPoints, CsvIsReadByItsHeaderAndErrorsNameTheLineAndColumn) {
 
 // End to end: points typed into a CSV, calibrated against a preset, and the written cluster read by simulate, which
 // then predicts the points as the fit did.
+// The communication's CPU from runs' summaries: the slope of their workers' CPU outside the training thread against
+// twice the bytes each sent, only where the bytes differ by 2x or more and the line rises.
+TEST(Calibration, CommunicationCpuIsTheSlopeOfTheRunsOtherThreadsAgainstTheirBytes) {
+  TempDir dir;
+  // Each run: its workers' bytes sent and other threads' CPU, per iteration, over 100 iterations.
+  const auto run = [&](const std::string& name, double bytes, std::vector<double> other) {
+    nlohmann::json workers = nlohmann::json::array();
+    for (const double o : other) {
+      workers.push_back({{"steps", 100},
+                         {"bytes_sent", 100 * bytes},
+                         {"cpu_after_warmup", {{"other_threads_seconds_per_iteration", o}}}});
+    }
+    std::filesystem::create_directories(dir / name);
+    std::ofstream(dir / name + "/summary.json") << nlohmann::json{{"per_worker", workers}}.dump();
+    return dir / name;
+  };
+  // 0.2 ms of the loader's plus 1.5 ns per byte moved (twice the bytes sent), exactly.
+  const auto on_line = [](double bytes) { return 2e-4 + 1.5e-9 * 2 * bytes; };
+  const auto big = run("big", 247e3, {on_line(247e3), on_line(247e3)});
+  const auto small = run("small", 25e3, {on_line(25e3), on_line(25e3)});
+  const auto measured = experiment::measured_communication_cpu({big, small});
+  ASSERT_TRUE(measured.has_value());
+  EXPECT_NEAR(measured->seconds_per_byte, 1.5e-9, 1e-15);
+  EXPECT_EQ(measured->workers, 4);
+  // A run without the figures (an older build's) and a missing directory add nothing.
+  std::filesystem::create_directories(dir / "old");
+  std::ofstream(dir / "old/summary.json")
+      << nlohmann::json{{"per_worker", {{{"steps", 100}, {"bytes_sent", 1}}}}}.dump();
+  EXPECT_NEAR(experiment::measured_communication_cpu({big, small, dir / "old", dir / "none"})->seconds_per_byte, 1.5e-9,
+              1e-15);
+  // Bytes within 2x of each other: an algorithm that computes on its other threads would set the slope alone.
+  const auto middle = run("middle", 370e3, {on_line(370e3) + 2e-3});
+  EXPECT_FALSE(experiment::measured_communication_cpu({big, middle}).has_value());
+  // A line that falls measures nothing; nor do the same bytes everywhere, or one worker.
+  const auto falling = run("falling", 25e3, {on_line(247e3) + 1e-3});
+  EXPECT_FALSE(experiment::measured_communication_cpu({big, falling}).has_value());
+  EXPECT_FALSE(experiment::measured_communication_cpu({big}).has_value());
+  EXPECT_FALSE(experiment::measured_communication_cpu({run("one", 25e3, {1e-3})}).has_value());
+}
+
 TEST(CalibrateCommand, WritesAClusterThatSimulateReadsAndPrintsEveryResidual) {
   TempDir dir;
   const auto profile = lenet5_profile(dir);

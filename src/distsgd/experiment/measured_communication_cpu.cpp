@@ -2,11 +2,15 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <utility>
 
 #include "distsgd/core/json_file.hpp"
 
 namespace distsgd::experiment {
+namespace {
+constexpr double kLeastByteSpread = 2;  // the most bytes a worker sent per iteration over the fewest, at least
+}  // namespace
 
 std::optional<MeasuredCommunicationCpu> measured_communication_cpu(const std::vector<std::string>& run_dirs) {
   std::vector<std::pair<double, double>> points;  // (2 x bytes sent per iteration, CPU per iteration elsewhere)
@@ -22,6 +26,11 @@ std::optional<MeasuredCommunicationCpu> measured_communication_cpu(const std::ve
     }
   }
   if (points.size() < 2) return std::nullopt;
+  // A slope needs bytes that differ: over runs that all send about as much, an algorithm whose other threads also
+  // compute (AR-SGD's overlapped allreduce adds the gradients there) would set it alone (7.3 ns per byte from four
+  // algorithms at 247-370 KB, bench/README, session 42).
+  const auto [fewest, most] = std::minmax_element(points.begin(), points.end());
+  if (most->first < kLeastByteSpread * fewest->first) return std::nullopt;
   const auto n = static_cast<double>(points.size());
   double mean_x = 0, mean_y = 0;
   for (const auto& [x, y] : points) {

@@ -18,8 +18,9 @@ struct MeasuredCommunicationCpu {
 // Over the runs' workers (summary.json), the CPU per iteration outside the training thread (cpu_after_warmup: the
 // communication, loader and keep-alive threads) against twice the bytes sent per iteration (a byte sent and one
 // received), the slope of a least-squares line; its intercept is the loader's and keep-alive's share. Empty where the
-// runs lack the figures (a run before they were recorded, a virtual run), send the same bytes, or the line does not
-// rise. A run directory without a readable summary.json is skipped.
+// runs lack the figures (a run before they were recorded, a virtual run), where the most bytes a worker sent per
+// iteration are less than twice the fewest, or where the line does not rise. A run directory without a readable
+// summary.json is skipped.
 std::optional<MeasuredCommunicationCpu> measured_communication_cpu(const std::vector<std::string>& run_dirs);
 
 }  // namespace distsgd::experiment
