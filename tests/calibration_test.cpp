@@ -882,7 +882,7 @@ TEST(CalibrateCommand, ReadsTheRunDirectoriesOfTrain) {
   r = run_distsgd("calibrate --runs " + (dir / "arsgd-w1") + " " + (dir / "arsgd-w2") + " --profile " +
                   (dir / "p.json") + " --cluster 10gbe --fit compute_scale --out " + (dir / "c2.json"));
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_NE(r.output.find("the runs' own CPU beyond compute, ns per byte moved (summary.json; compare "
+  EXPECT_NE(r.output.find("each run's CPU besides its training threads, ns per byte moved (summary.json; compare "
                           "communication_cpu): arsgd-w2 "),
             std::string::npos)
       << r.output;
@@ -890,14 +890,27 @@ TEST(CalibrateCommand, ReadsTheRunDirectoriesOfTrain) {
   ASSERT_EQ(points.size(), 2u);
   EXPECT_TRUE(points[0]["measured_communication_cpu_seconds_per_byte"].is_null()) << points[0];
   const auto summary = nlohmann::json::parse(read_file(dir / "arsgd-w2/summary.json"));
+  const double bytes = summary["bytes_sent_per_worker"].get<double>() / summary["steps"].get<double>();
+  ASSERT_GT(bytes, 0);
+  // The threads besides the training thread after the warm-up, over twice the bytes sent.
+  EXPECT_NEAR(points[1]["measured_communication_cpu_seconds_per_byte"].get<double>(),
+              summary["cpu_after_warmup"]["other_threads_seconds_per_iteration"].get<double>() / (2 * bytes), 1e-15)
+      << points[1];
+  // A run of an older build (no cpu_after_warmup): its process CPU beyond the compute's wall time.
+  std::filesystem::copy(dir / "arsgd-w2", dir / "older", std::filesystem::copy_options::recursive);
+  auto older = summary;
+  older.erase("cpu_after_warmup");
+  std::ofstream(dir / "older/summary.json") << older.dump();
+  r = run_distsgd("calibrate --runs " + (dir / "older") + " --profile " + (dir / "p.json") +
+                  " --cluster 10gbe --fit compute_scale --out " + (dir / "older.json"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
   const auto& phases = summary["seconds_per_iteration"];
   const double compute = phases["data_wait"].get<double>() + phases["forward"].get<double>() +
                          phases["backward"].get<double>() + phases["update"].get<double>();
-  const double bytes = summary["bytes_sent_per_worker"].get<double>() / summary["steps"].get<double>();
-  ASSERT_GT(bytes, 0);
-  EXPECT_NEAR(points[1]["measured_communication_cpu_seconds_per_byte"].get<double>(),
-              (summary["cpu_seconds_per_iteration"].get<double>() - compute) / (2 * bytes), 1e-15)
-      << points[1];
+  EXPECT_NEAR(nlohmann::json::parse(read_file(
+                  dir / "older.json"))["calibration"]["points"][0]["measured_communication_cpu_seconds_per_byte"]
+                  .get<double>(),
+              (summary["cpu_seconds_per_iteration"].get<double>() - compute) / (2 * bytes), 1e-15);
 
   // On a base whose cores the ranks share, the runs' own threads besides the training thread give the communication's
   // CPU per byte (a line over their workers against twice the bytes each sent), kept rather than fitted.

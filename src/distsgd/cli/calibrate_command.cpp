@@ -58,16 +58,23 @@ sim::MeasuredPoint point_of_run(const std::string& dir, const nlohmann::json& su
   return p;
 }
 
-// What a run's communication cost its workers' cores per byte moved (a byte sent and one received): the process CPU
-// per iteration beyond the compute (forward, backward, update, data) over twice the bytes sent (summary.json), the
-// figure calibrate fits as communication_cpu. Null without the figures (a run before they were recorded, a single
-// worker, nothing sent); negative where the compute's wall time exceeded its CPU (the process was descheduled).
+// What a run's communication cost its workers' cores per byte moved (a byte sent and one received), the figure
+// calibrate fits or measures as communication_cpu: the CPU per iteration of the threads besides the training thread
+// (summary.json's cpu_after_warmup; the loader's share included, so a little above the slope calibrate measures
+// over several runs) over twice the bytes sent; from a run before those figures, the process CPU per iteration beyond
+// the compute's wall time (first iterations included). Null without the figures (a single worker, nothing sent);
+// negative where the compute's wall time exceeded the process's CPU (it was descheduled).
 nlohmann::json communication_cpu_of_run(const nlohmann::json& summary) {
   const double steps = summary.value("steps", 0.0);
-  const auto cpu = summary.find("cpu_seconds_per_iteration");
-  if (cpu == summary.end() || !cpu->is_number() || steps <= 0) return nullptr;
+  if (steps <= 0) return nullptr;
   const double bytes = summary.value("bytes_sent_per_worker", 0.0) / steps;
   if (bytes <= 0) return nullptr;
+  const auto after = summary.find("cpu_after_warmup");
+  if (after != summary.end() && after->is_object()) {
+    return (*after)["other_threads_seconds_per_iteration"].get<double>() / (2 * bytes);
+  }
+  const auto cpu = summary.find("cpu_seconds_per_iteration");
+  if (cpu == summary.end() || !cpu->is_number()) return nullptr;
   const auto phases = summary.value("seconds_per_iteration", nlohmann::json::object());
   double compute = 0;
   for (const char* phase : {"data_wait", "forward", "backward", "update"}) compute += phases.value(phase, 0.0);
@@ -263,7 +270,7 @@ int run_calibrate(const CalibrateCommand& c) {
               << " workers against the bytes each sent): " << figure(1e9 * communication_cpu->seconds_per_byte)
               << " ns per byte moved\n";
   }
-  // Beside the fitted figure, what the runs themselves measured (their process CPU beyond compute).
+  // Beside the fitted or measured figure, what each run measured on its own.
   std::string measured_text;
   for (size_t i = 0; i < request.points.size(); ++i) {
     if (measured_cpu[i].is_null()) continue;
@@ -273,8 +280,9 @@ int run_calibrate(const CalibrateCommand& c) {
                      (seconds_per_byte < 0 ? std::string("<0") : figure(1e9 * seconds_per_byte));
   }
   if (!measured_text.empty()) {
-    std::cout << "  the runs' own CPU beyond compute, ns per byte moved (summary.json; compare communication_cpu):"
-              << measured_text << "\n";
+    std::cout
+        << "  each run's CPU besides its training threads, ns per byte moved (summary.json; compare communication_cpu):"
+        << measured_text << "\n";
   }
   const auto runs_from = [&](const std::string& source) {
     return std::count(measured_from.begin(), measured_from.end(), source);
