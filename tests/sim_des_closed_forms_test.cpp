@@ -343,6 +343,15 @@ TEST(DesClosedForms, ACollectiveStepPaysTheHostsHandOverAtItsRankCount) {
   // Multistep's alltoall steps pay it too, as the DES's ring collectives charge every kind of step.
   EXPECT_DOUBLE_EQ(link.alltoall_cost(4).alpha, 0.01);
   EXPECT_DOUBLE_EQ(link.alltoall_cost(6).alpha, 0.03);
+  // Across nodes too, as the allreduce's steps: the network's alpha of 20 ms (above the node's own link's 0) and the
+  // hand-over's 10 ms.
+  auto two_per_node = link;
+  two_per_node.workers_per_node = 2;
+  two_per_node.alpha_seconds = 0.02;
+  two_per_node.intra_node_bytes_per_second = 1e6;
+  two_per_node.intra_node_alpha_seconds = 0;
+  EXPECT_DOUBLE_EQ(two_per_node.alltoall_cost(4).alpha, 0.03);
+  EXPECT_DOUBLE_EQ(two_per_node.alltoall_cost(4).alpha, two_per_node.allreduce_cost(4).alpha);
   // From fits at several counts: the alpha per ring step beyond the fewest processes', never below 0.
   const auto points =
       collective_handover_from_fits({{8, 14 * 0.003, 1e-9}, {2, 2 * 0.001, 1e-9}, {4, 6 * 0.0008, 1e-9}, {1, 0, 1e-9}});

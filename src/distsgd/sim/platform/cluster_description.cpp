@@ -273,10 +273,10 @@ LinkCost ClusterDescription::alltoall_cost(int64_t workers) const {
   if (workers <= workers_per_node) return intra;
   const double k = static_cast<double>(workers_on_fullest_node(workers)), p = static_cast<double>(workers);
   const double crowding = k * (p - k) / (p - 1);
-  const double network_beta = crowding / worker_bytes_per_second;
-  if (workers_per_node == 1) return {alpha_seconds + handover, network_beta, gamma_seconds_per_byte};
+  const LinkCost network{alpha_seconds + handover, crowding / worker_bytes_per_second, gamma_seconds_per_byte};
+  if (workers_per_node == 1) return network;
   // Each worker's own slices also cross its intra-node link (PCIe to the NIC or to its node's peers).
-  return {std::max(alpha_seconds, intra.alpha), std::max(network_beta, intra.beta), gamma_seconds_per_byte};
+  return {std::max(network.alpha, intra.alpha), std::max(network.beta, intra.beta), gamma_seconds_per_byte};
 }
 
 std::vector<ClusterDescription> cluster_presets() { return all_presets(); }
