@@ -207,11 +207,7 @@ int run_calibrate(const CalibrateCommand& c) {
   // On cores the ranks share, the runs measure the communication's CPU themselves (their threads besides the
   // training thread): the automatic choice keeps that figure rather than fitting one beside the compute.
   const auto communication_cpu =
-      c.fit.empty() && request.base.shared_cores > 0 ? experiment::measured_communication_cpu(c.runs) : std::nullopt;
-  if (communication_cpu) {
-    request.base.communication_cpu_seconds_per_byte = communication_cpu->seconds_per_byte;
-    request.measured.push_back(sim::Unknown::kCommunicationCpu);
-  }
+      c.fit.empty() ? experiment::hold_measured_communication_cpu(request, c.runs) : std::nullopt;
 
   std::set<std::string> ignored;
   const std::vector<sim::ModelProfile> profiles(request.points.size(), profile);
@@ -329,8 +325,7 @@ int run_calibrate(const CalibrateCommand& c) {
                          {"fidelity", c.fidelity},
                          {"allreduce_latency_note", result.allreduce_latency_note}};
   if (communication_cpu) {
-    json["calibration"]["measured_communication_cpu"] = {{"seconds_per_byte", communication_cpu->seconds_per_byte},
-                                                         {"workers", communication_cpu->workers}};
+    json["calibration"]["measured_communication_cpu"] = experiment::to_json(*communication_cpu);
   }
   // Each end of a fitted unknown's range, with the others re-fitted there: simulate predicts over them too.
   if (c.noise > 0) sim::add_consistent_clusters(json["calibration"], result, cluster);

@@ -1,7 +1,5 @@
 #include "distsgd/experiment/measured_communication_cpu.hpp"
 
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 #include <utility>
 
@@ -44,6 +42,21 @@ std::optional<MeasuredCommunicationCpu> measured_communication_cpu(const std::ve
   }
   if (sxx <= 0 || sxy <= 0) return std::nullopt;
   return MeasuredCommunicationCpu{sxy / sxx, static_cast<int64_t>(points.size())};
+}
+
+std::optional<MeasuredCommunicationCpu> hold_measured_communication_cpu(sim::CalibrationRequest& request,
+                                                                        const std::vector<std::string>& run_dirs) {
+  if (request.base.shared_cores <= 0) return std::nullopt;
+  const auto measured = measured_communication_cpu(run_dirs);
+  if (measured) {
+    request.base.communication_cpu_seconds_per_byte = measured->seconds_per_byte;
+    request.measured.push_back(sim::Unknown::kCommunicationCpu);
+  }
+  return measured;
+}
+
+nlohmann::json to_json(const MeasuredCommunicationCpu& measured) {
+  return {{"seconds_per_byte", measured.seconds_per_byte}, {"workers", measured.workers}};
 }
 
 }  // namespace distsgd::experiment

@@ -3,10 +3,14 @@
 // communication threads spend, 3.6 against 1.7 ns per byte on loopback, and spread the algorithms apart at 8 workers
 // where their CPU per iteration is alike).
 #pragma once
+#include <nlohmann/json.hpp>
+
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "distsgd/sim/calibration/calibration.hpp"
 
 namespace distsgd::experiment {
 
@@ -22,5 +26,13 @@ struct MeasuredCommunicationCpu {
 // iteration are less than twice the fewest, or where the line does not rise. A run directory without a readable
 // summary.json is skipped.
 std::optional<MeasuredCommunicationCpu> measured_communication_cpu(const std::vector<std::string>& run_dirs);
+
+// Where the request's base shares the host's cores and the runs measure the figure: puts it in the base and keeps the
+// automatic choice from fitting it (calibrate --runs, validate --holdout). Returns what it measured.
+std::optional<MeasuredCommunicationCpu> hold_measured_communication_cpu(sim::CalibrationRequest& request,
+                                                                        const std::vector<std::string>& run_dirs);
+
+// {"seconds_per_byte", "workers"}: the calibration reports' measured_communication_cpu.
+nlohmann::json to_json(const MeasuredCommunicationCpu& measured);
 
 }  // namespace distsgd::experiment

@@ -232,12 +232,7 @@ nlohmann::json holdout_report(const nlohmann::json& rows, const std::string& dir
     if (shared_cores > 0) request.base.shared_cores = shared_cores;
     std::vector<const nlohmann::json*> calibration_rows;
     for (const size_t i : split.calibration) calibration_rows.push_back(network_rows[i]);
-    const auto communication_cpu =
-        request.base.shared_cores > 0 ? measured_communication_cpu(run_dirs_of(calibration_rows)) : std::nullopt;
-    if (communication_cpu) {
-      request.base.communication_cpu_seconds_per_byte = communication_cpu->seconds_per_byte;
-      request.measured.push_back(sim::Unknown::kCommunicationCpu);
-    }
+    const auto communication_cpu = hold_measured_communication_cpu(request, run_dirs_of(calibration_rows));
     const bool noise_from_repeats = noise <= 0 && measured_noise(calibration_rows, 0) > 0;
     request.noise = noise > 0 ? noise : measured_noise(calibration_rows, kDefaultNoise);
     std::set<std::string> ignored;
@@ -269,8 +264,7 @@ nlohmann::json holdout_report(const nlohmann::json& rows, const std::string& dir
                     {"range_noise", calibration.noise},
                     {"unknowns", unknowns}};
     if (communication_cpu) {
-      network_json["measured_communication_cpu"] = {{"seconds_per_byte", communication_cpu->seconds_per_byte},
-                                                    {"workers", communication_cpu->workers}};
+      network_json["measured_communication_cpu"] = to_json(*communication_cpu);
     }
 
     // The rows with a straggler are predicted by the discrete-event simulator (the analytical models have no slowed
