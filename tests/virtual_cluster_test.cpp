@@ -12,7 +12,10 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <sched.h>
+
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -51,6 +54,51 @@ TEST(ActorScheduler, ReleasesActorsInVirtualTimeOrder) {
   const std::vector<std::string> expected{"0@10", "1@14", "2@18", "0@20", "1@28", "0@30", "2@36", "1@42", "2@54"};
   EXPECT_EQ(order, expected);
   EXPECT_DOUBLE_EQ(scheduler.now(), 5.4);
+}
+
+// The actors and the driver take turns on one core (core/one_core.hpp: wall time only), and the caller's thread
+// gets its own affinity back.
+TEST(ActorScheduler, ActorsTakeTurnsOnOneCoreAndTheCallerKeepsItsAffinity) {
+  cpu_set_t before;
+  ASSERT_EQ(sched_getaffinity(0, sizeof(before), &before), 0);
+  if (CPU_COUNT(&before) < 2) GTEST_SKIP() << "one core is allowed here: nothing to choose";
+  if (const char* off = std::getenv("DISTSGD_ONE_CORE"); off != nullptr && std::string(off) == "0") {
+    GTEST_SKIP() << "DISTSGD_ONE_CORE=0 turns it off";
+  }
+  EventQueue queue;
+  ActorScheduler scheduler(queue);
+  std::vector<int> allowed_counts;
+  std::set<int> cores;
+  for (int a = 0; a < 3; ++a) {
+    scheduler.start("actor " + std::to_string(a), [&] {
+      for (int k = 0; k < 3; ++k) {
+        distsgd::runtime::sleep_for(1.0);
+        cpu_set_t mask;
+        ASSERT_EQ(sched_getaffinity(0, sizeof(mask), &mask), 0);
+        allowed_counts.push_back(CPU_COUNT(&mask));
+        for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+          if (CPU_ISSET(cpu, &mask)) cores.insert(cpu);
+        }
+      }
+    });
+  }
+  scheduler.run();
+  EXPECT_EQ(allowed_counts, std::vector<int>(9, 1));
+  EXPECT_EQ(cores.size(), 1u);  // a review moves the core after a second of wall time at the earliest
+  cpu_set_t after;
+  ASSERT_EQ(sched_getaffinity(0, sizeof(after), &after), 0);
+  EXPECT_TRUE(CPU_EQUAL(&before, &after));
+}
+
+// The rule that moves the actors' core: only where other work crowds the chosen core and another is clearly idler.
+TEST(ActorScheduler, TheCoreMovesOnlyWhereOtherWorkCrowdsIt) {
+  using distsgd::OneCore;
+  EXPECT_EQ(OneCore::core_after_review({1.0, 0.0}, 0, 0.5), 1u);       // a second pinned run shares core 0
+  EXPECT_EQ(OneCore::core_after_review({1.0, 0.0}, 0, 1.0), 0u);       // only this run is there
+  EXPECT_EQ(OneCore::core_after_review({1.0, 1.0}, 0, 0.6), 0u);       // every core is busy
+  EXPECT_EQ(OneCore::core_after_review({0.9, 0.5, 0.1}, 0, 0.4), 2u);  // the idlest
+  EXPECT_EQ(OneCore::core_after_review({0.6, 0.5}, 0, 0.0), 0u);       // too little to gain
+  EXPECT_EQ(OneCore::core_after_review({0.2, 1.0}, 1, 0.2), 0u);
 }
 
 TEST(ActorScheduler, ConditionWakesWaitersAtTheNotifiersTimeAndDeadlinesAtTheirOwn) {

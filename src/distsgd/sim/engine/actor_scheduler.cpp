@@ -41,6 +41,7 @@ int64_t ActorScheduler::start(std::string name, std::function<void()> body) {
       actor->go_signal.wait(lock, [&] { return actor->go; });
       actor->go = false;
     }
+    one_core_.follow(actor->core_seen);
     try {
       body();
     } catch (const std::exception& e) {
@@ -70,6 +71,8 @@ void ActorScheduler::schedule_resume(int64_t id, double time) {
 void ActorScheduler::resume(int64_t id) {
   Actor& actor = *actors_[static_cast<size_t>(id)];
   if (actor.finished) return;
+  one_core_.review();
+  one_core_.follow(driver_core_seen_);
   running_ = id;
   std::unique_lock<std::mutex> lock(mutex_);
   actor.go = true;
@@ -88,6 +91,8 @@ void ActorScheduler::yield() {
   actor.go_signal.wait(lock, [&] { return actor.go; });
   actor.go = false;
   running_ = id;
+  lock.unlock();
+  one_core_.follow(actor.core_seen);
 }
 
 void ActorScheduler::sleep_until(double seconds) {
@@ -145,7 +150,8 @@ void ActorScheduler::join(int64_t id) {
 
 void ActorScheduler::run() {
   runtime::Executive* outside = runtime::executive();
-  runtime::set_executive(this);  // events read the virtual clock too
+  runtime::set_executive(this);      // events read the virtual clock too
+  const OneCore::KeepAffinity keep;  // the caller's thread is not left on the actors' core
   try {
     queue_.run();
   } catch (...) {

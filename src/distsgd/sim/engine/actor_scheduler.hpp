@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "distsgd/core/one_core.hpp"
 #include "distsgd/core/runtime.hpp"
 #include "distsgd/sim/engine/event_queue.hpp"
 
@@ -74,6 +75,7 @@ class ActorScheduler final : public runtime::Executive {
     uint64_t wake_token = 0;     // bumped on every wake: a stale deadline event finds it changed
     double computing_until = 0;  // the end of its last compute
     double computing_since = 0;  // the start of its last compute (of the last run of back-to-back ones)
+    uint64_t core_seen = 0;      // OneCore::follow's record
   };
 
   void resume(int64_t id);  // driver: run actor `id` until it yields
@@ -92,6 +94,8 @@ class ActorScheduler final : public runtime::Executive {
   double update_seconds_per_byte_ = 0;
   std::function<double(double, double)> server_processing_;
   std::string error_;
+  OneCore one_core_;  // the driver and the actors take turns on one core (wall time only)
+  uint64_t driver_core_seen_ = 0;
 };
 
 }  // namespace distsgd::sim
