@@ -640,8 +640,6 @@ TEST(MeasuredPoints, CsvIsReadByItsHeaderAndErrorsNameTheLineAndColumn) {
   }
 }
 
-// End to end: points typed into a CSV, calibrated against a preset, and the written cluster read by simulate, which
-// then predicts the points as the fit did.
 // The communication's CPU from runs' summaries: the slope of their workers' CPU outside the training thread against
 // twice the bytes each sent, only where the bytes differ by 2x or more and the line rises.
 TEST(Calibration, CommunicationCpuIsTheSlopeOfTheRunsOtherThreadsAgainstTheirBytes) {
@@ -682,6 +680,8 @@ TEST(Calibration, CommunicationCpuIsTheSlopeOfTheRunsOtherThreadsAgainstTheirByt
   EXPECT_FALSE(experiment::measured_communication_cpu({run("one", 25e3, {1e-3})}).has_value());
 }
 
+// End to end: points typed into a CSV, calibrated against a preset, and the written cluster read by simulate, which
+// then predicts the points as the fit did.
 TEST(CalibrateCommand, WritesAClusterThatSimulateReadsAndPrintsEveryResidual) {
   TempDir dir;
   const auto profile = lenet5_profile(dir);

@@ -47,7 +47,6 @@ class OneCore {
   static size_t core_after_review(const std::vector<double>& busy, size_t chosen, double own);
 
   bool enabled() const { return enabled_; }
-  int chosen() const { return chosen_; }
 
  private:
   struct Counters {
