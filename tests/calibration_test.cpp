@@ -680,6 +680,95 @@ TEST(Calibration, CommunicationCpuIsTheSlopeOfTheRunsOtherThreadsAgainstTheirByt
   EXPECT_FALSE(experiment::measured_communication_cpu({run("one", 25e3, {1e-3})}).has_value());
 }
 
+// The compute's CPU from runs' summaries: the median over their workers of the training thread's CPU per iteration,
+// over the profile's compute; runs without the figure add nothing.
+TEST(Calibration, ComputeCpuIsTheMedianOfTheRunsTrainingThreads) {
+  TempDir dir;
+  const auto run = [&](const std::string& name, std::vector<double> training) {
+    nlohmann::json workers = nlohmann::json::array();
+    for (const double t : training) {
+      workers.push_back({{"steps", 100}, {"cpu_after_warmup", {{"training_thread_seconds_per_iteration", t}}}});
+    }
+    std::filesystem::create_directories(dir / name);
+    std::ofstream(dir / name + "/summary.json") << nlohmann::json{{"per_worker", workers}}.dump();
+    return dir / name;
+  };
+  const auto a = run("a", {3e-3, 2.8e-3}), b = run("b", {2.6e-3, 9e-3});  // one worker far off: the median holds
+  std::filesystem::create_directories(dir / "old");
+  std::ofstream(dir / "old/summary.json") << nlohmann::json{{"per_worker", {{{"steps", 100}}}}}.dump();
+  const auto measured = experiment::measured_compute_cpu({a, b, dir / "old", dir / "none"}, 2e-3);
+  ASSERT_TRUE(measured.has_value());
+  EXPECT_NEAR(measured->seconds, 2.9e-3, 1e-12);
+  EXPECT_NEAR(measured->scale, 1.45, 1e-9);
+  EXPECT_EQ(measured->workers, 4);
+  EXPECT_NEAR(experiment::measured_compute_cpu({a, b, run("c", {2.7e-3})}, 2e-3)->seconds, 2.8e-3, 1e-12);
+  EXPECT_FALSE(experiment::measured_compute_cpu({dir / "old"}, 2e-3).has_value());
+  EXPECT_FALSE(experiment::measured_compute_cpu({a}, 0).has_value());
+  // Held only where the base shares the host's cores.
+  sim::CalibrationRequest request;
+  request.base = base_cluster();
+  EXPECT_FALSE(experiment::hold_measured_compute_cpu(request, {a, b}, 2e-3).has_value());
+  EXPECT_EQ(request.base.compute_cpu_scale, 0);
+  request.base.shared_cores = 2;
+  EXPECT_TRUE(experiment::hold_measured_compute_cpu(request, {a, b}, 2e-3).has_value());
+  EXPECT_NEAR(request.base.compute_cpu_scale, 1.45, 1e-9);
+}
+
+// With more workers than shared cores, each worker takes the cores' seconds its compute's CPU measured
+// (compute_cpu_scale) and its communication's, not its compute as the fit stretched it (compute_scale): the
+// prediction is the one of a cluster whose compute_scale is the CPU's. With no more workers than cores, or without
+// the figure, nothing changes; a compute that takes longer than its share of the cores keeps its own time.
+TEST(Calibration, MeasuredComputeCpuIsWhatAWorkerTakesOfTheSharedCores) {
+  const auto profile = calibration_profile();
+  auto base = base_cluster();
+  base.shared_cores = 2;
+  base.communication_cpu_seconds_per_byte = 1e-10;  // 2 ms of the cores an iteration beside 6 ms of compute
+  auto fitted_at_two = base, measured = base, as_if = base;
+  fitted_at_two.compute_scale = measured.compute_scale = 2;
+  measured.compute_cpu_scale = as_if.compute_scale = 1.2;
+  for (const std::string algo : {"gossip", "adpsgd", "asp", "arsgd"}) {
+    std::vector<std::string> flags = {"--profile", "p.json", "--algo", algo};
+    if (algo == "asp") flags.insert(flags.end(), {"--servers", "1"});
+    const auto settings = sim::simulator_settings_from(flags);
+    const auto iteration = [&](const sim::ClusterDescription& c, int64_t w) {
+      return sim::predict_analytical(settings, profile, c, w).iteration_seconds;
+    };
+    EXPECT_NEAR(iteration(measured, 8), iteration(as_if, 8), 1e-9 * iteration(as_if, 8)) << algo;
+    EXPECT_LT(iteration(measured, 8), 0.8 * iteration(fitted_at_two, 8)) << algo;
+    EXPECT_EQ(iteration(measured, 2), iteration(fitted_at_two, 2)) << algo;
+  }
+  // 3 workers on 2 cores at 1.2 of the cores each: 1.8 of the profile's compute, less than the 2 its compute
+  // takes as run: the run's own.
+  const auto gossip = sim::simulator_settings_from({"--profile", "p.json", "--algo", "gossip"});
+  auto slow = measured;
+  slow.communication_cpu_seconds_per_byte = 0;
+  auto free_cores = slow;
+  free_cores.shared_cores = 3;  // no stretch at 3 workers
+  EXPECT_NEAR(sim::predict_analytical(gossip, profile, slow, 3).iteration_seconds,
+              sim::predict_analytical(gossip, profile, free_cores, 3).iteration_seconds, 1e-12);
+}
+
+// Two workers on one shared core whose measured CPU sets their compute: compute_scale, tried first, is negligible
+// at the fit (less of it changes nothing, more slows every point), and the unknown left out for too few points (two per
+// unknown) takes its place: the links are fitted (before, the automatic choice ran out of unknowns and refused).
+TEST(Calibration, AnUnknownTheFitDoesNotSeeGivesItsPlaceToTheNextOne) {
+  auto base = base_cluster();
+  base.shared_cores = 1;
+  base.compute_cpu_scale = 1;
+  // Links twice the base's: the points ask for faster runs than the base's, which no compute_scale gives.
+  const auto truth = sim::with_unknown(base, base, Unknown::kLinkEfficiency, 2);
+  sim::CalibrationRequest request;
+  request.base = base;
+  request.measured = {Unknown::kCommunicationCpu};
+  request.points = measured_on(truth, {point("gossip", 2), point("arsgd", 2, {"--overlap", "none"})}, 0);
+  const auto result = sim::calibrate(request, predicted);
+  EXPECT_EQ(fitted(result, Unknown::kComputeScale).note, "negligible: the points are fitted as well without it");
+  const auto& links = fitted(result, Unknown::kLinkEfficiency);
+  EXPECT_TRUE(links.fitted);
+  EXPECT_NEAR(links.value, 2, 0.02);
+  for (const auto& p : request.points) EXPECT_NEAR(predicted(p, result.cluster) / p.samples_per_second, 1, 0.01);
+}
+
 // End to end: points typed into a CSV, calibrated against a preset, and the written cluster read by simulate, which
 // then predicts the points as the fit did.
 TEST(CalibrateCommand, WritesAClusterThatSimulateReadsAndPrintsEveryResidual) {
@@ -944,6 +1033,13 @@ TEST(CalibrateCommand, ReadsTheRunDirectoriesOfTrain) {
   } else {
     EXPECT_FALSE(fit_record["calibration"].contains("measured_communication_cpu")) << fit_record.dump();
   }
+  // And the compute's CPU (the training threads' median over the profile's compute) written into the cluster.
+  ASSERT_TRUE(fit_record["calibration"].contains("measured_compute_cpu")) << fit_record.dump();
+  EXPECT_EQ(fit_record["calibration"]["measured_compute_cpu"]["workers"].get<int64_t>(), 4);
+  EXPECT_DOUBLE_EQ(fit_record["compute_cpu_scale"].get<double>(),
+                   fit_record["calibration"]["measured_compute_cpu"]["scale"].get<double>());
+  EXPECT_GT(fit_record["compute_cpu_scale"].get<double>(), 0);
+  EXPECT_NE(r.output.find("compute_cpu_scale measured from the runs' training threads"), std::string::npos) << r.output;
 
   // A run with a straggler: the closed forms refuse it, the discrete-event simulator fits it beside the others, its
   // slowed worker taken from config.json (the slowed run predicted well below the same run without one).

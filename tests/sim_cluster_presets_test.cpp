@@ -335,6 +335,10 @@ TEST(ClusterFiles, BadFieldsNameTheFileTheFieldAndWhatWasExpected) {
   EXPECT_TRUE(cluster.delays_busy_deliveries(2)) << "ranks as many as cores: their communication threads compete";
   EXPECT_FALSE(cluster.delays_busy_deliveries(1));
   EXPECT_EQ(with("busy_delivery", {{"quantiles", {0.5}}, {"seconds", {1e-4}}}), "c.json: busy_delivery.cores: missing");
+  EXPECT_EQ(with("compute_cpu_scale", -1), "c.json: compute_cpu_scale: expected a non-negative number, got -1");
+  auto scaled = good;
+  scaled["compute_cpu_scale"] = 1.35;
+  EXPECT_EQ(cluster_from_json(to_json(cluster_from_json(scaled, "c.json")), "again").compute_cpu_scale, 1.35);
   const auto typo = with("worker_per_node", 4);
   EXPECT_EQ(typo.rfind("c.json: worker_per_node: unknown field (expected name, source, ", 0), 0u) << typo;
   EXPECT_EQ(cluster_error(nlohmann::json::array()), "c.json: expected an object, got []");

@@ -334,6 +334,24 @@ TEST(ValidateCommand, EveryClusterTakesTheHostsHandOverAtEachWorkerCount) {
     // A line that does not rise measures nothing: the figure is left to the fit as before.
     EXPECT_FALSE(network.contains("measured_communication_cpu")) << network.dump();
   }
+  // And the compute's CPU: the median of those workers' training threads, over the profile's compute, in the cluster
+  // the held-out rows are predicted on.
+  std::vector<double> training;
+  for (const auto& row : validation["rows"]) {
+    if (row["workers"].get<int64_t>() != 2) continue;
+    const auto summary = nlohmann::json::parse(read_file(row["run_dir"].get<std::string>() + "/summary.json"));
+    for (const auto& worker : summary["per_worker"]) {
+      training.push_back(worker["cpu_after_warmup"]["training_thread_seconds_per_iteration"].get<double>());
+    }
+  }
+  ASSERT_EQ(training.size(), 4u);
+  std::sort(training.begin(), training.end());
+  const double median = (training[1] + training[2]) / 2;
+  ASSERT_TRUE(network.contains("measured_compute_cpu")) << network.dump();
+  EXPECT_NEAR(network["measured_compute_cpu"]["seconds"].get<double>(), median, 1e-12);
+  EXPECT_DOUBLE_EQ(sim::load_cluster(out + "/holdout-loopback.json").compute_cpu_scale,
+                   network["measured_compute_cpu"]["scale"].get<double>());
+  EXPECT_NE(r.output.find("compute's CPU measured: "), std::string::npos) << r.output;
 }
 
 TEST(ValidateCommand, BadFlagsAreOneClearError) {

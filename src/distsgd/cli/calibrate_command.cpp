@@ -14,6 +14,7 @@
 #include "distsgd/core/text.hpp"
 #include "distsgd/experiment/measured_communication_cpu.hpp"
 #include "distsgd/experiment/run_directory.hpp"
+#include "distsgd/sim/analytical/prediction.hpp"
 #include "distsgd/sim/calibration/calibration.hpp"
 #include "distsgd/sim/calibration/measured_point_model.hpp"
 #include "distsgd/sim/calibration/measured_points.hpp"
@@ -208,6 +209,8 @@ int run_calibrate(const CalibrateCommand& c) {
   // training thread): the automatic choice keeps that figure rather than fitting one beside the compute.
   const auto communication_cpu =
       c.fit.empty() ? experiment::hold_measured_communication_cpu(request, c.runs) : std::nullopt;
+  // And the compute's: what a worker's iteration takes of the cores where more workers compute than there are.
+  const auto compute_cpu = experiment::hold_measured_compute_cpu(request, c.runs, sim::compute_seconds(profile));
 
   std::set<std::string> ignored;
   const std::vector<sim::ModelProfile> profiles(request.points.size(), profile);
@@ -265,6 +268,13 @@ int run_calibrate(const CalibrateCommand& c) {
               << communication_cpu->workers
               << " workers against the bytes each sent): " << figure(1e9 * communication_cpu->seconds_per_byte)
               << " ns per byte moved\n";
+  }
+  if (compute_cpu) {
+    std::cout << "  compute_cpu_scale measured from the runs' training threads (the median of " << compute_cpu->workers
+              << " workers): " << figure(1e3 * compute_cpu->seconds) << " ms an iteration, x"
+              << figure(compute_cpu->scale)
+              << " the profile's compute: what a worker takes of the shared cores where more workers compute than "
+                 "there are cores\n";
   }
   // Beside the fitted or measured figure, what each run measured on its own.
   std::string measured_text;
@@ -327,6 +337,7 @@ int run_calibrate(const CalibrateCommand& c) {
   if (communication_cpu) {
     json["calibration"]["measured_communication_cpu"] = experiment::to_json(*communication_cpu);
   }
+  if (compute_cpu) json["calibration"]["measured_compute_cpu"] = experiment::to_json(*compute_cpu);
   // Each end of a fitted unknown's range, with the others re-fitted there: simulate predicts over them too.
   if (c.noise > 0) sim::add_consistent_clusters(json["calibration"], result, cluster);
   write_json_atomically(c.out, json);

@@ -59,4 +59,37 @@ nlohmann::json to_json(const MeasuredCommunicationCpu& measured) {
   return {{"seconds_per_byte", measured.seconds_per_byte}, {"workers", measured.workers}};
 }
 
+std::optional<MeasuredComputeCpu> measured_compute_cpu(const std::vector<std::string>& run_dirs,
+                                                       double profile_compute_seconds) {
+  std::vector<double> seconds;
+  for (const auto& dir : run_dirs) {
+    const auto summary = read_json_file_if_valid(dir + "/summary.json");
+    if (!summary || !summary->contains("per_worker")) continue;
+    for (const auto& worker : (*summary)["per_worker"]) {
+      const auto after = worker.find("cpu_after_warmup");
+      if (after == worker.end() || !after->is_object()) continue;
+      seconds.push_back((*after)["training_thread_seconds_per_iteration"].get<double>());
+    }
+  }
+  if (seconds.empty() || profile_compute_seconds <= 0) return std::nullopt;
+  const auto middle = seconds.begin() + static_cast<std::ptrdiff_t>(seconds.size() / 2);
+  std::nth_element(seconds.begin(), middle, seconds.end());
+  double median = *middle;
+  if (seconds.size() % 2 == 0) median = (median + *std::max_element(seconds.begin(), middle)) / 2;
+  return MeasuredComputeCpu{median, median / profile_compute_seconds, static_cast<int64_t>(seconds.size())};
+}
+
+std::optional<MeasuredComputeCpu> hold_measured_compute_cpu(sim::CalibrationRequest& request,
+                                                            const std::vector<std::string>& run_dirs,
+                                                            double profile_compute_seconds) {
+  if (request.base.shared_cores <= 0) return std::nullopt;
+  const auto measured = measured_compute_cpu(run_dirs, profile_compute_seconds);
+  if (measured) request.base.compute_cpu_scale = measured->scale;
+  return measured;
+}
+
+nlohmann::json to_json(const MeasuredComputeCpu& measured) {
+  return {{"seconds", measured.seconds}, {"scale", measured.scale}, {"workers", measured.workers}};
+}
+
 }  // namespace distsgd::experiment

@@ -11,6 +11,7 @@
 #include "distsgd/core/error.hpp"
 #include "distsgd/core/json_file.hpp"
 #include "distsgd/experiment/measured_communication_cpu.hpp"
+#include "distsgd/sim/analytical/prediction.hpp"
 #include "distsgd/sim/calibration/calibration.hpp"
 #include "distsgd/sim/calibration/holdout.hpp"
 #include "distsgd/sim/calibration/measured_point_model.hpp"
@@ -233,6 +234,8 @@ nlohmann::json holdout_report(const nlohmann::json& rows, const std::string& dir
     std::vector<const nlohmann::json*> calibration_rows;
     for (const size_t i : split.calibration) calibration_rows.push_back(network_rows[i]);
     const auto communication_cpu = hold_measured_communication_cpu(request, run_dirs_of(calibration_rows));
+    const auto compute_cpu = hold_measured_compute_cpu(request, run_dirs_of(calibration_rows),
+                                                       sim::compute_seconds(calibration_profiles.front()));
     const bool noise_from_repeats = noise <= 0 && measured_noise(calibration_rows, 0) > 0;
     request.noise = noise > 0 ? noise : measured_noise(calibration_rows, kDefaultNoise);
     std::set<std::string> ignored;
@@ -255,6 +258,15 @@ nlohmann::json holdout_report(const nlohmann::json& rows, const std::string& dir
                     communication_cpu->seconds_per_byte * 1e9, static_cast<long long>(communication_cpu->workers));
       out << line;
     }
+    if (compute_cpu) {
+      char line[200];
+      std::snprintf(line, sizeof line,
+                    "    compute's CPU measured: %.3g ms an iteration on the training threads of %lld workers' runs, "
+                    "x%.3g the profile's compute (what a worker takes of the %.3g shared cores)\n",
+                    compute_cpu->seconds * 1e3, static_cast<long long>(compute_cpu->workers), compute_cpu->scale,
+                    request.base.shared_cores);
+      out << line;
+    }
     auto& network_json = report["networks"][network];
     network_json = {{"calibration_rows", split.calibration.size()},
                     {"calibration_workers", workers[split.calibration.front()]},
@@ -266,6 +278,7 @@ nlohmann::json holdout_report(const nlohmann::json& rows, const std::string& dir
     if (communication_cpu) {
       network_json["measured_communication_cpu"] = to_json(*communication_cpu);
     }
+    if (compute_cpu) network_json["measured_compute_cpu"] = to_json(*compute_cpu);
 
     // The rows with a straggler are predicted by the discrete-event simulator (the analytical models have no slowed
     // worker), so on a cluster it calibrated: what a figure means to one model is not what it means to the other

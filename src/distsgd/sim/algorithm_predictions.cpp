@@ -103,10 +103,14 @@ std::vector<std::pair<int64_t, double>> rank_factors(const std::string& flag, co
 }
 
 // The analytical models have no processor contention: with `cores` shared by every rank, the workers' compute is
-// stretched as if all of them computed at once (an upper bound: waits for the network leave cores free).
-ModelProfile on_shared_cores(ModelProfile profile, double cores, int64_t workers) {
-  if (cores <= 0 || static_cast<double>(workers) <= cores) return profile;
-  return with_compute_stretched(std::move(profile), static_cast<double>(workers) / cores);
+// stretched as if all of them computed at once (an upper bound: waits for the network leave cores free), each taking
+// `cpu_seconds` of the cores per iteration where that is known (ClusterDescription::compute_cpu_scale), else its
+// compute as run.
+ModelProfile on_shared_cores(ModelProfile as_run, double cores, int64_t workers, double cpu_seconds) {
+  if (cores <= 0 || static_cast<double>(workers) <= cores) return as_run;
+  const double share = static_cast<double>(workers) / cores, compute = compute_seconds(as_run);
+  const double factor = cpu_seconds > 0 && compute > 0 ? std::max(1.0, share * cpu_seconds / compute) : share;
+  return with_compute_stretched(std::move(as_run), factor);
 }
 
 }  // namespace
@@ -145,11 +149,16 @@ Prediction predict_analytical(const SimulatorSettings& c, const ModelProfile& pr
   const auto& model = algorithm_model(c.algorithm);
   const int64_t ranks = workers + (catalog::needs_servers(c.algorithm) ? c.servers : 0);
   auto as_run = as_run_on(profile, cluster);
+  // What a worker's iteration takes of the shared cores, where the runs measured it: its compute's CPU and its
+  // communication's.
+  double cpu_seconds = cluster.compute_cpu_scale * compute_seconds(profile);
   if (charges_communication_cpu(cluster, workers)) {
     if (bytes_per_iteration < 0) bytes_per_iteration = communication_bytes_per_iteration(c, profile, cluster, workers);
+    const double before = compute_seconds(as_run);
     as_run = with_communication_cpu(as_run, cluster, bytes_per_iteration);
+    if (cpu_seconds > 0) cpu_seconds += compute_seconds(as_run) - before;
   }
-  const auto on_cores = on_shared_cores(as_run, cluster.shared_cores, workers);
+  const auto on_cores = on_shared_cores(as_run, cluster.shared_cores, workers, cpu_seconds);
   if (!cluster.delays_busy_deliveries(ranks)) return model.analytical(c, on_cores, cluster, workers);
   // A busy host delays a message only while the ranks computing take every core: the share of its time a worker
   // computes, from the prediction without the delay, gives the share of messages delayed.

@@ -566,6 +566,7 @@ ClusterCalibration calibrate_with_latency(const CalibrationRequest& request, con
     for (const Unknown unknown : unseen) leave_unseen(unknown);
   }
   std::vector<double> u;
+  std::vector<Unknown> waiting;  // left for too few points, the latest in the order tried first
   for (;;) {
     require(!problem.free.empty(),
             "calibrate: the points determine none of the unknowns; measure " + what_determines(all_unknowns().front()));
@@ -578,6 +579,7 @@ ClusterCalibration calibrate_with_latency(const CalibrationRequest& request, con
                              std::to_string(problem.free.size()) + " unknowns; measure " + what_determines(last) +
                              ", or --fit fewer");
       leave(last, "too few points (two per unknown fitted); measure " + what_determines(last));
+      waiting.push_back(last);
       continue;
     }
     std::vector<std::string> fitting;
@@ -605,7 +607,17 @@ ClusterCalibration calibrate_with_latency(const CalibrationRequest& request, con
       }
       changed = true;
     }
-    if (changed) continue;
+    if (changed) {
+      // One fewer to fit: the next one left for too few points takes its place (the points may see it: a compute
+      // the measured CPU sets, compute_scale, leaves them to the links).
+      if (automatic && !waiting.empty()) {
+        const Unknown next = waiting.back();
+        waiting.pop_back();
+        left.erase(std::find_if(left.begin(), left.end(), [&](const FittedUnknown& f) { return f.unknown == next; }));
+        problem.free.push_back(next);
+      }
+      continue;
+    }
     if (columns.size() >= 2) {
       const auto [eigenvalue, direction] = least_direction(columns);
       if (eigenvalue < kAlike) {

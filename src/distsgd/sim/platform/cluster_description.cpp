@@ -312,6 +312,11 @@ std::string describe_links(const ClusterDescription& c) {
                   c.communication_cpu_seconds_per_byte * 1e9);
     text += cpu;
   }
+  if (c.shared_cores > 0 && c.compute_cpu_scale > 0) {
+    char cpu[96];
+    std::snprintf(cpu, sizeof cpu, "; the cores carry compute x%.3g", c.compute_cpu_scale);
+    text += cpu;
+  }
   if (c.allreduce_latency == ClusterDescription::AllreduceLatency::kTree) {
     text += "; an allreduce's start-ups grow as a tree's 2 log2(P)";
   }
@@ -393,6 +398,7 @@ ClusterDescription cluster_from_json(const nlohmann::json& json, const std::stri
                       "server_seconds_per_request",
                       "server_seconds_per_byte",
                       "communication_cpu_seconds_per_byte",
+                      "compute_cpu_scale",
                       "busy_delivery",
                       "collective_handover",
                       "allreduce_latency",
@@ -416,6 +422,7 @@ ClusterDescription cluster_from_json(const nlohmann::json& json, const std::stri
   c.server_seconds_per_request = top.non_negative_number("server_seconds_per_request", false);
   c.server_seconds_per_byte = top.non_negative_number("server_seconds_per_byte", false);
   c.communication_cpu_seconds_per_byte = top.non_negative_number("communication_cpu_seconds_per_byte", false);
+  c.compute_cpu_scale = top.non_negative_number("compute_cpu_scale", false);
   c.allreduce_latency =
       allreduce_latency_named(top.text("allreduce_latency", false, "ring"), top.where("allreduce_latency"));
   c.server_placement =
@@ -531,6 +538,7 @@ nlohmann::json to_json(const ClusterDescription& c) {
                          {"server_seconds_per_request", c.server_seconds_per_request},
                          {"server_seconds_per_byte", c.server_seconds_per_byte},
                          {"communication_cpu_seconds_per_byte", c.communication_cpu_seconds_per_byte},
+                         {"compute_cpu_scale", c.compute_cpu_scale},
                          {"allreduce_latency", distsgd::name_of(c.allreduce_latency)},
                          {"server_placement", distsgd::name_of(c.server_placement)},
                          {"egress_queue", distsgd::name_of(c.egress_queue)}};

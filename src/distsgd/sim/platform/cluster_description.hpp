@@ -127,6 +127,11 @@ struct ClusterDescription {
   // kernel copies loopback's TCP, Gloo's and the algorithm's threads handle the messages): charged to each worker's
   // compute for every byte it sends and receives. Elsewhere communication runs on cores the compute does not use.
   double communication_cpu_seconds_per_byte = 0;
+  // Where the ranks share the host's cores and more workers compute than there are cores: the cores' seconds a
+  // worker's compute takes, over the profile's compute (0: compute_scale). Measured from runs (their training threads'
+  // CPU per iteration), not fitted: a compute_scale fitted at few workers also holds their waits, which take no core
+  // (bench/README, "Calibration: the cores' share from the runs' CPU").
+  double compute_cpu_scale = 0;
 
   int64_t node_of(int64_t worker) const { return worker / workers_per_node; }
   double intra_node_rate() const {
