@@ -668,8 +668,16 @@ TEST(Calibration, CommunicationCpuIsTheSlopeOfTheRunsOtherThreadsAgainstTheirByt
   std::filesystem::create_directories(dir / "old");
   std::ofstream(dir / "old/summary.json")
       << nlohmann::json{{"per_worker", {{{"steps", 100}, {"bytes_sent", 1}}}}}.dump();
-  EXPECT_NEAR(experiment::measured_communication_cpu({big, small, dir / "old", dir / "none"})->seconds_per_byte, 1.5e-9,
-              1e-15);
+  std::filesystem::create_directories(dir / "odd");
+  std::ofstream(dir / "odd/summary.json")
+      << nlohmann::json{{"per_worker",
+                         {{{"steps", 100},
+                           {"bytes_sent", 1e6},
+                           {"cpu_after_warmup", {{"other_threads_seconds_per_iteration", "x"}}}}}}}
+             .dump();
+  EXPECT_NEAR(
+      experiment::measured_communication_cpu({big, small, dir / "old", dir / "odd", dir / "none"})->seconds_per_byte,
+      1.5e-9, 1e-15);
   // Bytes within 2x of each other: an algorithm that computes on its other threads would set the slope alone.
   const auto middle = run("middle", 370e3, {on_line(370e3) + 2e-3});
   EXPECT_FALSE(experiment::measured_communication_cpu({big, middle}).has_value());
@@ -696,7 +704,13 @@ TEST(Calibration, ComputeCpuIsTheMedianOfTheRunsTrainingThreads) {
   const auto a = run("a", {3e-3, 2.8e-3}), b = run("b", {2.6e-3, 9e-3});  // one worker far off: the median holds
   std::filesystem::create_directories(dir / "old");
   std::ofstream(dir / "old/summary.json") << nlohmann::json{{"per_worker", {{{"steps", 100}}}}}.dump();
-  const auto measured = experiment::measured_compute_cpu({a, b, dir / "old", dir / "none"}, 2e-3);
+  std::filesystem::create_directories(dir / "odd");  // a figure that is not a positive number counts for nothing
+  std::ofstream(dir / "odd/summary.json")
+      << nlohmann::json{{"per_worker",
+                         {{{"cpu_after_warmup", {{"training_thread_seconds_per_iteration", "fast"}}}},
+                          {{"cpu_after_warmup", {{"other_threads_seconds_per_iteration", 1e-3}}}}}}}
+             .dump();
+  const auto measured = experiment::measured_compute_cpu({a, b, dir / "old", dir / "odd", dir / "none"}, 2e-3);
   ASSERT_TRUE(measured.has_value());
   EXPECT_NEAR(measured->seconds, 2.9e-3, 1e-12);
   EXPECT_NEAR(measured->scale, 1.45, 1e-9);

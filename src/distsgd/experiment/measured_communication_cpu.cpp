@@ -19,8 +19,9 @@ std::optional<MeasuredCommunicationCpu> measured_communication_cpu(const std::ve
       const auto after = worker.find("cpu_after_warmup");
       const double steps = worker.value("steps", 0.0);
       if (after == worker.end() || !after->is_object() || steps <= 0) continue;
-      points.emplace_back(2 * worker.value("bytes_sent", 0.0) / steps,
-                          (*after)["other_threads_seconds_per_iteration"].get<double>());
+      const auto other = after->find("other_threads_seconds_per_iteration");
+      if (other == after->end() || !other->is_number()) continue;
+      points.emplace_back(2 * worker.value("bytes_sent", 0.0) / steps, other->get<double>());
     }
   }
   if (points.size() < 2) return std::nullopt;
@@ -68,7 +69,10 @@ std::optional<MeasuredComputeCpu> measured_compute_cpu(const std::vector<std::st
     for (const auto& worker : (*summary)["per_worker"]) {
       const auto after = worker.find("cpu_after_warmup");
       if (after == worker.end() || !after->is_object()) continue;
-      seconds.push_back((*after)["training_thread_seconds_per_iteration"].get<double>());
+      const auto training = after->find("training_thread_seconds_per_iteration");
+      if (training != after->end() && training->is_number() && training->get<double>() > 0) {
+        seconds.push_back(training->get<double>());
+      }
     }
   }
   if (seconds.empty() || profile_compute_seconds <= 0) return std::nullopt;
