@@ -16,7 +16,7 @@
 
 #include "distsgd/core/error.hpp"
 #include "distsgd/core/text.hpp"
-#include "distsgd/experiment/measured_communication_cpu.hpp"
+#include "distsgd/experiment/measured_cpu.hpp"
 #include "distsgd/experiment/run_directory.hpp"
 #include "distsgd/experiment/validate_holdout.hpp"
 #include "distsgd/sim/algorithm_predictions.hpp"

@@ -12,7 +12,7 @@
 #include "distsgd/core/error.hpp"
 #include "distsgd/core/json_file.hpp"
 #include "distsgd/core/text.hpp"
-#include "distsgd/experiment/measured_communication_cpu.hpp"
+#include "distsgd/experiment/measured_cpu.hpp"
 #include "distsgd/experiment/run_directory.hpp"
 #include "distsgd/sim/analytical/prediction.hpp"
 #include "distsgd/sim/calibration/calibration.hpp"

@@ -10,7 +10,7 @@
 
 #include "distsgd/core/error.hpp"
 #include "distsgd/core/json_file.hpp"
-#include "distsgd/experiment/measured_communication_cpu.hpp"
+#include "distsgd/experiment/measured_cpu.hpp"
 #include "distsgd/sim/analytical/prediction.hpp"
 #include "distsgd/sim/calibration/calibration.hpp"
 #include "distsgd/sim/calibration/holdout.hpp"

@@ -1,4 +1,4 @@
-#include "distsgd/experiment/measured_communication_cpu.hpp"
+#include "distsgd/experiment/measured_cpu.hpp"
 
 #include <algorithm>
 #include <utility>
