@@ -1,29 +1,39 @@
 #include "distsgd/experiment/measured_cpu.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <utility>
 
 #include "distsgd/core/json_file.hpp"
+#include "distsgd/sim/calibration/holdout.hpp"
 
 namespace distsgd::experiment {
 namespace {
 constexpr double kLeastByteSpread = 2;  // the most bytes a worker sent per iteration over the fewest, at least
-}  // namespace
 
-std::optional<MeasuredCommunicationCpu> measured_communication_cpu(const std::vector<std::string>& run_dirs) {
-  std::vector<std::pair<double, double>> points;  // (2 x bytes sent per iteration, CPU per iteration elsewhere)
+// Calls each(worker, value) for every worker of the runs (summary.json) whose cpu_after_warmup holds `figure` as a
+// number. A run directory without a readable summary.json, and a worker without the figure, are skipped.
+void for_each_cpu_figure(const std::vector<std::string>& run_dirs, const char* figure,
+                         const std::function<void(const nlohmann::json& worker, double value)>& each) {
   for (const auto& dir : run_dirs) {
     const auto summary = read_json_file_if_valid(dir + "/summary.json");
     if (!summary || !summary->contains("per_worker")) continue;
     for (const auto& worker : (*summary)["per_worker"]) {
       const auto after = worker.find("cpu_after_warmup");
-      const double steps = worker.value("steps", 0.0);
-      if (after == worker.end() || !after->is_object() || steps <= 0) continue;
-      const auto other = after->find("other_threads_seconds_per_iteration");
-      if (other == after->end() || !other->is_number()) continue;
-      points.emplace_back(2 * worker.value("bytes_sent", 0.0) / steps, other->get<double>());
+      if (after == worker.end() || !after->is_object()) continue;
+      const auto value = after->find(figure);
+      if (value != after->end() && value->is_number()) each(worker, value->get<double>());
     }
   }
+}
+}  // namespace
+
+std::optional<MeasuredCommunicationCpu> measured_communication_cpu(const std::vector<std::string>& run_dirs) {
+  std::vector<std::pair<double, double>> points;  // (2 x bytes sent per iteration, CPU per iteration elsewhere)
+  for_each_cpu_figure(run_dirs, "other_threads_seconds_per_iteration", [&](const nlohmann::json& worker, double other) {
+    const double steps = worker.value("steps", 0.0);
+    if (steps > 0) points.emplace_back(2 * worker.value("bytes_sent", 0.0) / steps, other);
+  });
   if (points.size() < 2) return std::nullopt;
   // A slope needs bytes that differ: over runs that all send about as much, an algorithm whose other threads also
   // compute (AR-SGD's overlapped allreduce adds the gradients there) would set it alone (7.3 ns per byte from four
@@ -63,23 +73,11 @@ nlohmann::json to_json(const MeasuredCommunicationCpu& measured) {
 std::optional<MeasuredComputeCpu> measured_compute_cpu(const std::vector<std::string>& run_dirs,
                                                        double profile_compute_seconds) {
   std::vector<double> seconds;
-  for (const auto& dir : run_dirs) {
-    const auto summary = read_json_file_if_valid(dir + "/summary.json");
-    if (!summary || !summary->contains("per_worker")) continue;
-    for (const auto& worker : (*summary)["per_worker"]) {
-      const auto after = worker.find("cpu_after_warmup");
-      if (after == worker.end() || !after->is_object()) continue;
-      const auto training = after->find("training_thread_seconds_per_iteration");
-      if (training != after->end() && training->is_number() && training->get<double>() > 0) {
-        seconds.push_back(training->get<double>());
-      }
-    }
-  }
+  for_each_cpu_figure(run_dirs, "training_thread_seconds_per_iteration", [&](const nlohmann::json&, double training) {
+    if (training > 0) seconds.push_back(training);
+  });
   if (seconds.empty() || profile_compute_seconds <= 0) return std::nullopt;
-  const auto middle = seconds.begin() + static_cast<std::ptrdiff_t>(seconds.size() / 2);
-  std::nth_element(seconds.begin(), middle, seconds.end());
-  double median = *middle;
-  if (seconds.size() % 2 == 0) median = (median + *std::max_element(seconds.begin(), middle)) / 2;
+  const double median = sim::median_of(seconds);
   return MeasuredComputeCpu{median, median / profile_compute_seconds, static_cast<int64_t>(seconds.size())};
 }
 
