@@ -124,10 +124,11 @@ struct Problem {
     for (auto& other : others) other.get();
     return e;
   }
-  double objective(const std::vector<double>& u) const {
+  double objective(const std::vector<double>& u) const { return objective_of(cluster_at(u)); }
+  double objective_of(const ClusterDescription& c) const {
     if (log != nullptr) log->evaluated();
     double sum = 0;
-    for (const double e : log_errors(cluster_at(u))) sum += e * e;
+    for (const double e : log_errors(c)) sum += e * e;
     return sum / static_cast<double>(request.points.size());
   }
   std::vector<double> u_of(const ClusterDescription& c) const {
@@ -568,8 +569,15 @@ ClusterCalibration calibrate_with_latency(const CalibrationRequest& request, con
   std::vector<double> u;
   std::vector<Unknown> waiting;  // left for too few points, the latest in the order tried first
   for (;;) {
-    require(!problem.free.empty(),
-            "calibrate: the points determine none of the unknowns; measure " + what_determines(all_unknowns().front()));
+    if (problem.free.empty()) {
+      // Every unknown the fit saw it found negligible: the points are fitted as well by the figures as they stand
+      // (measured ones, say), which is an answer; only points that saw none of them determine nothing.
+      const bool any_seen = std::any_of(left.begin(), left.end(), [](const FittedUnknown& f) { return f.fitted; });
+      require(any_seen, "calibrate: the points determine none of the unknowns; measure " +
+                            what_determines(all_unknowns().front()));
+      u.clear();
+      break;
+    }
     // Named unknowns need a point each; chosen ones two (a fit with as many unknowns as points fits the noise too).
     const size_t most = automatic ? std::max<size_t>(1, request.points.size() / 2) : request.points.size();
     if (problem.free.size() > most) {
@@ -588,7 +596,7 @@ ClusterCalibration calibrate_with_latency(const CalibrationRequest& request, con
     u = fit(problem);
     const auto columns = jacobian(problem, u);
     // An unknown no prediction depends on at the fit, though they do where it weighs most: the points bound it
-    // from above and prefer less of it than they can see (an additive cost is then 0, others keep the value).
+    // from above and prefer less of it than they can see.
     bool changed = false;
     for (size_t j = 0; j < columns.size() && !changed; ++j) {
       if (largest_magnitude(columns[j]) >= kSeen) continue;
@@ -596,9 +604,15 @@ ClusterCalibration calibrate_with_latency(const CalibrationRequest& request, con
       if (seen_where_costliest(problem, u, j)) {
         // A named unknown stays fitted (its note says when the fit ran to the end of its search).
         if (!automatic) continue;
-        const double value =
-            range_of(unknown).neutral == 0 ? 0.0 : value_in(problem.cluster_at(u), request.base, unknown);
-        problem.fixed = with_unknown(problem.cluster_at(u), request.base, unknown, value);
+        // Without it: an additive cost is 0; another its neutral value (the base's own alpha) where the points fit
+        // as well there (a compute_scale the cores' share hides), else where the search stopped (links faster than
+        // any point sees).
+        const auto at_fit = problem.cluster_at(u);
+        const auto without = neutral(at_fit, request.base, unknown);
+        const bool as_well =
+            range_of(unknown).neutral == 0 || problem.objective_of(without) <= problem.objective(u) + 1e-12;
+        problem.fixed = as_well ? without : at_fit;
+        const double value = value_in(problem.fixed, request.base, unknown);
         problem.free.erase(problem.free.begin() + static_cast<std::ptrdiff_t>(j));
         u.erase(u.begin() + static_cast<std::ptrdiff_t>(j));
         left.push_back({unknown, value, true, "negligible: the points are fitted as well without it"});
