@@ -968,9 +968,10 @@ TEST(CalibrateCommand, ReadsTheRunDirectoriesOfTrain) {
   }
   const double run_iteration =
       32 / nlohmann::json::parse(read_file(dir / "arsgd-w1/summary.json"))["samples_per_second"].get<double>();
+  const double scale = run_iteration / (2 * profile_compute);
   for (auto& tensor : profile["tensors"]) {
-    tensor["forward_seconds"] = tensor["forward_seconds"].get<double>() * run_iteration / (2 * profile_compute);
-    tensor["backward_seconds"] = tensor["backward_seconds"].get<double>() * run_iteration / (2 * profile_compute);
+    tensor["forward_seconds"] = scale * tensor["forward_seconds"].get<double>();
+    tensor["backward_seconds"] = scale * tensor["backward_seconds"].get<double>();
   }
   std::ofstream(dir / "p.json") << profile.dump();
   r = run_distsgd("calibrate --runs " + (dir / "arsgd-w1") + " --profile " + (dir / "p.json") +

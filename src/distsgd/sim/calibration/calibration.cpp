@@ -575,7 +575,6 @@ ClusterCalibration calibrate_with_latency(const CalibrationRequest& request, con
       const bool any_seen = std::any_of(left.begin(), left.end(), [](const FittedUnknown& f) { return f.fitted; });
       require(any_seen, "calibrate: the points determine none of the unknowns; measure " +
                             what_determines(all_unknowns().front()));
-      u.clear();
       break;
     }
     // Named unknowns need a point each; chosen ones two (a fit with as many unknowns as points fits the noise too).
